@@ -1,0 +1,287 @@
+// Package envelope seals records with AES-256-GCM under keys from the
+// elicitvault key schedule.
+//
+// A sealed record is
+//
+//	version (1 byte, 0x01) || key ID (4) || expiry (8, big-endian Unix ms) ||
+//	nonce (12) || ciphertext || tag (16)
+//
+// 41 bytes of overhead. The key is the purpose key bound to the record's
+// subject and session (or the bare purpose key for an unbound binding); the
+// additional data is the 13-byte header followed by the purpose, subject,
+// session ID and record ID, each as a 4-byte big-endian length and its bytes.
+// A record therefore opens only under the binding it was sealed for, and its
+// expiry cannot be changed without detection.
+package envelope
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/elicitvault/elicitvault/hkdf"
+)
+
+const (
+	// Version is the first byte of every sealed record.
+	Version = 0x01
+	// HeaderSize is the size of the version, key ID and expiry.
+	HeaderSize = 1 + 4 + 8
+	// Overhead is the number of bytes a sealed record adds to its plaintext.
+	Overhead = HeaderSize + 12 + 16
+)
+
+var (
+	// ErrInvalid is returned for any record that is malformed, was tampered
+	// with, or is opened under another binding. It is deliberately one error.
+	ErrInvalid = errors.New("envelope: invalid sealed record")
+	// ErrExpired is returned for an authentic record past its expiry.
+	ErrExpired = errors.New("envelope: sealed record expired")
+	// ErrUnknownKey is returned for a record sealed under a secret that is
+	// not configured.
+	ErrUnknownKey = errors.New("envelope: unknown key ID")
+	// ErrDuplicateKeyID is returned by New when two secrets share a key ID.
+	ErrDuplicateKeyID = errors.New("envelope: two secrets have the same key ID")
+	// ErrBinding is returned by Seal and Open for a binding that breaks the
+	// rules of Binding (an invalid purpose, a session key without session).
+	ErrBinding = errors.New("envelope: invalid binding")
+)
+
+// Binding names the one slot a record may be opened in.
+//
+// A record's key is bound to (Purpose, Subject, SessionID), so SessionID
+// must not be empty. An Unbound binding uses the bare purpose key, shared by
+// every record of that purpose: it is for tokens and other records that
+// carry their binding inside the ciphertext, and requires Subject and
+// SessionID to be empty.
+type Binding struct {
+	Purpose   string
+	Subject   string
+	SessionID string
+	RecordID  string
+	Unbound   bool
+}
+
+func (b *Binding) check() error {
+	if !hkdf.ValidPurpose(b.Purpose) {
+		return ErrBinding
+	}
+	if b.Unbound != (b.SessionID == "") || (b.Unbound && b.Subject != "") {
+		return ErrBinding
+	}
+	return nil
+}
+
+// appendInfo appends the key schedule's info string for b.
+func (b *Binding) appendInfo(dst []byte) ([]byte, error) {
+	if b.Unbound {
+		return hkdf.AppendInfo(dst, b.Purpose)
+	}
+	return hkdf.AppendInfo(dst, b.Purpose, b.Subject, b.SessionID)
+}
+
+// appendAAD appends header || lp(purpose) || lp(subject) || lp(session) || lp(record).
+func (b *Binding) appendAAD(dst, header []byte) ([]byte, error) {
+	dst = append(dst, header...)
+	var err error
+	for _, f := range [...]string{b.Purpose, b.Subject, b.SessionID, b.RecordID} {
+		if dst, err = hkdf.AppendField(dst, f); err != nil {
+			return dst, ErrBinding
+		}
+	}
+	return dst, nil
+}
+
+// Header is the unauthenticated header of a sealed record. It can be read
+// without any key, for rewrap and inspection; nothing in it is trustworthy
+// until Open has verified the record.
+type Header struct {
+	KeyID  hkdf.KeyID
+	Expiry time.Time
+}
+
+// ParseHeader reads the header of a sealed record without a key.
+func ParseHeader(sealed []byte) (Header, error) {
+	if len(sealed) < Overhead || sealed[0] != Version {
+		return Header{}, ErrInvalid
+	}
+	var h Header
+	copy(h.KeyID[:], sealed[1:5])
+	h.Expiry = time.UnixMilli(int64(binary.BigEndian.Uint64(sealed[5:13])))
+	return h, nil
+}
+
+// Sealer seals under its primary secret and opens under any of its secrets.
+// It is safe for concurrent use.
+type Sealer struct {
+	primary *hkdf.Secret
+	secrets map[hkdf.KeyID]*hkdf.Secret
+	cache   *aeadCache
+	now     func() time.Time
+}
+
+// Option configures a Sealer.
+type Option func(*Sealer)
+
+// WithCacheSize bounds the number of derived keys held in memory
+// (default 4096). Each entry holds one expanded AES-256-GCM key.
+func WithCacheSize(n int) Option {
+	return func(s *Sealer) { s.cache = newAEADCache(n) }
+}
+
+// WithClock replaces time.Now, for tests.
+func WithClock(now func() time.Time) Option {
+	return func(s *Sealer) { s.now = now }
+}
+
+// DefaultCacheSize is the number of derived keys a Sealer caches by default.
+const DefaultCacheSize = 4096
+
+// New returns a Sealer that seals under primary and opens under primary and
+// previous, looked up by the key ID in each record's header.
+func New(primary *hkdf.Secret, previous []*hkdf.Secret, opts ...Option) (*Sealer, error) {
+	if primary == nil {
+		return nil, errors.New("envelope: no primary secret")
+	}
+	s := &Sealer{
+		primary: primary,
+		secrets: map[hkdf.KeyID]*hkdf.Secret{primary.KeyID(): primary},
+		now:     time.Now,
+	}
+	for _, p := range previous {
+		if _, dup := s.secrets[p.KeyID()]; dup {
+			return nil, fmt.Errorf("%w (%s)", ErrDuplicateKeyID, p.KeyID())
+		}
+		s.secrets[p.KeyID()] = p
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.cache == nil {
+		s.cache = newAEADCache(DefaultCacheSize)
+	}
+	return s, nil
+}
+
+// PrimaryKeyID returns the key ID new records are sealed under.
+func (s *Sealer) PrimaryKeyID() hkdf.KeyID { return s.primary.KeyID() }
+
+// Has reports whether the Sealer holds the secret with key ID id.
+func (s *Sealer) Has(id hkdf.KeyID) bool { _, ok := s.secrets[id]; return ok }
+
+// Now returns the Sealer's current time.
+func (s *Sealer) Now() time.Time { return s.now() }
+
+// Seal seals plaintext for binding b, to be opened until expiry.
+func (s *Sealer) Seal(b Binding, plaintext []byte, expiry time.Time) ([]byte, error) {
+	return s.seal(s.primary, b, plaintext, expiry)
+}
+
+func (s *Sealer) seal(secret *hkdf.Secret, b Binding, plaintext []byte, expiry time.Time) ([]byte, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
+	if expiry.IsZero() {
+		return nil, errors.New("envelope: seal without expiry")
+	}
+	aead, err := s.aead(secret, &b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, HeaderSize, Overhead+len(plaintext))
+	out[0] = Version
+	id := secret.KeyID()
+	copy(out[1:5], id[:])
+	binary.BigEndian.PutUint64(out[5:13], uint64(expiry.UnixMilli()))
+
+	var buf [256]byte
+	aad, err := b.appendAAD(buf[:0], out[:HeaderSize])
+	if err != nil {
+		return nil, err
+	}
+	return aead.Seal(out, nil, plaintext, aad), nil
+}
+
+// Open verifies a record sealed for binding b and returns its plaintext.
+// It checks, in order: length and version, that the key ID is known
+// (ErrUnknownKey), the tag (ErrInvalid), then the expiry (ErrExpired).
+func (s *Sealer) Open(b Binding, sealed []byte) ([]byte, error) {
+	pt, _, err := s.open(&b, sealed)
+	return pt, err
+}
+
+// OpenHeader is Open that also returns the record's verified header.
+func (s *Sealer) OpenHeader(b Binding, sealed []byte) ([]byte, Header, error) {
+	return s.open(&b, sealed)
+}
+
+func (s *Sealer) open(b *Binding, sealed []byte) ([]byte, Header, error) {
+	h, err := ParseHeader(sealed)
+	if err != nil {
+		return nil, Header{}, err
+	}
+	secret, ok := s.secrets[h.KeyID]
+	if !ok {
+		return nil, Header{}, ErrUnknownKey
+	}
+	if err := b.check(); err != nil {
+		return nil, Header{}, err
+	}
+	aead, err := s.aead(secret, b)
+	if err != nil {
+		return nil, Header{}, err
+	}
+	var buf [256]byte
+	aad, err := b.appendAAD(buf[:0], sealed[:HeaderSize])
+	if err != nil {
+		return nil, Header{}, err
+	}
+	pt, err := aead.Open(nil, nil, sealed[HeaderSize:], aad)
+	if err != nil {
+		return nil, Header{}, ErrInvalid
+	}
+	if !s.now().Before(h.Expiry) {
+		return nil, Header{}, ErrExpired
+	}
+	return pt, h, nil
+}
+
+// Reseal opens a record sealed for b under any known secret and seals its
+// plaintext again under the primary secret, keeping binding and expiry.
+// Expired records are not resealed.
+func (s *Sealer) Reseal(b Binding, sealed []byte) ([]byte, error) {
+	pt, h, err := s.open(&b, sealed)
+	if err != nil {
+		return nil, err
+	}
+	return s.seal(s.primary, b, pt, h.Expiry)
+}
+
+// aead returns the cached AEAD for (secret, binding's key), deriving it on a miss.
+func (s *Sealer) aead(secret *hkdf.Secret, b *Binding) (cipher.AEAD, error) {
+	var buf [192]byte
+	id := secret.KeyID()
+	k := append(buf[:0], id[:]...)
+	k, err := b.appendInfo(k)
+	if err != nil {
+		return nil, ErrBinding
+	}
+	if a := s.cache.get(k); a != nil {
+		return a, nil
+	}
+	key := secret.Expand(k[len(id):])
+	block, err := aes.NewCipher(key)
+	clear(key)
+	if err != nil {
+		return nil, fmt.Errorf("envelope: %w", err)
+	}
+	a, err := cipher.NewGCMWithRandomNonce(block)
+	if err != nil {
+		return nil, fmt.Errorf("envelope: %w", err)
+	}
+	s.cache.put(string(k), a)
+	return a, nil
+}

@@ -1,0 +1,3 @@
+module github.com/elicitvault/elicitvault
+
+go 1.26
