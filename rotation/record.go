@@ -1,6 +1,7 @@
 package rotation
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"time"
@@ -55,12 +56,27 @@ func (k *Keyring) SealRecord(b envelope.Binding, plaintext []byte, expiry time.T
 // OpenRecord opens a stored record sealed for b. Its errors are the
 // envelope's: ErrInvalid for anything forged or misplaced, ErrExpired,
 // ErrUnknownKey.
+//
+// Both parts are verified: the payload under b, and the binding box, which
+// must name b. A record that opens is therefore one a rewrap can re-seal.
 func (k *Keyring) OpenRecord(b envelope.Binding, record []byte) ([]byte, error) {
-	_, payload, err := splitRecord(record)
+	box, payload, err := splitRecord(record)
 	if err != nil {
 		return nil, envelope.ErrInvalid
 	}
-	return k.sealer.Open(b, payload)
+	plaintext, err := k.sealer.Open(b, payload)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := k.sealer.Open(bindingBox, box)
+	if err == nil && !bytes.Equal(raw, encodeBinding(b)) {
+		err = envelope.ErrInvalid
+	}
+	if err != nil {
+		clear(plaintext)
+		return nil, err
+	}
+	return plaintext, nil
 }
 
 // RecordHeader returns the unauthenticated header of a stored record's

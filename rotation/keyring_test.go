@@ -1,0 +1,157 @@
+package rotation_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/elicitvault/elicitvault/envelope"
+	"github.com/elicitvault/elicitvault/rotation"
+)
+
+const (
+	secretA = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+	secretB = "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
+	secretC = "CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoadErrors(t *testing.T) {
+	cases := []struct {
+		name    string
+		env     map[string]string
+		want    error
+		mention string
+	}{
+		{"missing", map[string]string{}, rotation.ErrNoSecret, rotation.EnvSecret},
+		{"short", map[string]string{rotation.EnvSecret: "too-short"}, rotation.ErrShortSecret, rotation.EnvSecret},
+		{"short previous", map[string]string{rotation.EnvSecret: secretA, rotation.EnvPrevious: secretB + ",short"}, rotation.ErrShortSecret, "entry 2"},
+		{"empty previous entry", map[string]string{rotation.EnvSecret: secretA, rotation.EnvPrevious: secretB + ","}, nil, "entry 2"},
+		{"duplicate", map[string]string{rotation.EnvSecret: secretA, rotation.EnvPrevious: secretB + "," + secretA}, rotation.ErrDuplicateKeyID, ""},
+	}
+	for _, c := range cases {
+		_, err := rotation.Load(rotation.LoadOptions{Getenv: env(c.env)})
+		if err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		if c.want != nil && !errors.Is(err, c.want) {
+			t.Errorf("%s: err = %v, want %v", c.name, err, c.want)
+		}
+		if !strings.Contains(err.Error(), c.mention) {
+			t.Errorf("%s: error %q does not say %q", c.name, err, c.mention)
+		}
+		for _, s := range []string{secretA, secretB, "too-short", "short"} {
+			if strings.Contains(err.Error(), s) && s != "short" {
+				t.Errorf("%s: error carries a secret", c.name)
+			}
+		}
+	}
+}
+
+func TestLoadEphemeral(t *testing.T) {
+	var warned []string
+	k, err := rotation.Load(rotation.LoadOptions{Getenv: env(nil), AllowEphemeral: true, Warn: func(m string) { warned = append(warned, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "ephemeral") {
+		t.Fatalf("warnings = %q", warned)
+	}
+	k2, _ := rotation.Load(rotation.LoadOptions{Getenv: env(nil), AllowEphemeral: true})
+	if k.PrimaryKeyID() == k2.PrimaryKeyID() {
+		t.Fatal("two ephemeral secrets are the same")
+	}
+	// With a secret set, nothing is generated and nothing warns.
+	warned = nil
+	k3, err := rotation.Load(rotation.LoadOptions{Getenv: env(map[string]string{rotation.EnvSecret: secretA}), AllowEphemeral: true, Warn: func(m string) { warned = append(warned, m) }})
+	if err != nil || len(warned) != 0 {
+		t.Fatalf("err %v, warned %q", err, warned)
+	}
+	ka, _ := rotation.New([]byte(secretA), nil)
+	if k3.PrimaryKeyID() != ka.PrimaryKeyID() {
+		t.Fatal("loaded keyring does not use the given secret")
+	}
+}
+
+func TestGenerateSecret(t *testing.T) {
+	s := rotation.GenerateSecret()
+	if len(s) != 43 || strings.ContainsAny(s, "+/=") {
+		t.Fatalf("secret %q is not 43 base64url characters", s)
+	}
+	if _, err := rotation.New([]byte(s), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+var binding = envelope.Binding{Purpose: "pending", Subject: "alice", SessionID: "session-1", RecordID: "elicitation-1"}
+
+func TestRecordRotation(t *testing.T) {
+	a, _ := rotation.New([]byte(secretA), nil)
+	ba, _ := rotation.New([]byte(secretB), [][]byte{[]byte(secretA)})
+	b, _ := rotation.New([]byte(secretB), nil)
+	rec, err := a.SealRecord(binding, []byte("answer"), time.Now().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ba.OpenRecord(binding, rec); err != nil || string(got) != "answer" {
+		t.Fatalf("B+A: %q %v", got, err)
+	}
+	if _, err := b.OpenRecord(binding, rec); !errors.Is(err, envelope.ErrUnknownKey) {
+		t.Fatalf("B alone: %v", err)
+	}
+	other := binding
+	other.SessionID = "session-2"
+	if _, err := ba.OpenRecord(other, rec); !errors.Is(err, envelope.ErrInvalid) {
+		t.Fatalf("other session: %v", err)
+	}
+	for i := range rec {
+		bad := bytes.Clone(rec)
+		bad[i] ^= 0x40
+		if _, err := ba.OpenRecord(binding, bad); err == nil {
+			t.Fatalf("byte %d flipped: record still opens", i)
+		}
+	}
+	h, err := rotation.RecordHeader(rec)
+	if err != nil || h.KeyID != a.PrimaryKeyID() {
+		t.Fatalf("header: %v %v", h, err)
+	}
+	if bytes.Contains(rec, []byte("session-1")) || bytes.Contains(rec, []byte("alice")) || bytes.Contains(rec, []byte("answer")) {
+		t.Fatal("record carries plaintext")
+	}
+}
+
+func TestStoreKeys(t *testing.T) {
+	ba, _ := rotation.New([]byte(secretB), [][]byte{[]byte(secretA)})
+	a, _ := rotation.New([]byte(secretA), nil)
+	keys := ba.StoreKeys(binding)
+	if len(keys) != 2 || keys[0] != ba.StoreKey(binding) || keys[1] != a.StoreKey(binding) || keys[0] == keys[1] {
+		t.Fatalf("keys = %q", keys)
+	}
+	if k, ok := ba.StoreKeyUnder(a.PrimaryKeyID(), binding); !ok || k != keys[1] {
+		t.Fatal("StoreKeyUnder(previous)")
+	}
+	if len(keys[0]) != 43 || strings.Contains(keys[0], "session") {
+		t.Fatalf("key %q is not a blinded 43-character key", keys[0])
+	}
+	seen := map[string]bool{keys[0]: true}
+	for _, b := range []envelope.Binding{
+		{Purpose: "pending", Subject: "alic", SessionID: "esession-1", RecordID: "elicitation-1"},
+		{Purpose: "pending", Subject: "alice", SessionID: "session-1", RecordID: "elicitation-2"},
+		{Purpose: "result", Subject: "alice", SessionID: "session-1", RecordID: "elicitation-1"},
+		{Purpose: "pending", Subject: "", SessionID: "session-1", RecordID: "elicitation-1"},
+	} {
+		k := ba.StoreKey(b)
+		if seen[k] {
+			t.Fatalf("binding %+v collides", b)
+		}
+		seen[k] = true
+	}
+	c, _ := rotation.New([]byte(secretC), nil)
+	if _, ok := c.StoreKeyUnder(a.PrimaryKeyID(), binding); ok {
+		t.Fatal("StoreKeyUnder an unknown key ID succeeded")
+	}
+}
