@@ -163,23 +163,37 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// Take is Lookup that also deletes what it finds, atomically per key.
+//
+// While a rewrap moves a record, two copies can exist for an instant: Take
+// is exactly-once for a single consumer, not among competing consumers.
+// Whatever must be consumed once among many (tokens, submitted answers) is
+// guarded by a one-shot marker (store.PutIfAbsent), which rewrap never moves.
+func (k *Keyring) Take(ctx context.Context, s store.Store, b envelope.Binding) ([]byte, error) {
+	return k.chain(b, func(key string) ([]byte, error) { return s.Take(ctx, key) })
+}
+
 // Lookup reads the record for b trying the primary store key, then the
 // previous ones, then the primary again (a record a rewrap moved between
 // the two reads is found there). It returns store.ErrNotFound when none
 // holds it.
-func (k *Keyring) Lookup(ctx context.Context, s store.Store, b envelope.Binding) (key string, record []byte, err error) {
+func (k *Keyring) Lookup(ctx context.Context, s store.Store, b envelope.Binding) ([]byte, error) {
+	return k.chain(b, func(key string) ([]byte, error) { return s.Get(ctx, key) })
+}
+
+func (k *Keyring) chain(b envelope.Binding, read func(key string) ([]byte, error)) ([]byte, error) {
 	keys := k.StoreKeys(b)
 	if len(keys) > 1 {
 		keys = append(keys, keys[0])
 	}
 	for _, key := range keys {
-		v, err := s.Get(ctx, key)
+		v, err := read(key)
 		if err == nil {
-			return key, v, nil
+			return v, nil
 		}
 		if !errors.Is(err, store.ErrNotFound) {
-			return "", nil, err
+			return nil, err
 		}
 	}
-	return "", nil, store.ErrNotFound
+	return nil, store.ErrNotFound
 }
