@@ -299,8 +299,9 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 // order, starting after the key cursor, and the last key it returns as the
 // next cursor, or "" when no entry is left. Count must be positive.
 //
-// Each call visits every entry, so a full scan costs O(n²/count) time: it
-// is meant for maintenance, not for a hot path.
+// Each call visits every entry and costs O(n log count) time, so a full
+// scan costs O(n²/count · log count): it is meant for maintenance, not for
+// a hot path.
 func (s *Store) Scan(ctx context.Context, cursor string, count int) ([]store.Entry, string, error) {
 	if err := s.begin(ctx); err != nil {
 		return nil, "", err

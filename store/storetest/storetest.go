@@ -36,6 +36,12 @@ const waitTimeout = 5 * time.Second
 // no other test uses. Run closes each store when its subtest ends, and
 // accepts a store that the subtest closed already. Subtests do not run in
 // parallel, because one of them counts goroutines.
+//
+// Where the contract leaves room, the suite expects this: Scan returns at
+// most count entries; CompareAndSwap with a nil value ignores its expiry,
+// even a zero one; Err returns nil after Subscription.Close; a second
+// Close of the store returns nil or ErrClosed; a subscriber may receive a
+// message with Resubscribed set at any time.
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	open := func(t *testing.T) store.Store {
 		t.Helper()
