@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/elicitvault/elicitvault/rotation"
+)
+
+// progressBar shows a rewrap's progress on stderr: one line redrawn with \r
+// on a terminal, otherwise a plain line at most once a second. It shows
+// counts only, never keys or values.
+type progressBar struct {
+	w     io.Writer
+	tty   bool
+	width int
+	total int // entries counted before the rewrap; 0 when unknown
+	now   func() time.Time
+
+	last    time.Time
+	lastLen int
+	shown   bool
+	p       rotation.Progress // the latest progress
+	drawn   rotation.Progress // the progress last drawn
+}
+
+func newProgressBar(w io.Writer) *progressBar {
+	b := &progressBar{w: w, width: 80, now: time.Now}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		b.tty = true
+		if width, _, err := term.GetSize(int(f.Fd())); err == nil && width > 20 {
+			b.width = width
+		}
+	}
+	return b
+}
+
+func (b *progressBar) update(p rotation.Progress) {
+	b.p = p
+	interval := time.Second
+	if b.tty {
+		interval = 100 * time.Millisecond
+	}
+	if now := b.now(); now.Sub(b.last) >= interval {
+		b.last = now
+		b.draw()
+	}
+}
+
+// done draws the final state and ends the line.
+func (b *progressBar) done() {
+	if !b.shown && b.p.Scanned == 0 {
+		return
+	}
+	if !b.shown || b.drawn != b.p {
+		b.draw()
+	}
+	if b.tty {
+		fmt.Fprintln(b.w)
+	}
+}
+
+func (b *progressBar) draw() {
+	b.shown = true
+	p := b.p
+	b.drawn = p
+	counts := fmt.Sprintf("%d scanned, %d rewrapped, %d current, %d changed, %d failed",
+		p.Scanned, p.Rewrapped, p.Current, p.Changed, p.Failed)
+	if b.total > 0 {
+		counts = fmt.Sprintf("%d/%d scanned, %d rewrapped, %d current, %d changed, %d failed",
+			p.Scanned, b.total, p.Rewrapped, p.Current, p.Changed, p.Failed)
+	}
+	if !b.tty {
+		fmt.Fprintf(b.w, "rotate: %s\n", counts)
+		return
+	}
+	line := counts
+	if b.total > 0 {
+		frac := min(float64(p.Scanned)/float64(b.total), 1)
+		if p.Cursor == "" { // done: entries written meanwhile may change the total
+			frac = 1
+		}
+		const barWidth = 20
+		filled := int(frac * barWidth)
+		line = fmt.Sprintf("[%s%s] %3.0f%% %s", strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), frac*100, counts)
+	}
+	if len(line) > b.width-1 {
+		line = line[:b.width-1]
+	}
+	pad := max(b.lastLen-len(line), 0)
+	fmt.Fprintf(b.w, "\r%s%s", line, strings.Repeat(" ", pad))
+	b.lastLen = len(line)
+}

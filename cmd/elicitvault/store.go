@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/store/memory"
+)
+
+const storeFlagHelp = "the `store`: memory, redis://…, rediss://…, postgres://… or postgresql://…"
+
+// errMemoryStore is returned by commands that need a store shared with
+// other processes when given --store memory.
+var errMemoryStore = errors.New("--store memory lives only inside one process, so there is nothing in it " +
+	"to rotate or inspect: give the URL of the Redis or PostgreSQL store the servers use")
+
+// openStore opens the store named by rawURL: "memory", "redis://…",
+// "rediss://…" (TLS), "postgres://…" or "postgresql://…". An unknown scheme
+// is a configuration error; a server that does not answer is a run-time
+// error. Error messages never repeat the URL, which may hold a password.
+func openStore(ctx context.Context, rawURL string) (store.Store, error) {
+	if rawURL == "memory" {
+		return memory.New(), nil
+	}
+	scheme, _, ok := strings.Cut(rawURL, "://")
+	if !ok {
+		return nil, configErrorf("--store must be memory, redis://…, rediss://…, postgres://… or postgresql://…")
+	}
+	var (
+		s   store.Store
+		err error
+	)
+	switch strings.ToLower(scheme) {
+	case "redis", "rediss":
+		s, err = openRedis(ctx, rawURL)
+	case "postgres", "postgresql":
+		s, err = openPostgres(ctx, rawURL)
+	default:
+		return nil, configErrorf("--store: unknown scheme %q: use memory, redis://…, rediss://…, postgres://… or postgresql://…", scheme)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("opening the %s store: %w", scheme, redactURL(err, rawURL))
+	}
+	return s, nil
+}
+
+// redactURL keeps a driver's error from carrying the store URL's password.
+func redactURL(err error, rawURL string) error {
+	u, perr := url.Parse(rawURL)
+	if perr != nil {
+		return errors.New("cannot parse the --store URL")
+	}
+	if p, ok := u.User.Password(); ok && p != "" && strings.Contains(err.Error(), p) {
+		return &redactedError{msg: strings.ReplaceAll(err.Error(), p, "xxxxx"), err: err}
+	}
+	return err
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
