@@ -1,0 +1,257 @@
+package browserform
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// The page's only style sheet and script are inline, and the policy admits
+// exactly them by hash: nothing else can run or load.
+const pageStyle = `body{font:16px/1.5 system-ui,sans-serif;max-width:36em;margin:2em auto;padding:0 1em;color:#222}
+.code{font:bold 1.4em monospace;letter-spacing:.05em;padding:.3em .6em;border:2px solid #444;display:inline-block}
+label{display:block;margin-top:1em;font-weight:600}.desc{font-weight:normal;color:#555;font-size:.9em}
+input[type=text],input[type=email],input[type=url],input[type=date],input[type=number],select{width:100%;padding:.4em;box-sizing:border-box}
+.choice{font-weight:normal;display:block}.problem{color:#b00020}.actions{margin-top:1.5em}button{padding:.5em 1.2em;margin-right:.5em}`
+
+// pageScript polls the form's status and closes the page once it ended.
+const pageScript = `(function(){var s=document.getElementById("status");if(!s)return;var u=s.getAttribute("data-url");
+function poll(){fetch(u,{cache:"no-store"}).then(function(r){return r.ok?r.json():{state:"gone"}}).then(function(j){
+if(j.state!=="pending"){document.body.textContent="This request has ended. You can close this page.";window.close();}else{setTimeout(poll,1500);}
+}).catch(function(){setTimeout(poll,3000);});}setTimeout(poll,1500);})();`
+
+func hashSource(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+var contentSecurityPolicy = "default-src 'none'; style-src " + hashSource(pageStyle) +
+	"; script-src " + hashSource(pageScript) +
+	"; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+func setSecurityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with the form's POST, which the Origin check must
+	// refuse (sandboxed frames send it too). No referrer leaves the origin.
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+}
+
+var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>{{.Title}}</title><style>{{.Style}}</style></head><body>
+{{if .Form}}
+<h1>A tool is asking for your input</h1>
+<p>Check that this code is the one your assistant shows: <span class="code" id="code">{{.Form.code}}</span></p>
+<p id="message">{{.Form.message}}</p>
+{{with index .Problems ""}}<p class="problem" id="problem">{{.}}</p>{{end}}
+<form method="post" action="{{.Action}}" id="form">
+<input type="hidden" name="_nonce" value="{{.Form.nonce}}">
+{{range .Fields}}{{$f := .}}
+{{if eq .Kind "boolean"}}
+<label class="choice"><input type="checkbox" name="{{.Name}}" id="f-{{.Name}}" value="true"{{if .Checked}} checked{{end}}> {{.Title}}{{if .Description}} <span class="desc">{{.Description}}</span>{{end}}</label>
+{{else if eq .Kind "multi"}}
+<fieldset id="f-{{.Name}}"><legend>{{.Title}}{{if .Required}} *{{end}}</legend>{{if .Description}}<span class="desc">{{.Description}}</span>{{end}}
+{{$n := .Name}}{{range .Options}}<label class="choice"><input type="checkbox" name="{{$n}}" value="{{.Value}}"{{if .Selected}} checked{{end}}> {{.Title}}</label>{{end}}
+</fieldset>
+{{else}}
+<label for="f-{{.Name}}">{{.Title}}{{if .Required}} *{{end}}{{if .Description}} <span class="desc">{{.Description}}</span>{{end}}</label>
+{{if eq .Kind "select"}}
+<select name="{{.Name}}" id="f-{{.Name}}"{{if .Required}} required{{end}}><option value="">—</option>
+{{range .Options}}<option value="{{.Value}}"{{if .Selected}} selected{{end}}>{{.Title}}</option>{{end}}</select>
+{{else}}
+<input type="{{.InputType}}" name="{{.Name}}" id="f-{{.Name}}" value="{{.Value}}"{{if .Required}} required{{end}}{{range $k, $v := .Attrs}} {{$k}}="{{$v}}"{{end}}>
+{{end}}
+{{end}}
+{{with $f.Problem}}<p class="problem" id="problem-{{$f.Name}}">{{.}}</p>{{end}}
+{{end}}
+<div class="actions">
+<button type="submit" name="_action" value="accept" id="accept">Submit</button>
+<button type="submit" name="_action" value="decline" id="decline" formnovalidate>Decline</button>
+<button type="submit" name="_action" value="cancel" id="cancel" formnovalidate>Cancel</button>
+</div>
+</form>
+<p id="status" data-url="{{.StatusURL}}"></p>
+<script>{{.Script}}</script>
+{{else}}
+<h1 id="ended">{{.Title}}</h1><p>{{.Body}}</p>
+{{end}}
+</body></html>`))
+
+type pageData struct {
+	Title, Body       string
+	Style             template.CSS
+	Script            template.JS
+	Form              map[string]string
+	Fields            []fieldView
+	Problems          map[string]string
+	Action, StatusURL string
+}
+
+type fieldView struct {
+	Name, Title, Description string
+	Kind, InputType, Value   string
+	Required, Checked        bool
+	Attrs                    map[string]string
+	Options                  []optionView
+	Problem                  string
+}
+
+type optionView struct {
+	Value, Title string
+	Selected     bool
+}
+
+// formPage renders f, filled with the posted values (or the schema's
+// defaults) and the problems found in them.
+func formPage(f *form, posted url.Values, problems map[string]string) []byte {
+	d := pageData{
+		Title:     "Your input is requested",
+		Style:     template.CSS(pageStyle),
+		Script:    template.JS(pageScript),
+		Form:      map[string]string{"code": f.code, "message": f.message, "nonce": f.nonce},
+		Problems:  problems,
+		Action:    "/f/" + f.id,
+		StatusURL: "/f/" + f.id + "/status?n=" + f.nonce,
+	}
+	for _, fl := range f.fields {
+		d.Fields = append(d.Fields, viewOf(fl, posted, problems[fl.name]))
+	}
+	return render(d)
+}
+
+func viewOf(f field, posted url.Values, problem string) fieldView {
+	v := fieldView{Name: f.name, Title: f.title, Description: f.description, Required: f.required, Problem: problem, Attrs: map[string]string{}}
+	values := posted[f.name]
+	if posted == nil {
+		values = defaultValues(f.def)
+	}
+	first := ""
+	if len(values) > 0 {
+		first = values[0]
+	}
+	switch f.kind {
+	case kindBoolean:
+		v.Kind, v.Checked = "boolean", first == "true"
+	case kindMultiSelect, kindSelect:
+		v.Kind = "select"
+		if f.kind == kindMultiSelect {
+			v.Kind = "multi"
+		}
+		for _, o := range f.options {
+			sel := false
+			for _, x := range values {
+				sel = sel || x == o.value
+			}
+			v.Options = append(v.Options, optionView{o.value, o.title, sel})
+		}
+	case kindNumber, kindInteger:
+		v.Kind, v.InputType, v.Value = "input", "number", first
+		v.Attrs["step"] = "any"
+		if f.kind == kindInteger {
+			v.Attrs["step"] = "1"
+		}
+		if f.minimum != nil {
+			v.Attrs["min"] = strconv.FormatFloat(*f.minimum, 'g', -1, 64)
+		}
+		if f.maximum != nil {
+			v.Attrs["max"] = strconv.FormatFloat(*f.maximum, 'g', -1, 64)
+		}
+	default:
+		v.Kind, v.Value = "input", first
+		switch f.format {
+		case "email":
+			v.InputType = "email"
+		case "uri":
+			v.InputType = "url"
+		case "date":
+			v.InputType = "date"
+		case "date-time":
+			v.InputType = "text"
+			v.Attrs["placeholder"] = "2026-01-31T09:30:00Z"
+			v.Attrs["pattern"] = `\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+\-]\d{2}:\d{2})`
+		default:
+			v.InputType = "text"
+		}
+		if f.minLength != nil {
+			v.Attrs["minlength"] = strconv.Itoa(*f.minLength)
+		}
+		if f.maxLength != nil {
+			v.Attrs["maxlength"] = strconv.Itoa(*f.maxLength)
+		}
+	}
+	return v
+}
+
+// defaultValues turns a schema default into form values.
+func defaultValues(def json.RawMessage) []string {
+	if len(def) == 0 {
+		return nil
+	}
+	var x any
+	if json.Unmarshal(def, &x) != nil {
+		return nil
+	}
+	switch x := x.(type) {
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			out = append(out, scalarText(e))
+		}
+		return out
+	default:
+		return []string{scalarText(x)}
+	}
+}
+
+func scalarText(x any) string {
+	switch x := x.(type) {
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	b, _ := json.Marshal(x)
+	return strings.Trim(string(b), `"`)
+}
+
+func endedPage(st formState) []byte {
+	d := pageData{Style: template.CSS(pageStyle), Script: template.JS(pageScript)}
+	switch st {
+	case stateAnswered:
+		d.Title, d.Body = "Thank you", "Your answer was sent. You can close this page."
+	case stateExpired:
+		d.Title, d.Body = "This request expired", "Ask the assistant to try again. You can close this page."
+	default:
+		d.Title, d.Body = "This request has ended", "You can close this page."
+	}
+	return render(d)
+}
+
+func render(d pageData) []byte {
+	var b bytes.Buffer
+	if err := pageTemplate.Execute(&b, d); err != nil {
+		// The template and its data are ours: a failure is a bug.
+		panic("browserform: template: " + err.Error())
+	}
+	return b.Bytes()
+}
+
+func writePage(w http.ResponseWriter, code int, page []byte) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	w.Write(page)
+}
