@@ -196,7 +196,9 @@ func (wd *webDriver) call(method, path string, body, out any) {
 
 func (wd *webDriver) s(path string) string { return "/session/" + wd.session + path }
 
-func (wd *webDriver) navigate(u string) { wd.call("POST", wd.s("/url"), map[string]string{"url": u}, nil) }
+func (wd *webDriver) navigate(u string) {
+	wd.call("POST", wd.s("/url"), map[string]string{"url": u}, nil)
+}
 
 func (wd *webDriver) find(css string) string {
 	var el map[string]string
@@ -240,4 +242,3 @@ func (wd *webDriver) exec(script string, args ...any) any {
 	wd.call("POST", wd.s("/execute/sync"), map[string]any{"script": script, "args": args}, &out)
 	return out
 }
-
