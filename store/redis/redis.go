@@ -1,0 +1,404 @@
+// Package redis implements elicitvault's store.Store on Redis, with
+// github.com/redis/go-redis/v9.
+//
+// # Key layout
+//
+// Every entry is one Redis string, written with an absolute expiry in
+// milliseconds (SET ... PXAT), so Redis itself expires it:
+//
+//	<prefix>{<key>}      the entry's value
+//	<prefix><channel>    the Pub/Sub channel of a store channel
+//
+// The prefix defaults to DefaultPrefix and is set with WithPrefix. The key
+// is wrapped in braces, a Redis Cluster hash tag: every Redis key derived
+// from one store key hashes to the same slot, so operations that touch more
+// than one of them can stay atomic on a cluster. The prefix therefore must
+// not contain braces. Keys are stored exactly as given: the store adds the
+// prefix and the braces, nothing else.
+//
+// # Operations
+//
+// Every operation is one atomic Redis command or script: Put is SET PXAT,
+// Get is GET, Take is GETDEL, PutIfAbsent is SET NX PXAT, Swap is SET PXAT
+// GET, CompareAndSwap is a Lua script (GET, compare, then SET PXAT or DEL),
+// Delete is DEL. Expiry is compared with the Redis server's clock, and
+// stored with millisecond precision, rounded down. Redis 7.0 or later is
+// required (PEXPIRETIME).
+//
+// Scan uses SCAN MATCH <prefix>{*} TYPE string, then reads each key's value
+// and expiry in a MULTI/EXEC block. Its cursor is the SCAN cursor, followed
+// by the keys SCAN returned beyond count, if any: a Scan never returns more
+// than count entries. Scan is refused on a Redis Cluster or Ring client, whose
+// keys SCAN cannot reach from one connection.
+//
+// # Publish and Subscribe
+//
+// Publish is PUBLISH on <prefix><channel>. All subscriptions of a Store
+// share one go-redis PubSub, that is, one connection, which go-redis
+// reconnects and resubscribes after a failure. Subscribe returns once Redis
+// has confirmed the subscription. When a channel is subscribed again after
+// a reconnection, each of its subscriptions receives a store.Message with
+// Resubscribed set: messages published in between are lost, and the
+// subscriber reads the store again.
+//
+// # Retries
+//
+// go-redis retries a command whose connection failed, by default up to three
+// times (the max_retries URL parameter). A retry after a reply was lost runs
+// the command twice: Take may then report ErrNotFound for a value it removed,
+// PutIfAbsent may report false for its own write, CompareAndSwap may report
+// false for its own swap, and Swap may return the value it wrote itself.
+// Each of these fails closed (nothing is consumed twice), but set
+// max_retries=-1 in the URL if a lost reply must surface as an error
+// instead.
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/redis/go-redis/v9"
+)
+
+// DefaultPrefix is the key prefix of a Store made without WithPrefix.
+const DefaultPrefix = "elicitvault:"
+
+// Store is a store.Store on Redis. It is safe for concurrent use.
+type Store struct {
+	client  redis.UniversalClient
+	own     bool   // the client was made by New, and Close closes it
+	prefix  string // prepended to every key and channel
+	pattern string // the SCAN MATCH pattern of the store's keys
+	closed  atomic.Bool
+	hub     hub
+}
+
+var _ store.Store = (*Store)(nil)
+
+// An Option configures a Store.
+type Option func(*config)
+
+type config struct {
+	prefix string
+}
+
+// WithPrefix sets the prefix of every Redis key and channel name the store
+// uses; the default is DefaultPrefix. Stores with different prefixes on one
+// Redis database do not see each other's entries or messages. The prefix
+// must not contain '{' or '}'.
+func WithPrefix(prefix string) Option {
+	return func(c *config) { c.prefix = prefix }
+}
+
+// New connects to the Redis server at url, checks that it answers, and
+// returns a Store that owns the connection: Close closes it.
+//
+// The URL has the forms that go-redis's ParseURL accepts:
+//
+//	redis://[[user]:password@]host[:port][/db][?option=value...]
+//	rediss://...  (TLS)
+//	unix://[[user]:password@]/path/to/redis.sock[?db=db...]
+//
+// An ACL user and its password go in the user information; query
+// parameters set go-redis options by their snake-case names, such as
+// client_name, dial_timeout or max_retries. New returns an error, and
+// keeps no connection, when the URL is invalid or the server does not
+// answer before ctx ends. Error text never repeats the URL, which may hold
+// a password.
+func New(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		// The parser's message may quote part of the URL, password included.
+		return nil, fmt.Errorf("redis: invalid URL, want redis://[[user]:password@]host[:port][/db], rediss://… or unix://…: %w", store.ErrInvalidArgument)
+	}
+	c := redis.NewClient(o)
+	s, err := newStore(c, true, opts)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.Ping(ctx).Err(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("redis: server does not answer: %w", err)
+	}
+	return s, nil
+}
+
+// NewFromClient returns a Store that uses client, which may be a
+// *redis.Client or a failover client. The caller keeps ownership of
+// client: Close does not close it. NewFromClient does not contact the
+// server.
+func NewFromClient(client redis.UniversalClient, opts ...Option) (*Store, error) {
+	if client == nil {
+		return nil, fmt.Errorf("redis: nil client: %w", store.ErrInvalidArgument)
+	}
+	return newStore(client, false, opts)
+}
+
+func newStore(client redis.UniversalClient, own bool, opts []Option) (*Store, error) {
+	c := config{prefix: DefaultPrefix}
+	for _, opt := range opts {
+		opt(&c)
+	}
+	if strings.ContainsAny(c.prefix, "{}") {
+		return nil, fmt.Errorf("redis: the key prefix must not contain braces: %w", store.ErrInvalidArgument)
+	}
+	s := &Store{
+		client:  client,
+		own:     own,
+		prefix:  c.prefix,
+		pattern: globEscape(c.prefix) + "{*}",
+	}
+	s.hub.init(s)
+	return s, nil
+}
+
+// redisKey returns the Redis key of a store key.
+func (s *Store) redisKey(key string) string {
+	return s.prefix + "{" + key + "}"
+}
+
+// storeKey returns the store key of a Redis key, and false if the Redis key
+// is not laid out as redisKey lays keys out.
+func (s *Store) storeKey(rk string) (string, bool) {
+	rest, ok := strings.CutPrefix(rk, s.prefix+"{")
+	if !ok {
+		return "", false
+	}
+	key, ok := strings.CutSuffix(rest, "}")
+	if !ok || key == "" {
+		return "", false
+	}
+	return key, true
+}
+
+// begin checks what every operation checks first: that the store is open
+// and that ctx is not done.
+func (s *Store) begin(ctx context.Context, op string) error {
+	if s.closed.Load() {
+		return fmt.Errorf("redis: %s: %w", op, store.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("redis: %s: %w", op, err)
+	}
+	return nil
+}
+
+// fail wraps an error of the server or the connection.
+func (s *Store) fail(op string, err error) error {
+	if errors.Is(err, redis.ErrClosed) && s.closed.Load() {
+		// Close ran while the operation was in flight.
+		return fmt.Errorf("redis: %s: %w", op, store.ErrClosed)
+	}
+	return fmt.Errorf("redis: %s: %w", op, err)
+}
+
+// checkWrite validates the arguments of a write.
+func checkWrite(op, key string, value []byte, expiry time.Time) error {
+	if err := store.CheckWrite(key, value, expiry, time.Now()); err != nil {
+		return fmt.Errorf("redis: %s: %w", op, err)
+	}
+	return nil
+}
+
+func checkKey(op, key string) error {
+	if key == "" {
+		return fmt.Errorf("redis: %s: empty key: %w", op, store.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// Put implements store.Store: SET key value PXAT expiry.
+func (s *Store) Put(ctx context.Context, key string, value []byte, expiry time.Time) error {
+	const op = "put"
+	if err := s.begin(ctx, op); err != nil {
+		return err
+	}
+	if err := checkWrite(op, key, value, expiry); err != nil {
+		return err
+	}
+	err := s.client.Do(ctx, "SET", s.redisKey(key), value, "PXAT", expiry.UnixMilli()).Err()
+	if err != nil {
+		return s.fail(op, err)
+	}
+	return nil
+}
+
+// Get implements store.Store: GET key.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	const op = "get"
+	if err := s.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	if err := checkKey(op, key); err != nil {
+		return nil, err
+	}
+	v, err := s.client.Get(ctx, s.redisKey(key)).Bytes()
+	if err == redis.Nil {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	return v, nil
+}
+
+// Take implements store.Store: GETDEL key.
+func (s *Store) Take(ctx context.Context, key string) ([]byte, error) {
+	const op = "take"
+	if err := s.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	if err := checkKey(op, key); err != nil {
+		return nil, err
+	}
+	v, err := s.client.GetDel(ctx, s.redisKey(key)).Bytes()
+	if err == redis.Nil {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	return v, nil
+}
+
+// PutIfAbsent implements store.Store: SET key value PXAT expiry NX.
+func (s *Store) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
+	const op = "put if absent"
+	if err := s.begin(ctx, op); err != nil {
+		return false, err
+	}
+	if err := checkWrite(op, key, value, expiry); err != nil {
+		return false, err
+	}
+	err := s.client.Do(ctx, "SET", s.redisKey(key), value, "PXAT", expiry.UnixMilli(), "NX").Err()
+	if err == redis.Nil {
+		return false, nil
+	}
+	if err != nil {
+		return false, s.fail(op, err)
+	}
+	return true, nil
+}
+
+// Swap implements store.Store: SET key value PXAT expiry GET.
+func (s *Store) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
+	const op = "swap"
+	if err := s.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	if err := checkWrite(op, key, value, expiry); err != nil {
+		return nil, err
+	}
+	old, err := s.client.Do(ctx, "SET", s.redisKey(key), value, "PXAT", expiry.UnixMilli(), "GET").Text()
+	if err == redis.Nil {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	return []byte(old), nil
+}
+
+// compareAndSwap replaces KEYS[1] with ARGV[2], expiring at ARGV[3] (Unix
+// milliseconds), if it holds ARGV[1]. A missing key reads as false, which
+// no string equals. Lua strings compare byte by byte.
+var compareAndSwap = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+	return 0
+end
+redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
+return 1
+`)
+
+// compareAndDelete deletes KEYS[1] if it holds ARGV[1].
+var compareAndDelete = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+	return 0
+end
+redis.call('DEL', KEYS[1])
+return 1
+`)
+
+// CompareAndSwap implements store.Store with a Lua script, which Redis runs
+// atomically. It returns ErrInvalidArgument for a nil old.
+func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byte, expiry time.Time) (bool, error) {
+	const op = "compare and swap"
+	if err := s.begin(ctx, op); err != nil {
+		return false, err
+	}
+	if err := checkKey(op, key); err != nil {
+		return false, err
+	}
+	if old == nil {
+		return false, fmt.Errorf("redis: %s: nil old value: %w", op, store.ErrInvalidArgument)
+	}
+	var n int64
+	var err error
+	keys := []string{s.redisKey(key)}
+	if value == nil {
+		n, err = compareAndDelete.Run(ctx, s.client, keys, old).Int64()
+	} else {
+		if err := checkWrite(op, key, value, expiry); err != nil {
+			return false, err
+		}
+		n, err = compareAndSwap.Run(ctx, s.client, keys, old, value, expiry.UnixMilli()).Int64()
+	}
+	if err != nil {
+		return false, s.fail(op, err)
+	}
+	return n == 1, nil
+}
+
+// Delete implements store.Store: DEL key.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	const op = "delete"
+	if err := s.begin(ctx, op); err != nil {
+		return err
+	}
+	if err := checkKey(op, key); err != nil {
+		return err
+	}
+	if err := s.client.Del(ctx, s.redisKey(key)).Err(); err != nil {
+		return s.fail(op, err)
+	}
+	return nil
+}
+
+// Close implements store.Store. It ends every subscription, closes the
+// Pub/Sub connection and waits for the goroutine that reads it, and closes
+// the client if New made it. A second Close returns ErrClosed.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return store.ErrClosed
+	}
+	err := s.hub.close()
+	if s.own {
+		if cerr := s.client.Close(); cerr != nil && !errors.Is(cerr, redis.ErrClosed) {
+			err = errors.Join(err, cerr)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("redis: close: %w", err)
+	}
+	return nil
+}
+
+// globEscape escapes the bytes that SCAN MATCH patterns give a meaning.
+// Redis reads a backslash as "the next byte is literal", whatever it is.
+func globEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

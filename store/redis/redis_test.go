@@ -1,0 +1,303 @@
+package redis_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/elicitvault/elicitvault/store"
+	evredis "github.com/elicitvault/elicitvault/store/redis"
+	"github.com/elicitvault/elicitvault/store/storetest"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestConformance(t *testing.T) {
+	url := serverURL(t)
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, _ := openStore(t, url)
+		return s
+	})
+}
+
+// TestServerDown checks that New reports a server that does not answer,
+// and keeps nothing running.
+func TestServerDown(t *testing.T) {
+	storetest.CheckNoLeaks(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	// Port 1 (tcpmux) is closed on any machine the tests run on.
+	s, err := evredis.New(ctx, "redis://127.0.0.1:1/0?max_retries=-1")
+	if err == nil {
+		s.Close()
+		t.Fatal("New succeeded with no server")
+	}
+	if !strings.Contains(err.Error(), "server does not answer") {
+		t.Errorf("New: %v, want an error that says the server does not answer", err)
+	}
+	if errors.Is(err, store.ErrInvalidArgument) {
+		t.Errorf("New: %v matches ErrInvalidArgument", err)
+	}
+}
+
+// TestInvalidURL checks that a malformed URL is refused without repeating
+// it: it may hold a password.
+func TestInvalidURL(t *testing.T) {
+	for _, url := range []string{
+		"redis://user:s3cr3t/pass@127.0.0.1:6379/0",
+		"http://user:s3cr3t@127.0.0.1/",
+		"redis://user:s3cr3t@127.0.0.1:6379/notadb",
+	} {
+		_, err := evredis.New(t.Context(), url)
+		if err == nil {
+			t.Errorf("New accepted a malformed URL")
+			continue
+		}
+		if !errors.Is(err, store.ErrInvalidArgument) {
+			t.Errorf("New: %v, want ErrInvalidArgument", err)
+		}
+		if strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("New's error repeats the password: %v", err)
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer c.Close()
+	if _, err := evredis.NewFromClient(c, evredis.WithPrefix("a{b}:")); !errors.Is(err, store.ErrInvalidArgument) {
+		t.Errorf("NewFromClient with braces in the prefix: %v, want ErrInvalidArgument", err)
+	}
+	if _, err := evredis.NewFromClient(nil); !errors.Is(err, store.ErrInvalidArgument) {
+		t.Errorf("NewFromClient(nil): %v, want ErrInvalidArgument", err)
+	}
+}
+
+// TestKeyLayout checks the documented layout: keys stored as given inside
+// the prefix and a hash tag, with the expiry in milliseconds, and channels
+// under the prefix.
+func TestKeyLayout(t *testing.T) {
+	url := serverURL(t)
+	s, prefix := openStore(t, url)
+	c := admin(t, url)
+	ctx := t.Context()
+
+	// Keys are opaque: any bytes, braces and glob characters included.
+	expiry := time.Now().Add(time.Hour).Truncate(time.Millisecond)
+	for _, key := range []string{"plain", "a}b{c", "*?[x]\\", "\x00\xff"} {
+		if err := s.Put(ctx, key, []byte("v:"+key), expiry); err != nil {
+			t.Fatalf("Put: %v", err)
+		}
+		rk := prefix + "{" + key + "}"
+		got, err := c.Get(ctx, rk).Bytes()
+		if err != nil || string(got) != "v:"+key {
+			t.Errorf("GET %q = %q, %v; want %q", rk, got, err, "v:"+key)
+		}
+		ms, err := c.Do(ctx, "PEXPIRETIME", rk).Int64()
+		if err != nil || ms != expiry.UnixMilli() {
+			t.Errorf("PEXPIRETIME %q = %d, %v; want %d", rk, ms, err, expiry.UnixMilli())
+		}
+	}
+	var seen []string
+	for cursor := ""; ; {
+		entries, next, err := s.Scan(ctx, cursor, 2)
+		if err != nil {
+			t.Fatalf("Scan: %v", err)
+		}
+		for _, e := range entries {
+			seen = append(seen, e.Key)
+			if string(e.Value) != "v:"+e.Key || !e.Expiry.Equal(expiry) {
+				t.Errorf("Scan entry %q = %q, %v", e.Key, e.Value, e.Expiry)
+			}
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	if len(seen) != 4 {
+		t.Errorf("Scan returned keys %q, want the 4 written", seen)
+	}
+
+	// Channels are prefixed too.
+	ps := c.Subscribe(ctx, prefix+"chan")
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		t.Fatalf("SUBSCRIBE: %v", err)
+	}
+	if err := s.Publish(ctx, "chan", []byte("hello")); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	m, err := ps.ReceiveMessage(ctx)
+	if err != nil || m.Payload != "hello" {
+		t.Errorf("message on %q = %v, %v; want hello", prefix+"chan", m, err)
+	}
+}
+
+// TestPrefixIsolation checks that a prefix with glob characters matches
+// only itself in SCAN, and that stores with different prefixes do not see
+// each other's entries or messages.
+func TestPrefixIsolation(t *testing.T) {
+	url := serverURL(t)
+	base := randomName("glob")
+	a, _ := openStore(t, url, evredis.WithPrefix(base+"*:"))
+	b, _ := openStore(t, url, evredis.WithPrefix(base+"x:"))
+	t.Cleanup(func() { deletePrefix(t, url, base) })
+	ctx := t.Context()
+	expiry := time.Now().Add(time.Minute)
+	if err := b.Put(ctx, "k", []byte("b's"), expiry); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	if _, err := a.Get(ctx, "k"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get of another prefix's key: %v, want ErrNotFound", err)
+	}
+	entries, next, err := a.Scan(ctx, "", 100)
+	if err != nil || len(entries) != 0 || next != "" {
+		t.Errorf("Scan = %d entries, %q, %v; want none", len(entries), next, err)
+	}
+	sub, err := a.Subscribe(ctx, "chan")
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer sub.Close()
+	if err := b.Publish(ctx, "chan", []byte("b's")); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	if err := a.Publish(ctx, "chan", []byte("a's")); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	if got := recvData(t, sub, 5*time.Second); string(got) != "a's" {
+		t.Errorf("received %q, want only a's message", got)
+	}
+}
+
+func TestScanCursor(t *testing.T) {
+	url := serverURL(t)
+	s, _ := openStore(t, url)
+	for _, cursor := range []string{"x", "12.", "end.!!", "-1"} {
+		if _, _, err := s.Scan(t.Context(), cursor, 10); !errors.Is(err, store.ErrInvalidArgument) {
+			t.Errorf("Scan(%q): %v, want ErrInvalidArgument", cursor, err)
+		}
+	}
+	if _, _, err := s.Scan(t.Context(), "", 0); !errors.Is(err, store.ErrInvalidArgument) {
+		t.Errorf("Scan with count 0: %v, want ErrInvalidArgument", err)
+	}
+}
+
+// TestSubscriptionConnectionKilled kills the Pub/Sub connection under two
+// subscriptions and checks that each receives Resubscribed, then the
+// messages published afterwards, and that nothing is left running after
+// Close.
+func TestSubscriptionConnectionKilled(t *testing.T) {
+	url := serverURL(t)
+	c := admin(t, url)
+	storetest.CheckNoLeaks(t)
+	name := randomName("client")
+	s, _ := openStore(t, withClientName(t, url, name))
+	ctx := t.Context()
+
+	a, err := s.Subscribe(ctx, "a")
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	b, err := s.Subscribe(ctx, "b")
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	for round := range 2 {
+		if n := killClients(t, c, "pubsub", name); n != 1 {
+			t.Fatalf("round %d: killed %d Pub/Sub connections, want 1", round, n)
+		}
+		waitResubscribed(t, a, 10*time.Second)
+		waitResubscribed(t, b, 10*time.Second)
+		for _, ch := range []string{"a", "b"} {
+			if err := s.Publish(ctx, ch, []byte("after "+ch)); err != nil {
+				t.Fatalf("Publish: %v", err)
+			}
+		}
+		if got := recvData(t, a, 5*time.Second); string(got) != "after a" {
+			t.Errorf("a received %q", got)
+		}
+		if got := recvData(t, b, 5*time.Second); string(got) != "after b" {
+			t.Errorf("b received %q", got)
+		}
+	}
+	// A channel subscribed after the reconnection works as usual.
+	c2, err := s.Subscribe(ctx, "c")
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	if err := s.Publish(ctx, "c", []byte("on c")); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	if got := recvData(t, c2, 5*time.Second); string(got) != "on c" {
+		t.Errorf("c received %q", got)
+	}
+	a.Close()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+// TestOperationsAfterConnectionsKilled kills every ordinary connection of a
+// store and checks that the store keeps working without being reopened.
+func TestOperationsAfterConnectionsKilled(t *testing.T) {
+	url := serverURL(t)
+	c := admin(t, url)
+	name := randomName("client")
+	s, _ := openStore(t, withClientName(t, url, name))
+	ctx := t.Context()
+	expiry := time.Now().Add(time.Minute)
+
+	// Open a few connections, so that several sit idle in the pool.
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			if err := s.Put(ctx, "k", []byte{byte(i)}, expiry); err != nil {
+				t.Errorf("Put: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := killClients(t, c, "normal", name); n == 0 {
+		t.Fatal("found no connection of the store to kill")
+	}
+	if err := s.Put(ctx, "k", []byte("after"), expiry); err != nil {
+		t.Fatalf("Put after the connections were killed: %v", err)
+	}
+	if got, err := s.Take(ctx, "k"); err != nil || !bytes.Equal(got, []byte("after")) {
+		t.Fatalf("Take after the connections were killed = %q, %v", got, err)
+	}
+}
+
+// TestSubscribeServerDown checks that Subscribe gives up when its context
+// ends while the server does not answer, and that Close then leaves nothing
+// running.
+func TestSubscribeServerDown(t *testing.T) {
+	storetest.CheckNoLeaks(t)
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	defer client.Close()
+	s, err := evredis.NewFromClient(client)
+	if err != nil {
+		t.Fatalf("NewFromClient: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	sub, err := s.Subscribe(ctx, "chan")
+	if err == nil {
+		sub.Close()
+		t.Fatal("Subscribe succeeded with no server")
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Subscribe: %v, want DeadlineExceeded", err)
+	}
+	if _, err := s.Get(ctx, "k"); err == nil || errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Get with no server: %v, want the connection's error", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
