@@ -1,0 +1,157 @@
+package token
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/elicitvault/elicitvault/envelope"
+	"github.com/elicitvault/elicitvault/token/internal/wire"
+)
+
+// The compact format is
+//
+//	"ev1." || base64url-nopad(envelope)
+//
+// where envelope is sealed for Binding{Purpose: "token/" + kind, Unbound:
+// true} with the token's expiry, and its plaintext is the claims:
+//
+//	token ID        16 bytes
+//	lifetime        uvarint, whole seconds: issued-at = expiry − lifetime
+//	session ID      string
+//	subject         string (empty when none)
+//	elicitation ID  string
+//	then, for oauth-state:
+//	  code verifier string (empty when none)
+//	and for request-state:
+//	  tool name     string
+//	  args hash     32 bytes (SHA-256, see HashArgs)
+//	  state         uvarint length || bytes
+//
+// with strings encoded by package token/internal/wire. Nothing may follow.
+const compactPrefix = "ev1."
+
+// b64 is strict base64url without padding: the padding bits of the last
+// character must be zero. Together with the length check in decodeB64 it
+// accepts exactly one text per byte string.
+var b64 = base64.RawURLEncoding.Strict()
+
+var bindings = map[Kind]envelope.Binding{
+	URL:          {Purpose: "token/" + string(URL), Unbound: true},
+	OAuthState:   {Purpose: "token/" + string(OAuthState), Unbound: true},
+	RequestState: {Purpose: "token/" + string(RequestState), Unbound: true},
+}
+
+func (s *Service) issueCompact(c *Claims) (string, error) {
+	var buf [160]byte
+	pt := appendCompactClaims(buf[:0], c)
+	sealed, err := s.sealer.Seal(bindings[c.Kind], pt, c.Expiry)
+	if err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	out := make([]byte, 0, len(compactPrefix)+b64.EncodedLen(len(sealed)))
+	out = append(out, compactPrefix...)
+	out = b64.AppendEncode(out, sealed)
+	return string(out), nil
+}
+
+func appendCompactClaims(dst []byte, c *Claims) []byte {
+	dst = append(dst, c.ID[:]...)
+	dst = wire.AppendUvarint(dst, uint64(c.Expiry.Sub(c.IssuedAt)/time.Second))
+	dst = wire.AppendString(dst, c.SessionID)
+	dst = wire.AppendString(dst, c.Subject)
+	dst = wire.AppendString(dst, c.ElicitationID)
+	switch c.Kind {
+	case OAuthState:
+		dst = wire.AppendString(dst, c.CodeVerifier)
+	case RequestState:
+		dst = wire.AppendString(dst, c.Tool)
+		dst = append(dst, c.ArgsHash[:]...)
+		dst = wire.AppendBytes(dst, c.State)
+	}
+	return dst
+}
+
+// decodeB64 decodes strict, canonical base64url: CR and LF, which
+// encoding/base64 skips even in strict mode, are caught by the length check.
+func decodeB64(s string) ([]byte, bool) {
+	out, err := b64.DecodeString(s)
+	if err != nil || b64.EncodedLen(len(out)) != len(s) {
+		return nil, false
+	}
+	return out, true
+}
+
+func (s *Service) verifyCompact(tok string, kind Kind) (*Claims, error) {
+	sealed, ok := decodeB64(tok[len(compactPrefix):])
+	if !ok {
+		return nil, ErrInvalid
+	}
+	pt, h, err := s.sealer.OpenHeader(bindings[kind], sealed)
+	if err != nil {
+		return nil, envelopeError(err)
+	}
+	c := &Claims{Kind: kind, KeyID: h.KeyID, Expiry: h.Expiry}
+	if err := decodeCompactClaims(pt, c); err != nil {
+		return nil, ErrInvalid
+	}
+	return c, nil
+}
+
+// envelopeError maps the envelope's sentinels to the token's.
+func envelopeError(err error) error {
+	switch {
+	case errors.Is(err, envelope.ErrExpired):
+		return ErrExpired
+	case errors.Is(err, envelope.ErrUnknownKey):
+		return ErrUnknownKey
+	}
+	return ErrInvalid
+}
+
+var errMalformed = errors.New("token: malformed claims")
+
+// decodeCompactClaims decodes pt into c, whose Kind and Expiry are set.
+func decodeCompactClaims(pt []byte, c *Claims) error {
+	id, rest, err := wire.ReadFixed(pt, len(c.ID))
+	if err != nil {
+		return err
+	}
+	copy(c.ID[:], id)
+	life, rest, err := wire.ReadUvarint(rest)
+	if err != nil || life < 1 || life > uint64(MaxTTL/time.Second) {
+		return errMalformed
+	}
+	c.IssuedAt = c.Expiry.Add(-time.Duration(life) * time.Second)
+	for _, f := range [...]*string{&c.SessionID, &c.Subject, &c.ElicitationID} {
+		if *f, rest, err = wire.ReadString(rest); err != nil {
+			return err
+		}
+	}
+	switch c.Kind {
+	case OAuthState:
+		if c.CodeVerifier, rest, err = wire.ReadString(rest); err != nil {
+			return err
+		}
+	case RequestState:
+		if c.Tool, rest, err = wire.ReadString(rest); err != nil {
+			return err
+		}
+		var h []byte
+		if h, rest, err = wire.ReadFixed(rest, len(c.ArgsHash)); err != nil {
+			return err
+		}
+		copy(c.ArgsHash[:], h)
+		if c.State, rest, err = wire.ReadBytes(rest); err != nil {
+			return err
+		}
+		if len(c.State) == 0 {
+			c.State = nil
+		}
+	}
+	if len(rest) != 0 {
+		return errMalformed
+	}
+	return c.check()
+}

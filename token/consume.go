@@ -1,0 +1,61 @@
+package token
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/elicitvault/elicitvault/envelope"
+	"github.com/elicitvault/elicitvault/store"
+)
+
+// usedPurpose is the binding purpose of one-shot markers.
+const usedPurpose = "token/used"
+
+// Consume verifies tok as Verify does and then uses it up: among every
+// process that shares the Service's store, the first consumer of a token
+// gets its claims and every later one gets ErrReplayed, until the token
+// expires (after which Verify reports ErrExpired).
+//
+// The marker is written with the store's PutIfAbsent under a blinded key:
+// the keyring's HMAC, under the secret that issued the token (so that every
+// node agrees on it whatever its primary), of the unbound binding
+// {Purpose: "token/used", RecordID: token ID}. Its value is the single byte
+// 0x01, which is not a stored record, and it expires with the token plus
+// the marker grace (WithMarkerGrace). A store failure is returned wrapped;
+// the token is then not consumed.
+func (s *Service) Consume(ctx context.Context, tok string, want Expect) (*Claims, error) {
+	if s.store == nil {
+		return nil, ErrNoStore
+	}
+	c, err := s.Verify(tok, want)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.markUsed(ctx, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// markUsed writes the one-shot marker of verified claims c.
+func (s *Service) markUsed(ctx context.Context, c *Claims) error {
+	if s.store == nil {
+		return ErrNoStore
+	}
+	key, ok := s.keys.StoreKeyUnder(c.KeyID, envelope.Binding{Purpose: usedPurpose, Unbound: true, RecordID: string(c.ID[:])})
+	if !ok {
+		return ErrUnknownKey
+	}
+	won, err := s.store.PutIfAbsent(ctx, key, []byte{1}, c.Expiry.Add(s.grace))
+	switch {
+	case errors.Is(err, store.ErrInvalidArgument):
+		// The marker's expiry is already past on the store's clock.
+		return ErrExpired
+	case err != nil:
+		return fmt.Errorf("token: one-shot marker: %w", err)
+	case !won:
+		return ErrReplayed
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package token
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/elicitvault/elicitvault/hkdf"
+)
+
+// The JWE format is a compact JWE (RFC 7516) with the protected header
+//
+//	{"alg":"dir","enc":"A256GCM","kid":"<key ID, 8 lowercase hex digits>"}
+//
+// and no other member, an empty encrypted key, a 96-bit IV and a 128-bit
+// tag, under the key HKDF-Expand(prk, "elicitvault/v1 token/jwe", 32). Its
+// plaintext is the JSON object of jweClaims.
+const jwePurpose = "token/jwe"
+
+// The algorithm lists go-jose parses with: exactly one each.
+var (
+	jweKeyAlgorithms = []jose.KeyAlgorithm{jose.DIRECT}
+	jweContentEncs   = []jose.ContentEncryption{jose.A256GCM}
+)
+
+// jweClaims is the JSON plaintext of a JWE token. exp and iat are
+// NumericDates (integer seconds); jti, args and state are base64url without
+// padding; sub is omitted when empty.
+type jweClaims struct {
+	Exp   int64  `json:"exp"`
+	Iat   int64  `json:"iat"`
+	Jti   string `json:"jti"`
+	Sub   string `json:"sub,omitempty"`
+	Sid   string `json:"sid"`
+	Eid   string `json:"eid"`
+	Knd   string `json:"knd"`
+	PKCE  string `json:"pkce,omitempty"`  // oauth-state: PKCE code verifier
+	Tool  string `json:"tool,omitempty"`  // request-state: tool name
+	Args  string `json:"args,omitempty"`  // request-state: SHA-256 of the canonical arguments
+	State string `json:"state,omitempty"` // request-state: opaque payload
+}
+
+func (s *Service) encrypter() (jose.Encrypter, error) {
+	s.encOnce.Do(func() {
+		id := s.keys.PrimaryKeyID()
+		s.enc, s.encErr = jose.NewEncrypter(jose.A256GCM,
+			jose.Recipient{Algorithm: jose.DIRECT, Key: s.jwe[id], KeyID: id.String()}, nil)
+	})
+	return s.enc, s.encErr
+}
+
+func (s *Service) issueJWE(c *Claims) (string, error) {
+	jc := jweClaims{
+		Exp:  c.Expiry.Unix(),
+		Iat:  c.IssuedAt.Unix(),
+		Jti:  b64.EncodeToString(c.ID[:]),
+		Sub:  c.Subject,
+		Sid:  c.SessionID,
+		Eid:  c.ElicitationID,
+		Knd:  string(c.Kind),
+		PKCE: c.CodeVerifier,
+		Tool: c.Tool,
+	}
+	if c.Kind == RequestState {
+		jc.Args = b64.EncodeToString(c.ArgsHash[:])
+		jc.State = b64.EncodeToString(c.State)
+	}
+	payload, err := json.Marshal(&jc)
+	if err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	enc, err := s.encrypter()
+	if err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	obj, err := enc.Encrypt(payload)
+	if err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	tok, err := obj.CompactSerialize()
+	if err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	return tok, nil
+}
+
+func (s *Service) verifyJWE(tok string, kind Kind) (*Claims, error) {
+	var seg [5]string
+	rest := tok
+	for i := range 4 {
+		var ok bool
+		if seg[i], rest, ok = strings.Cut(rest, "."); !ok {
+			return nil, ErrInvalid
+		}
+	}
+	seg[4] = rest
+	// Everything go-jose would accept loosely is checked strictly first:
+	// the header's members, an empty encrypted key, canonical base64url
+	// in every segment (go-jose's decoder ignores padding bits, CR and LF),
+	// and the sizes of IV and tag.
+	kid, ok := parseJWEHeader(seg[0])
+	if !ok || seg[1] != "" {
+		return nil, ErrInvalid
+	}
+	sizes := [5]int{2: 12, 3: -1, 4: 16} // IV, ciphertext (any), tag
+	for i := 2; i < 5; i++ {
+		b, ok := decodeB64(seg[i]) // a sixth part leaves a '.' in seg[4]
+		if !ok || len(b) == 0 || (sizes[i] >= 0 && len(b) != sizes[i]) {
+			return nil, ErrInvalid
+		}
+	}
+	key, ok := s.jwe[kid]
+	if !ok {
+		return nil, ErrUnknownKey
+	}
+	obj, err := jose.ParseEncryptedCompact(tok, jweKeyAlgorithms, jweContentEncs)
+	if err != nil {
+		return nil, ErrInvalid
+	}
+	payload, err := obj.Decrypt(key)
+	if err != nil {
+		return nil, ErrInvalid
+	}
+	c, err := decodeJWEClaims(payload, kind)
+	if err != nil {
+		return nil, ErrInvalid
+	}
+	c.KeyID = kid
+	if !s.now().Before(c.Expiry) {
+		return nil, ErrExpired
+	}
+	return c, nil
+}
+
+// parseJWEHeader accepts exactly the members alg "dir", enc "A256GCM" and
+// kid, each once, in any order, and returns the key ID.
+func parseJWEHeader(seg string) (hkdf.KeyID, bool) {
+	var kid hkdf.KeyID
+	raw, ok := decodeB64(seg)
+	if !ok {
+		return kid, false
+	}
+	d := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return kid, false
+	}
+	seen := map[string]bool{}
+	for d.More() {
+		k, err := d.Token()
+		if err != nil {
+			return kid, false
+		}
+		v, err := d.Token()
+		if err != nil {
+			return kid, false
+		}
+		name, _ := k.(string)
+		value, ok := v.(string)
+		if !ok || seen[name] {
+			return kid, false
+		}
+		seen[name] = true
+		switch name {
+		case "alg":
+			ok = value == string(jose.DIRECT)
+		case "enc":
+			ok = value == string(jose.A256GCM)
+		case "kid":
+			kid, err = hkdf.ParseKeyID(value)
+			ok = err == nil
+		default:
+			ok = false // zip, crit, jku, typ, …: nothing else is expected
+		}
+		if !ok {
+			return kid, false
+		}
+	}
+	if t, err := d.Token(); err != nil || t != json.Delim('}') || len(seen) != 3 {
+		return kid, false
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return kid, false
+	}
+	return kid, true
+}
+
+func decodeJWEClaims(payload []byte, kind Kind) (*Claims, error) {
+	var jc jweClaims
+	d := json.NewDecoder(bytes.NewReader(payload))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&jc); err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errMalformed
+	}
+	if jc.Knd != string(kind) || jc.Iat <= 0 || jc.Exp <= jc.Iat || jc.Exp-jc.Iat > int64(MaxTTL/time.Second) {
+		return nil, errMalformed
+	}
+	c := &Claims{
+		Kind:          kind,
+		IssuedAt:      time.Unix(jc.Iat, 0),
+		Expiry:        time.Unix(jc.Exp, 0),
+		SessionID:     jc.Sid,
+		Subject:       jc.Sub,
+		ElicitationID: jc.Eid,
+		CodeVerifier:  jc.PKCE,
+		Tool:          jc.Tool,
+	}
+	id, ok := decodeB64(jc.Jti)
+	if !ok || len(id) != len(c.ID) {
+		return nil, errMalformed
+	}
+	copy(c.ID[:], id)
+	if kind == RequestState {
+		h, ok := decodeB64(jc.Args)
+		if !ok || len(h) != len(c.ArgsHash) {
+			return nil, errMalformed
+		}
+		copy(c.ArgsHash[:], h)
+		if c.State, ok = decodeB64(jc.State); !ok {
+			return nil, errMalformed
+		}
+		if len(c.State) == 0 {
+			c.State = nil
+		}
+	} else if jc.Args != "" || jc.State != "" {
+		return nil, errMalformed
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

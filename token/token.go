@@ -1,0 +1,384 @@
+// Package token issues and verifies the tokens elicitvault hands to clients
+// and browsers: URL-mode callback tokens, OAuth state values, and the
+// requestState of the multi-round-trip protocol (2026-07-28).
+//
+// A token is encrypted and authenticated under a key derived from the
+// keyring's secrets; its claims (session ID, subject, elicitation ID, token
+// ID, times, kind and kind-specific claims) are inside the ciphertext, so a
+// URL that carries one carries no PII. Two formats exist:
+//
+//   - Compact (the default): "ev1." followed by base64url (no padding) of an
+//     envelope sealed for Binding{Purpose: "token/<kind>", Unbound: true}.
+//     A typical URL token has 130 to 160 characters and needs no escaping
+//     in a URL.
+//   - JWE: compact JWE with alg "dir", enc "A256GCM", kid the key ID, under
+//     the "token/jwe" purpose key, for verifiers in other languages.
+//
+// README.md in this directory specifies both formats byte for byte.
+//
+// Verify checks the format, the key, the tag, the kind, the expiry and the
+// binding the caller expects; every failure is one of ErrInvalid,
+// ErrExpired and ErrUnknownKey, and none says more than that. Consume is
+// Verify plus one-shot use: the first consumer of a token wins in every
+// process that shares the store, every later one gets ErrReplayed.
+//
+// Errors never carry a session ID, subject, claim value, key or token text.
+package token
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/elicitvault/elicitvault/envelope"
+	"github.com/elicitvault/elicitvault/hkdf"
+	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/store"
+)
+
+// Kind is what a token is for. A token of one kind never verifies as
+// another: the kind selects the key and is authenticated.
+type Kind string
+
+// The kinds of token.
+const (
+	// URL is a URL-mode elicitation callback token.
+	URL Kind = "url"
+	// OAuthState is an OAuth 2.0 state value; it may carry a PKCE code
+	// verifier.
+	OAuthState Kind = "oauth-state"
+	// RequestState is the requestState of a multi-round-trip tool call,
+	// bound to the tool name and the hash of its arguments.
+	RequestState Kind = "request-state"
+)
+
+// Kinds lists every kind, in a fixed order.
+var Kinds = []Kind{URL, OAuthState, RequestState}
+
+// Valid reports whether k is one of the kinds.
+func (k Kind) Valid() bool { return k == URL || k == OAuthState || k == RequestState }
+
+// DefaultTTL is the lifetime of a token of kind k when Issue is given none:
+// 10 minutes for URL (the user may have to sign in before the callback),
+// 10 minutes for OAuthState (the common lifetime of an authorization
+// request), 5 minutes for RequestState (the default wait of an
+// elicitation).
+func (k Kind) DefaultTTL() time.Duration {
+	if k == RequestState {
+		return 5 * time.Minute
+	}
+	return 10 * time.Minute
+}
+
+// MaxTTL is the longest lifetime Issue accepts.
+const MaxTTL = 24 * time.Hour
+
+// Format is a token's serialisation.
+type Format int
+
+const (
+	// Compact is "ev1." + base64url(envelope): short, for URLs.
+	Compact Format = iota
+	// JWE is a compact JWE (dir, A256GCM), for verifiers in other languages.
+	JWE
+)
+
+// String returns "compact" or "jwe".
+func (f Format) String() string {
+	switch f {
+	case Compact:
+		return "compact"
+	case JWE:
+		return "jwe"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// Limits on claims, checked by Issue. Verify rejects tokens beyond them.
+const (
+	// MaxIDSize bounds SessionID, Subject, ElicitationID and Tool, in bytes.
+	MaxIDSize = 256
+	// MaxStateSize bounds Claims.State.
+	MaxStateSize = 16 << 10
+	// MaxTokenSize bounds the text of any token Verify reads.
+	MaxTokenSize = 32 << 10
+)
+
+// Claims are the contents of a token.
+type Claims struct {
+	// Kind is required.
+	Kind Kind
+
+	// ID is the random 128-bit token ID (JWT "jti"); Issue sets it.
+	ID [16]byte
+	// KeyID is the key ID of the secret the token was issued under; Issue
+	// and Verify set it.
+	KeyID hkdf.KeyID
+	// IssuedAt and Expiry have a resolution of one second; Issue sets them.
+	IssuedAt, Expiry time.Time
+
+	// SessionID and ElicitationID are required; Subject is the
+	// authenticated user, empty when the server has none.
+	SessionID, Subject, ElicitationID string
+
+	// CodeVerifier is an OAuthState's PKCE code verifier (RFC 7636: 43 to
+	// 128 characters of A–Z a–z 0–9 - . _ ~), or empty.
+	CodeVerifier string
+
+	// Tool is a RequestState's tool name (required for that kind), and
+	// ArgsHash the hash of its arguments (see HashArgs).
+	Tool     string
+	ArgsHash [sha256.Size]byte
+	// State is a RequestState's opaque payload (at most MaxStateSize
+	// bytes), sealed with the rest.
+	State []byte
+}
+
+// Expect is what Verify checks a token against, beyond its key, tag and
+// expiry.
+//
+// Kind is required. SessionID, ElicitationID and Tool are each checked when
+// not empty, ArgsHash when not zero. The subject follows the key schedule's
+// rule that state belongs to a (subject, session) pair: it is checked when
+// Subject is not empty, and also whenever SessionID is set, so that an
+// anonymous caller (Subject "") does not match a token issued to a user.
+// A mismatch is ErrInvalid, whatever the field.
+type Expect struct {
+	Kind                              Kind
+	SessionID, Subject, ElicitationID string
+	Tool                              string
+	ArgsHash                          [sha256.Size]byte
+}
+
+// tokenError is a sentinel that also matches the envelope's sentinel of the
+// same meaning, so that errors.Is works with either.
+type tokenError struct {
+	msg  string
+	also error
+}
+
+func (e *tokenError) Error() string        { return e.msg }
+func (e *tokenError) Is(target error) bool { return target == e.also && e.also != nil }
+
+var (
+	// ErrInvalid is returned for a token that is malformed, was tampered
+	// with, is of another kind, or does not match what the caller expects.
+	// It is deliberately one error. errors.Is(err, envelope.ErrInvalid)
+	// also holds.
+	ErrInvalid error = &tokenError{"token: invalid", envelope.ErrInvalid}
+	// ErrExpired is returned for an authentic token past its expiry.
+	// errors.Is(err, envelope.ErrExpired) also holds.
+	ErrExpired error = &tokenError{"token: expired", envelope.ErrExpired}
+	// ErrUnknownKey is returned for a token issued under a secret that is
+	// not configured. errors.Is(err, envelope.ErrUnknownKey) also holds.
+	ErrUnknownKey error = &tokenError{"token: unknown key", envelope.ErrUnknownKey}
+	// ErrReplayed is returned by Consume for a token that was consumed
+	// before.
+	ErrReplayed error = &tokenError{msg: "token: replayed"}
+	// ErrNoStore is returned by Consume on a Service without a store.
+	ErrNoStore = errors.New("token: no store configured for one-shot use")
+)
+
+// ClaimsError is returned by Issue for claims it refuses. Field names the
+// claim; the value is never included.
+type ClaimsError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ClaimsError) Error() string { return "token: claim " + e.Field + ": " + e.Reason }
+
+// Service issues and verifies tokens under a keyring. It is safe for
+// concurrent use.
+type Service struct {
+	keys   *rotation.Keyring
+	sealer *envelope.Sealer
+	store  store.Store
+	grace  time.Duration
+	jwe    map[hkdf.KeyID][]byte // "token/jwe" purpose keys
+
+	encOnce sync.Once // the JWE encrypter under the primary's key
+	enc     jose.Encrypter
+	encErr  error
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithMarkerGrace keeps one-shot markers for d past the expiry of their
+// token (default 1 minute), so that a node whose clock runs behind the
+// store's still finds the marker while it considers the token live.
+func WithMarkerGrace(d time.Duration) Option {
+	return func(s *Service) {
+		if d >= 0 {
+			s.grace = d
+		}
+	}
+}
+
+// DefaultMarkerGrace is the default of WithMarkerGrace.
+const DefaultMarkerGrace = time.Minute
+
+// NewService returns a Service that issues under k's primary secret and
+// verifies under all of k's secrets. st holds one-shot markers for Consume
+// and may be nil if Consume is not used. The Service's clock is the
+// keyring's (envelope.WithClock).
+func NewService(k *rotation.Keyring, st store.Store, opts ...Option) (*Service, error) {
+	if k == nil {
+		return nil, errors.New("token: nil keyring")
+	}
+	s := &Service{
+		keys:   k,
+		sealer: k.Sealer(),
+		store:  st,
+		grace:  DefaultMarkerGrace,
+		jwe:    make(map[hkdf.KeyID][]byte),
+	}
+	for _, id := range k.KeyIDs() {
+		secret, _ := k.Secret(id)
+		key, err := secret.Key(jwePurpose)
+		if err != nil {
+			return nil, fmt.Errorf("token: %w", err)
+		}
+		s.jwe[id] = key
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
+}
+
+// now returns the current time on the keyring's clock.
+func (s *Service) now() time.Time { return s.sealer.Now() }
+
+// Issue returns a new token for c in format f, valid for ttl (the kind's
+// DefaultTTL when zero; whole seconds, at most MaxTTL). It fills in c.ID,
+// c.KeyID, c.IssuedAt and c.Expiry.
+func (s *Service) Issue(c *Claims, ttl time.Duration, f Format) (string, error) {
+	if ttl == 0 {
+		ttl = c.Kind.DefaultTTL()
+	}
+	if ttl < time.Second || ttl > MaxTTL {
+		return "", &ClaimsError{"ttl", "must be between 1s and 24h"}
+	}
+	if err := c.check(); err != nil {
+		return "", err
+	}
+	if f != Compact && f != JWE {
+		return "", errors.New("token: unknown format")
+	}
+	rand.Read(c.ID[:]) // never fails (crypto/rand)
+	now := s.now().Truncate(time.Second)
+	c.IssuedAt = now
+	c.Expiry = now.Add(ttl.Truncate(time.Second))
+	c.KeyID = s.keys.PrimaryKeyID()
+	if f == JWE {
+		return s.issueJWE(c)
+	}
+	return s.issueCompact(c)
+}
+
+func (c *Claims) check() error {
+	if !c.Kind.Valid() {
+		return &ClaimsError{"kind", "unknown kind"}
+	}
+	for _, f := range [...]struct {
+		name, v  string
+		required bool
+	}{
+		{"session ID", c.SessionID, true},
+		{"subject", c.Subject, false},
+		{"elicitation ID", c.ElicitationID, true},
+		{"tool", c.Tool, c.Kind == RequestState},
+	} {
+		if f.required && f.v == "" {
+			return &ClaimsError{f.name, "is empty"}
+		}
+		if len(f.v) > MaxIDSize {
+			return &ClaimsError{f.name, "is too long"}
+		}
+	}
+	if c.Kind != OAuthState && c.CodeVerifier != "" {
+		return &ClaimsError{"code verifier", "only an oauth-state token carries one"}
+	}
+	if c.CodeVerifier != "" && !validVerifier(c.CodeVerifier) {
+		return &ClaimsError{"code verifier", "is not an RFC 7636 code verifier"}
+	}
+	if c.Kind != RequestState && (c.Tool != "" || c.ArgsHash != [sha256.Size]byte{} || len(c.State) > 0) {
+		return &ClaimsError{"tool", "only a request-state token carries tool, arguments or state"}
+	}
+	if c.Kind == RequestState && c.ArgsHash == [sha256.Size]byte{} {
+		return &ClaimsError{"arguments hash", "is required for a request-state token"}
+	}
+	if len(c.State) > MaxStateSize {
+		return &ClaimsError{"state", "is too long"}
+	}
+	return nil
+}
+
+func validVerifier(v string) bool {
+	if len(v) < 43 || len(v) > 128 {
+		return false
+	}
+	for _, c := range []byte(v) {
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '.', c == '_', c == '~':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Verify checks tok and returns its claims. It accepts both formats. The
+// checks run in this order: format and size (ErrInvalid), key ID
+// (ErrUnknownKey), tag and kind (ErrInvalid), expiry (ErrExpired), then
+// the binding want asks for (ErrInvalid).
+func (s *Service) Verify(tok string, want Expect) (*Claims, error) {
+	if !want.Kind.Valid() {
+		return nil, errors.New("token: Expect.Kind is not a known kind")
+	}
+	var (
+		c   *Claims
+		err error
+	)
+	switch {
+	case len(tok) > MaxTokenSize:
+		return nil, ErrInvalid
+	case len(tok) > len(compactPrefix) && tok[:len(compactPrefix)] == compactPrefix:
+		c, err = s.verifyCompact(tok, want.Kind)
+	default:
+		c, err = s.verifyJWE(tok, want.Kind)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !want.matches(c) {
+		return nil, ErrInvalid
+	}
+	return c, nil
+}
+
+func (want *Expect) matches(c *Claims) bool {
+	if want.SessionID != "" && c.SessionID != want.SessionID {
+		return false
+	}
+	if (want.SessionID != "" || want.Subject != "") && c.Subject != want.Subject {
+		return false
+	}
+	if want.ElicitationID != "" && c.ElicitationID != want.ElicitationID {
+		return false
+	}
+	if want.Tool != "" && c.Tool != want.Tool {
+		return false
+	}
+	if want.ArgsHash != [sha256.Size]byte{} && c.ArgsHash != want.ArgsHash {
+		return false
+	}
+	return true
+}
