@@ -417,9 +417,9 @@ func TestBindingMismatch(t *testing.T) {
 func TestCompactSize(t *testing.T) {
 	s := service(t, keyring(t, nil, secretA), nil)
 	for _, tc := range []struct {
-		name              string
-		sid, sub, eid     string
-		max               int
+		name          string
+		sid, sub, eid string
+		max           int
 	}{
 		{"go-sdk session, UUID subject", "5UO7Q7XMRZ3S6F4BMWIQQ7ZL4E", "0b9f3c2e-8d41-4a6e-9f0c-3d2b1a7e5c44", "R4NXKQ2VHD7JW3LMZPB6TCYE5A", 160},
 		{"go-sdk session, no subject", "5UO7Q7XMRZ3S6F4BMWIQQ7ZL4E", "", "R4NXKQ2VHD7JW3LMZPB6TCYE5A", 160},
