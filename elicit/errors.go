@@ -1,6 +1,11 @@
 package elicit
 
-import "github.com/elicitvault/elicitvault/elicit/internal/form"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/elicitvault/elicitvault/elicit/internal/form"
+)
 
 var (
 	// ErrInvalidParams is matched by every *SchemaError: the form asked for
@@ -17,3 +22,78 @@ var (
 	// accepted with content that does not match the schema.
 	ErrInvalidContent = form.ErrInvalidContent
 )
+
+var (
+	// ErrNotInstalled is returned when Form, Confirm or URL is called with a
+	// context that carries no Elicitor: install one with Elicitor.Install.
+	ErrNotInstalled = errors.New("elicit: no Elicitor installed on this server (call Elicitor.Install)")
+
+	// ErrNoSession is returned for a request without a session or params.
+	ErrNoSession = errors.New("elicit: request has no session")
+
+	// ErrUnsupported is matched by every *UnsupportedError: the client
+	// cannot receive the elicitation in the mode it needs, and nothing was
+	// sent. A tool can branch on it.
+	ErrUnsupported = errors.New("elicit: client does not support this elicitation mode")
+
+	// ErrTimeout is returned when no answer arrived within the TTL. The
+	// request to the client is cancelled.
+	ErrTimeout = errors.New("elicit: no answer within the time limit")
+
+	// ErrCancelled is returned to the waiter of an elicitation that a newer
+	// elicitation in the same session replaced: a session has at most one
+	// pending elicitation.
+	ErrCancelled = errors.New("elicit: cancelled by a newer elicitation in the same session")
+
+	// ErrTooLarge is returned for an answer whose content is larger than
+	// the configured limit. It also matches ErrInvalidContent.
+	ErrTooLarge error = &alsoError{"elicit: content larger than the size limit", ErrInvalidContent}
+
+	// ErrMalformed is returned for an answer that is not one: an unknown
+	// action, or content that is not a JSON object.
+	ErrMalformed = errors.New("elicit: malformed answer")
+
+	// ErrUnknownElicitation is returned for an answer to an elicitation that
+	// does not exist (any more), or that belongs to another session or
+	// subject. It is deliberately one error.
+	ErrUnknownElicitation = errors.New("elicit: unknown elicitation")
+
+	// ErrInputRequired is matched by the error Form, Confirm and URL return
+	// on protocol 2026-07-28 when the answer is not in the request yet. The
+	// handler must return it (or an error wrapping it): the installed
+	// middleware then replaces the tool result with input requests, and the
+	// handler runs again when the client calls with the answers.
+	ErrInputRequired = errors.New("elicit: input required from the client (the tool call will be retried with the answer)")
+)
+
+// UnsupportedError reports the mode the client lacks.
+type UnsupportedError struct {
+	Mode Mode
+}
+
+func (e *UnsupportedError) Error() string {
+	return "elicit: client does not support " + string(e.Mode) + " elicitation"
+}
+
+// Unwrap returns ErrUnsupported.
+func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
+
+// alsoError is a sentinel that also matches another.
+type alsoError struct {
+	msg  string
+	also error
+}
+
+func (e *alsoError) Error() string        { return e.msg }
+func (e *alsoError) Is(target error) bool { return target == e.also }
+
+// ClientError reports that the client answered an elicitation with a
+// JSON-RPC error. Only the code is kept: the message may quote the user's
+// answer.
+type ClientError struct {
+	Code int64
+}
+
+func (e *ClientError) Error() string {
+	return fmt.Sprintf("elicit: the client answered with error code %d", e.Code)
+}

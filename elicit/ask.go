@@ -1,0 +1,93 @@
+package elicit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ask runs one elicitation: the request flow (through the hooks) to get a
+// raw answer, then the result flow to validate it.
+func (e *Elicitor) ask(ctx context.Context, req *mcp.CallToolRequest, r *Request, o *options) (*Response, error) {
+	call, err := e.newCall(req)
+	if err != nil {
+		return nil, err
+	}
+	r.Call = call
+	r.ID = randomID()
+	ttl := o.ttl
+	if ttl <= 0 {
+		ttl = e.ttl
+	}
+
+	var send RequestFunc
+	supported := (r.Mode == ModeForm && call.FormMode) || (r.Mode == ModeURL && call.URLMode)
+	switch {
+	case !supported:
+		send = func(ctx context.Context, r *Request) (*Response, error) {
+			if e.fallback != nil {
+				return e.fallback(ctx, r.Call, r)
+			}
+			return nil, &UnsupportedError{Mode: r.Mode}
+		}
+	case call.inputRequests():
+		send = func(ctx context.Context, r *Request) (*Response, error) {
+			return e.inputRequest(ctx, r, ttl, o)
+		}
+	default:
+		send = func(ctx context.Context, r *Request) (*Response, error) {
+			return e.blocking(ctx, r, ttl, o)
+		}
+	}
+	raw, err := wrapRequest(e.hooks, send)(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return wrapResult(e.hooks, e.check)(ctx, r, raw)
+}
+
+// check is the core of the result flow: the action is known, content comes
+// only with accept, is within the size limit and matches the schema.
+func (e *Elicitor) check(_ context.Context, r *Request, raw *Response) (*Response, error) {
+	if raw == nil {
+		return nil, ErrMalformed
+	}
+	switch raw.Action {
+	case Decline, Cancel:
+		// Content that comes with a refusal is dropped unread.
+		return &Response{Action: raw.Action}, nil
+	case Accept:
+	default:
+		return nil, ErrMalformed
+	}
+	if r.Mode == ModeURL {
+		// URL mode carries no content: the answer went to the server's page.
+		return &Response{Action: Accept}, nil
+	}
+	if err := e.checkSize(raw.Content); err != nil {
+		return nil, err
+	}
+	content, err := r.Schema.Validate(raw.Content)
+	if err != nil {
+		return nil, err
+	}
+	return &Response{Action: Accept, Content: content}, nil
+}
+
+func (e *Elicitor) checkSize(content map[string]any) error {
+	b, err := json.Marshal(content)
+	if err != nil {
+		return fmt.Errorf("%w: content does not encode", ErrMalformed)
+	}
+	if len(b) > e.maxSize {
+		return ErrTooLarge
+	}
+	return nil
+}
+
+// fromElicitResult converts the go-sdk's result.
+func fromElicitResult(res *mcp.ElicitResult) *Response {
+	return &Response{Action: Action(res.Action), Content: res.Content}
+}

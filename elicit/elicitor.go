@@ -1,0 +1,136 @@
+package elicit
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/token"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of Config.
+const (
+	// DefaultTTL is how long an elicitation waits for its answer.
+	DefaultTTL = 5 * time.Minute
+	// DefaultMaxContentSize bounds the JSON encoding of accepted content.
+	DefaultMaxContentSize = 64 << 10
+)
+
+// Config configures an Elicitor. The zero value is usable.
+type Config struct {
+	// TTL is how long an elicitation waits for its answer (DefaultTTL when
+	// zero). A call may shorten or lengthen it with WithTTL.
+	TTL time.Duration
+
+	// MaxContentSize bounds the JSON encoding of the content of an answer,
+	// in bytes (DefaultMaxContentSize when zero). Larger content is refused
+	// with ErrTooLarge before it is decoded further.
+	MaxContentSize int
+
+	// Hooks wrap the request and result flows of every elicitation. The
+	// first is the outermost.
+	Hooks []Hooks
+
+	// Tokens issues and verifies URL-mode callback tokens and the
+	// requestState of the 2026-07-28 protocol. When nil, New creates one
+	// over the Elicitor's keyring and store.
+	Tokens *token.Service
+
+	// Unsupported decides what happens when the client cannot receive an
+	// elicitation in the mode it needs (see Policy). When nil, the call
+	// fails with an *UnsupportedError.
+	Unsupported Policy
+}
+
+// Policy is consulted when the client lacks the capability an elicitation
+// needs (no elicitation at all, or no URL mode, or no form mode). It may
+// obtain the answer some other way (issue 6's LLM-mediated and browser
+// fallbacks plug in here) and return it, or return an error; returning
+// ErrUnsupported (or an *UnsupportedError) lets the tool branch on it.
+//
+// The Response it returns goes through the result flow like any other: it
+// is validated against the elicitation's schema before the tool sees it.
+type Policy func(ctx context.Context, call *Call, r *Request) (*Response, error)
+
+// Elicitor holds what every elicitation of a server shares: the keyring,
+// the store, the token service, the TTL, the content limit and the hooks.
+// Create one per server with New and install it with Install. It is safe
+// for concurrent use.
+type Elicitor struct {
+	keys     *rotation.Keyring
+	store    store.Store
+	tokens   *token.Service
+	ttl      time.Duration
+	maxSize  int
+	hooks    []Hooks
+	fallback Policy
+	sessions sessionIDs
+}
+
+// New returns an Elicitor that seals its state with keys into st.
+func New(keys *rotation.Keyring, st store.Store, cfg *Config) (*Elicitor, error) {
+	if keys == nil || st == nil {
+		return nil, errors.New("elicit: New needs a keyring and a store")
+	}
+	if cfg == nil {
+		cfg = &Config{}
+	}
+	e := &Elicitor{
+		keys:     keys,
+		store:    st,
+		tokens:   cfg.Tokens,
+		ttl:      cfg.TTL,
+		maxSize:  cfg.MaxContentSize,
+		hooks:    append([]Hooks(nil), cfg.Hooks...),
+		fallback: cfg.Unsupported,
+	}
+	if e.ttl <= 0 {
+		e.ttl = DefaultTTL
+	}
+	if e.maxSize <= 0 {
+		e.maxSize = DefaultMaxContentSize
+	}
+	if e.tokens == nil {
+		ts, err := token.NewService(keys, st)
+		if err != nil {
+			return nil, err
+		}
+		e.tokens = ts
+	}
+	return e, nil
+}
+
+// now is the keyring's clock.
+func (e *Elicitor) now() time.Time { return e.keys.Sealer().Now() }
+
+type elicitorKey struct{}
+
+// Install adds the Elicitor's middleware to s. Every tool handler of s can
+// then call Form, Confirm and URL with the context it was given.
+//
+// The receiving middleware makes the Elicitor available to handlers and,
+// on protocol 2026-07-28, turns an elicitation into input requests and
+// continues the call when the client sends the answers (the handler runs
+// again; see Form). The sending middleware keeps the client's raw answer
+// so that it is validated here, with errors that name the JSON path.
+func (e *Elicitor) Install(s *mcp.Server) {
+	s.AddReceivingMiddleware(e.receiving)
+	s.AddSendingMiddleware(e.sending)
+}
+
+// NewContext returns ctx carrying e, for code that calls Form, Confirm or
+// URL outside a handler of a server e is installed on (tests, custom
+// dispatch). Install does this for every request.
+func NewContext(ctx context.Context, e *Elicitor) context.Context {
+	return context.WithValue(ctx, elicitorKey{}, e)
+}
+
+func fromContext(ctx context.Context) (*Elicitor, error) {
+	if e, ok := ctx.Value(elicitorKey{}).(*Elicitor); ok {
+		return e, nil
+	}
+	return nil, ErrNotInstalled
+}

@@ -1,0 +1,444 @@
+package elicit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/store/memory"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	legacy = "2025-11-25"
+	mrtr   = "" // the go-sdk's default, 2026-07-28
+)
+
+type profile struct {
+	Name  string   `json:"name"`
+	Email string   `json:"email"`
+	Age   int      `json:"age,omitempty"`
+	Plan  string   `json:"plan,omitempty"`
+	Tags  []string `json:"tags,omitempty"`
+}
+
+func profileSchema(s *jsonschema.Schema) error {
+	s.Properties["email"].Format = "email"
+	s.Properties["age"].Minimum = jsonschema.Ptr(0.0)
+	s.Properties["plan"].Enum = []any{"free", "pro"}
+	s.Properties["plan"].Default = json.RawMessage(`"free"`)
+	s.Properties["tags"].Items.Enum = []any{"a", "b"}
+	return nil
+}
+
+// env is a server with an Elicitor over a memory store.
+type env struct {
+	t      *testing.T
+	store  store.Store
+	keys   *rotation.Keyring
+	ev     *elicit.Elicitor
+	server *mcp.Server
+}
+
+func newKeyring(t testing.TB) *rotation.Keyring {
+	k, err := rotation.New([]byte("elicit test secret, thirty-two bytes long"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func newEnv(t *testing.T, cfg *elicit.Config) *env {
+	t.Helper()
+	st := memory.New()
+	t.Cleanup(func() { st.Close() })
+	keys := newKeyring(t)
+	ev, err := elicit.New(keys, st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	ev.Install(s)
+	return &env{t: t, store: st, keys: keys, ev: ev, server: s}
+}
+
+// tool registers a tool whose handler is h and whose result is the text h
+// returns.
+func (e *env) tool(name string, h func(ctx context.Context, req *mcp.CallToolRequest) (string, error)) {
+	mcp.AddTool(e.server, &mcp.Tool{Name: name}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		text, err := h(ctx, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
+	})
+}
+
+// connect connects a client with the given options at protocol version
+// (the go-sdk's default when empty).
+func (e *env) connect(opts *mcp.ClientOptions, version string, mw ...mcp.Middleware) *mcp.ClientSession {
+	e.t.Helper()
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := e.server.Connect(ctx, st, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { ss.Close() })
+	c := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, opts)
+	c.AddReceivingMiddleware(mw...)
+	cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { cs.Close() })
+	if version != "" && cs.InitializeResult().ProtocolVersion != version {
+		e.t.Fatalf("negotiated %s, want %s", cs.InitializeResult().ProtocolVersion, version)
+	}
+	return cs
+}
+
+// call calls a tool and returns its text, or the text of its error.
+func call(t *testing.T, cs *mcp.ClientSession, name string) (string, bool) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name})
+	if err != nil {
+		return "protocol error: " + err.Error(), true
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+// assertEmpty checks that nothing of the flow is left in the store.
+func (e *env) assertEmpty() {
+	e.t.Helper()
+	// Cleanup runs after the handler returns; give it a moment.
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		entries, _, err := e.store.Scan(context.Background(), "", 100)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		var left []store.Entry
+		for _, en := range entries {
+			if len(en.Value) == 1 && en.Value[0] == 1 {
+				continue // a one-shot token marker, which must outlive its token
+			}
+			left = append(left, en)
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%d entries left in the store", len(left))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// forge makes the client answer every elicitation/create with res, past the
+// go-sdk client's own checks: what a broken or malicious client sends.
+func forge(res *mcp.ElicitResult) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "elicitation/create" {
+				return res, nil
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+func answer(action string, content map[string]any) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: action, Content: content}, nil
+	}
+}
+
+func profileTool(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+	res, err := elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema))
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s %+v", res.Action, res.Content), nil
+}
+
+func forBoth(t *testing.T, f func(t *testing.T, version string)) {
+	t.Run("2025-11-25", func(t *testing.T) { f(t, legacy) })
+	t.Run("2026-07-28", func(t *testing.T) { t.Skip("input requests: not yet"); f(t, mrtr) })
+}
+
+func TestFormAccept(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, nil)
+		e.tool("profile", profileTool)
+		var seen *mcp.ElicitParams
+		cs := e.connect(&mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			seen = req.Params
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ann", "email": "ann@example.com", "age": 30, "tags": []any{"b"}}}, nil
+		}}, version)
+		got, isErr := call(t, cs, "profile")
+		if isErr || got != "accept {Name:Ann Email:ann@example.com Age:30 Plan:free Tags:[b]}" {
+			t.Fatalf("got %q (error %v)", got, isErr)
+		}
+		if seen == nil || seen.Mode != "form" || seen.Message != "Your profile?" {
+			t.Fatalf("client saw %+v", seen)
+		}
+		schema, _ := json.Marshal(seen.RequestedSchema)
+		if !strings.Contains(string(schema), `"format":"email"`) || !strings.Contains(string(schema), `"required":["name","email"]`) {
+			t.Errorf("schema sent: %s", schema)
+		}
+		e.assertEmpty()
+	})
+}
+
+func TestFormDeclineCancel(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		for _, action := range []string{"decline", "cancel"} {
+			e := newEnv(t, nil)
+			e.tool("profile", profileTool)
+			// Content that comes with a refusal is dropped.
+			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer(action, map[string]any{"name": "x"})}, version)
+			got, isErr := call(t, cs, "profile")
+			if isErr || got != action+" {Name: Email: Age:0 Plan: Tags:[]}" {
+				t.Errorf("%s: got %q (error %v)", action, got, isErr)
+			}
+			e.assertEmpty()
+		}
+	})
+}
+
+func TestFormInvalidContent(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		for _, tc := range []struct {
+			content map[string]any
+			path    string
+		}{
+			{map[string]any{"name": "Ann", "email": "nope"}, "/email"},
+			{map[string]any{"name": "Ann"}, "/email"},
+			{map[string]any{"name": 7, "email": "a@b.c"}, "/name"},
+			{map[string]any{"name": "Ann", "email": "a@b.c", "age": -1}, "/age"},
+			{map[string]any{"name": "Ann", "email": "a@b.c", "tags": []any{"zzz"}}, "/tags/0"},
+			{map[string]any{"name": "Ann", "email": "a@b.c", "admin": true}, "/admin"},
+		} {
+			e := newEnv(t, nil)
+			var got error
+			e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+				_, err := elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema))
+				got = err
+				return "", err
+			})
+			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer("accept", tc.content)}, version,
+				forge(&mcp.ElicitResult{Action: "accept", Content: tc.content}))
+			text, isErr := call(t, cs, "profile")
+			var ce *elicit.ContentError
+			if !isErr || !errors.As(got, &ce) || ce.Path != tc.path || !errors.Is(got, elicit.ErrInvalidContent) {
+				t.Errorf("%v: got %v (%q), want a ContentError at %s", tc.content, got, text, tc.path)
+			}
+			if strings.Contains(text, "nope") || strings.Contains(text, "zzz") {
+				t.Errorf("error text %q quotes content", text)
+			}
+			e.assertEmpty()
+		}
+	})
+}
+
+func TestConfirm(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		for _, tc := range []struct {
+			action  string
+			content map[string]any
+			want    bool
+		}{
+			{"accept", map[string]any{"confirm": true}, true},
+			{"accept", map[string]any{"confirm": false}, false},
+			{"decline", map[string]any{"confirm": true}, false},
+			{"cancel", nil, false},
+		} {
+			e := newEnv(t, nil)
+			e.tool("delete", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+				ok, err := elicit.Confirm(ctx, req, "Delete 47 contacts?")
+				return fmt.Sprint(ok), err
+			})
+			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer(tc.action, tc.content)}, version)
+			got, isErr := call(t, cs, "delete")
+			if isErr || got != fmt.Sprint(tc.want) {
+				t.Errorf("%s %v: got %q (error %v), want %v", tc.action, tc.content, got, isErr, tc.want)
+			}
+		}
+	})
+}
+
+func TestCapabilityMissing(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		for _, opts := range []*mcp.ClientOptions{
+			{}, // no elicitation at all
+			{ElicitationHandler: answer("accept", nil), Capabilities: &mcp.ClientCapabilities{
+				Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}}, // URL only
+		} {
+			e := newEnv(t, nil)
+			var formErr, confirmErr error
+			var confirmed bool
+			e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+				_, formErr = elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema))
+				confirmed, confirmErr = elicit.Confirm(ctx, req, "Sure?")
+				return "done", nil
+			})
+			asked := false
+			if opts.ElicitationHandler != nil {
+				opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked = true
+					return &mcp.ElicitResult{Action: "accept"}, nil
+				}
+			}
+			cs := e.connect(opts, version)
+			call(t, cs, "profile")
+			var ue *elicit.UnsupportedError
+			if !errors.As(formErr, &ue) || ue.Mode != elicit.ModeForm || !errors.Is(formErr, elicit.ErrUnsupported) {
+				t.Errorf("Form: %v, want an UnsupportedError for form", formErr)
+			}
+			if confirmed || !errors.Is(confirmErr, elicit.ErrUnsupported) {
+				t.Errorf("Confirm: %v %v, want false and ErrUnsupported", confirmed, confirmErr)
+			}
+			if asked {
+				t.Error("the client was sent a mode it does not support")
+			}
+			e.assertEmpty()
+		}
+	})
+}
+
+func TestSchemaRefusedAtCallSite(t *testing.T) {
+	e := newEnv(t, nil)
+	type login struct {
+		User     string `json:"user"`
+		Password string `json:"password"`
+	}
+	var errs []error
+	e.tool("login", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		_, err := elicit.Form[login](ctx, req, "Log in")
+		errs = append(errs, err)
+		_, err = elicit.Form[struct {
+			Where map[string]string `json:"where"`
+		}](ctx, req, "Where?")
+		errs = append(errs, err)
+		return "", nil
+	})
+	asked := false
+	cs := e.connect(&mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked = true
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	}}, legacy)
+	call(t, cs, "login")
+	var se *elicit.SchemaError
+	if !errors.As(errs[0], &se) || se.Field != "password" || !errors.Is(errs[0], elicit.ErrSensitiveField) {
+		t.Errorf("sensitive field: %v", errs[0])
+	}
+	if !errors.As(errs[1], &se) || se.Field != "where" || !errors.Is(errs[1], elicit.ErrInvalidParams) {
+		t.Errorf("nested field: %v", errs[1])
+	}
+	if asked {
+		t.Error("a refused form was sent")
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	e := newEnv(t, &elicit.Config{TTL: 150 * time.Millisecond})
+	var got error
+	e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		_, got = elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema))
+		return "", got
+	})
+	cancelled := make(chan struct{})
+	cs := e.connect(&mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		<-ctx.Done() // the server cancels the request at the TTL
+		close(cancelled)
+		return nil, ctx.Err()
+	}}, legacy)
+	start := time.Now()
+	call(t, cs, "profile")
+	if !errors.Is(got, elicit.ErrTimeout) {
+		t.Fatalf("got %v, want ErrTimeout", got)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("timeout took %v", d)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(2 * time.Second):
+		t.Error("the client's request was not cancelled")
+	}
+	e.assertEmpty()
+}
+
+func TestOnePendingPerSession(t *testing.T) {
+	e := newEnv(t, nil)
+	var mu sync.Mutex
+	results := map[string]error{}
+	e.tool("first", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		_, err := elicit.Form[profile](ctx, req, "first", elicit.WithSchema(profileSchema))
+		mu.Lock()
+		results["first"] = err
+		mu.Unlock()
+		return "first done", err
+	})
+	e.tool("second", profileTool)
+	firstAsked := make(chan struct{})
+	firstCancelled := make(chan struct{})
+	cs := e.connect(&mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		if req.Params.Message == "first" {
+			close(firstAsked)
+			<-ctx.Done()
+			close(firstCancelled)
+			return nil, ctx.Err()
+		}
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Bo", "email": "bo@example.com"}}, nil
+	}}, legacy)
+
+	firstDone := make(chan string)
+	go func() {
+		text, _ := call(t, cs, "first")
+		firstDone <- text
+	}()
+	<-firstAsked
+	got, isErr := call(t, cs, "second")
+	if isErr || !strings.HasPrefix(got, "accept {Name:Bo") {
+		t.Fatalf("second: %q", got)
+	}
+	select {
+	case <-firstDone:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the first elicitation was not cancelled")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !errors.Is(results["first"], elicit.ErrCancelled) {
+		t.Errorf("first: %v, want ErrCancelled", results["first"])
+	}
+	select {
+	case <-firstCancelled:
+	case <-time.After(2 * time.Second):
+		t.Error("the first request was not cancelled at the client")
+	}
+	e.assertEmpty()
+
+	// Another session is not affected by this one's elicitations.
+	cs2 := e.connect(&mcp.ClientOptions{ElicitationHandler: answer("accept", map[string]any{"name": "Cy", "email": "cy@example.com"})}, legacy)
+	if got, _ := call(t, cs2, "second"); !strings.HasPrefix(got, "accept {Name:Cy") {
+		t.Errorf("other session: %q", got)
+	}
+}

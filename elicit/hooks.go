@@ -1,0 +1,141 @@
+package elicit
+
+import "context"
+
+// Mode is an elicitation mode.
+type Mode string
+
+// The elicitation modes.
+const (
+	ModeForm Mode = "form"
+	ModeURL  Mode = "url"
+)
+
+// Action is the user's answer to an elicitation.
+type Action string
+
+// The actions. Only Accept carries content.
+const (
+	Accept  Action = "accept"
+	Decline Action = "decline"
+	Cancel  Action = "cancel"
+)
+
+// Request is an elicitation as hooks see it. It carries neither the session
+// ID nor the subject, and not the URL of a URL-mode elicitation (which
+// holds a bearer callback token).
+type Request struct {
+	// ID is the elicitation ID (random, 128 bits).
+	ID string
+	// Mode is ModeForm or ModeURL.
+	Mode Mode
+	// Message is shown to the user. A BeforeRequest hook may rewrite it
+	// (to redact, say) before it is sent.
+	Message string
+	// Schema is the form's schema (ModeForm only).
+	Schema *Schema
+	// Call is the tool call the elicitation belongs to.
+	Call *Call
+}
+
+// Response is an answer. In the request flow its Content is as the client
+// sent it; in the result flow, once validated, it is normalized (numbers
+// as float64, multi-selections as []string, defaults filled in).
+type Response struct {
+	Action  Action
+	Content map[string]any
+}
+
+// RequestFunc is the request flow: it delivers r to the user and returns
+// the raw answer. On 2026-07-28 it runs in every round of the call; in the
+// round that asks, it returns an error matching ErrInputRequired.
+type RequestFunc func(ctx context.Context, r *Request) (*Response, error)
+
+// ResultFunc is the result flow: it checks a raw answer (size, action,
+// schema) and returns it validated, for the tool.
+type ResultFunc func(ctx context.Context, r *Request, raw *Response) (*Response, error)
+
+// Hooks observe and wrap the two flows of every elicitation, for audit,
+// redaction and metrics. Any field may be nil. Before hooks may modify
+// what they are given and abort with an error; After hooks observe the
+// outcome; Around hooks wrap the flow and must call next (or not, to
+// short-circuit it).
+//
+// Hooks receive content in the clear: a hook that logs must redact.
+type Hooks struct {
+	BeforeRequest func(ctx context.Context, r *Request) error
+	AroundRequest func(ctx context.Context, r *Request, next RequestFunc) (*Response, error)
+	AfterRequest  func(ctx context.Context, r *Request, raw *Response, err error)
+
+	BeforeResult func(ctx context.Context, r *Request, raw *Response) error
+	AroundResult func(ctx context.Context, r *Request, raw *Response, next ResultFunc) (*Response, error)
+	AfterResult  func(ctx context.Context, r *Request, res *Response, err error)
+}
+
+// wrapRequest wraps the request flow in hooks, hooks[0] outermost.
+func wrapRequest(hooks []Hooks, f RequestFunc) RequestFunc {
+	for i := len(hooks) - 1; i >= 0; i-- {
+		h, next := hooks[i], f
+		if h.BeforeRequest == nil && h.AroundRequest == nil && h.AfterRequest == nil {
+			continue
+		}
+		f = func(ctx context.Context, r *Request) (*Response, error) {
+			if h.BeforeRequest != nil {
+				if err := h.BeforeRequest(ctx, r); err != nil {
+					if h.AfterRequest != nil {
+						h.AfterRequest(ctx, r, nil, err)
+					}
+					return nil, err
+				}
+			}
+			var (
+				res *Response
+				err error
+			)
+			if h.AroundRequest != nil {
+				res, err = h.AroundRequest(ctx, r, next)
+			} else {
+				res, err = next(ctx, r)
+			}
+			if h.AfterRequest != nil {
+				h.AfterRequest(ctx, r, res, err)
+			}
+			return res, err
+		}
+	}
+	return f
+}
+
+// wrapResult wraps the result flow in hooks, hooks[0] outermost.
+func wrapResult(hooks []Hooks, f ResultFunc) ResultFunc {
+	for i := len(hooks) - 1; i >= 0; i-- {
+		h, next := hooks[i], f
+		if h.BeforeResult == nil && h.AroundResult == nil && h.AfterResult == nil {
+			continue
+		}
+		f = func(ctx context.Context, r *Request, raw *Response) (*Response, error) {
+			if h.BeforeResult != nil {
+				if err := h.BeforeResult(ctx, r, raw); err != nil {
+					if h.AfterResult != nil {
+						h.AfterResult(ctx, r, nil, err)
+					}
+					return nil, err
+				}
+			}
+			var (
+				res *Response
+				err error
+			)
+			if h.AroundResult != nil {
+				res, err = h.AroundResult(ctx, r, raw, next)
+			} else {
+				res, err = next(ctx, r, raw)
+			}
+			if h.AfterResult != nil {
+				h.AfterResult(ctx, r, res, err)
+			}
+			return res, err
+		}
+	}
+	return f
+}

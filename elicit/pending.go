@@ -1,0 +1,200 @@
+package elicit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/elicitvault/elicitvault/envelope"
+	"github.com/elicitvault/elicitvault/store"
+)
+
+// The purposes of the records the flow keeps in the store. Every record is
+// sealed (rotation.Keyring.SealRecord) for a binding to the subject and the
+// session, under a blinded key; channel names are blinded the same way.
+const (
+	purposePending = "elicit/pending" // the elicitation: mode, schema, expiry
+	purposeResult  = "elicit/result"  // its answer, written by whoever resolves it
+	purposeSession = "elicit/session" // the session's one pending elicitation
+	purposeChannel = "elicit/channel" // announces that a result was written
+)
+
+// pendingRecord is the sealed state of an elicitation in progress.
+type pendingRecord struct {
+	Mode   Mode            `json:"mode"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+	Tool   string          `json:"tool,omitempty"`
+	Expiry int64           `json:"exp"` // Unix ms
+}
+
+// resultRecord is an answer, as the resolver wrote it: validated content,
+// or the news that a newer elicitation replaced this one.
+type resultRecord struct {
+	Action     Action         `json:"action,omitempty"`
+	Content    map[string]any `json:"content,omitempty"`
+	Superseded bool           `json:"superseded,omitempty"`
+}
+
+// sessionRecord points at the session's pending elicitation.
+type sessionRecord struct {
+	ID     string `json:"id"`
+	Expiry int64  `json:"exp"` // Unix ms
+}
+
+// slot is one elicitation's place in the store.
+type slot struct {
+	e                    *Elicitor
+	subject, session, id string
+	expiry               time.Time
+	pointer              []byte // the session record this elicitation wrote
+}
+
+func (e *Elicitor) slot(subject, session, id string, expiry time.Time) *slot {
+	return &slot{e: e, subject: subject, session: session, id: id, expiry: expiry}
+}
+
+func (s *slot) binding(purpose string) envelope.Binding {
+	b := envelope.Binding{Purpose: purpose, Subject: s.subject, SessionID: s.session, RecordID: s.id}
+	if purpose == purposeSession {
+		b.RecordID = ""
+	}
+	return b
+}
+
+func (s *slot) key(purpose string) string { return s.e.keys.StoreKey(s.binding(purpose)) }
+
+// channel is the blinded name of the elicitation's channel.
+func (s *slot) channel() string { return "ev:" + s.key(purposeChannel) }
+
+// begin subscribes to the elicitation's channel, writes its pending record,
+// makes it the session's pending elicitation and cancels the one it
+// replaces. The caller must call end.
+func (s *slot) begin(ctx context.Context, rec *pendingRecord) (store.Subscription, error) {
+	sub, err := s.e.store.Subscribe(ctx, s.channel())
+	if err != nil {
+		return nil, fmt.Errorf("elicit: subscribe: %w", err)
+	}
+	if err := s.put(ctx, purposePending, rec); err != nil {
+		sub.Close()
+		return nil, err
+	}
+	ptr, _ := json.Marshal(sessionRecord{ID: s.id, Expiry: s.expiry.UnixMilli()})
+	sealed, err := s.e.keys.SealRecord(s.binding(purposeSession), ptr, s.expiry)
+	if err != nil {
+		sub.Close()
+		return nil, err
+	}
+	s.pointer = sealed
+	old, err := s.e.store.Swap(ctx, s.key(purposeSession), sealed, s.expiry)
+	if err != nil {
+		sub.Close()
+		return nil, fmt.Errorf("elicit: store: %w", err)
+	}
+	if old != nil {
+		s.supersede(ctx, old)
+	}
+	return sub, nil
+}
+
+// supersede tells the elicitation the session record old points at that
+// it was replaced: the result first, then the announcement.
+func (s *slot) supersede(ctx context.Context, old []byte) {
+	pt, err := s.e.keys.OpenRecord(s.binding(purposeSession), old)
+	if err != nil {
+		return // expired or foreign: nothing waits on it here
+	}
+	var ptr sessionRecord
+	if json.Unmarshal(pt, &ptr) != nil || ptr.ID == "" || ptr.ID == s.id {
+		return
+	}
+	prev := s.e.slot(s.subject, s.session, ptr.ID, time.UnixMilli(ptr.Expiry))
+	if !prev.expiry.After(s.e.now()) {
+		return
+	}
+	if prev.put(ctx, purposeResult, &resultRecord{Superseded: true}) == nil {
+		s.e.store.Publish(ctx, prev.channel(), []byte{1})
+	}
+}
+
+// put seals v for purpose and writes it until the slot's expiry.
+func (s *slot) put(ctx context.Context, purpose string, v any) error {
+	pt, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("elicit: %w", err)
+	}
+	sealed, err := s.e.keys.SealRecord(s.binding(purpose), pt, s.expiry)
+	if err != nil {
+		return err
+	}
+	if err := s.e.store.Put(ctx, s.key(purpose), sealed, s.expiry); err != nil {
+		return fmt.Errorf("elicit: store: %w", err)
+	}
+	return nil
+}
+
+// get reads and opens the record for purpose, trying every secret's key.
+// It returns ErrUnknownElicitation when there is none that opens.
+func (s *slot) get(ctx context.Context, purpose string, v any) error {
+	rec, err := s.e.keys.Lookup(ctx, s.e.store, s.binding(purpose))
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrUnknownElicitation
+	}
+	if err != nil {
+		return fmt.Errorf("elicit: store: %w", err)
+	}
+	return s.open(purpose, rec, v)
+}
+
+// take is get that also deletes the record: one reader wins.
+func (s *slot) take(ctx context.Context, purpose string, v any) error {
+	rec, err := s.e.keys.Take(ctx, s.e.store, s.binding(purpose))
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrUnknownElicitation
+	}
+	if err != nil {
+		return fmt.Errorf("elicit: store: %w", err)
+	}
+	return s.open(purpose, rec, v)
+}
+
+func (s *slot) open(purpose string, rec []byte, v any) error {
+	pt, err := s.e.keys.OpenRecord(s.binding(purpose), rec)
+	if err != nil {
+		// Forged, misplaced, expired or under a dropped secret: to the
+		// caller it is all the same, there is no such elicitation.
+		return ErrUnknownElicitation
+	}
+	if err := json.Unmarshal(pt, v); err != nil {
+		return ErrUnknownElicitation
+	}
+	return nil
+}
+
+// end removes everything the elicitation wrote, leaving the session's
+// pointer alone if a newer elicitation has replaced it. It runs even when
+// ctx is done.
+func (s *slot) end(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if s.pointer != nil {
+		s.e.store.CompareAndSwap(ctx, s.key(purposeSession), s.pointer, nil, s.expiry)
+	}
+	for _, p := range []string{purposePending, purposeResult} {
+		for _, key := range s.e.keys.StoreKeys(s.binding(p)) {
+			s.e.store.Delete(ctx, key)
+		}
+	}
+}
+
+// resolve writes an answer for the elicitation and announces it. The
+// caller has validated it against the pending record.
+func (s *slot) resolve(ctx context.Context, res *resultRecord) error {
+	if err := s.put(ctx, purposeResult, res); err != nil {
+		return err
+	}
+	// Best effort: a lost message is found by the waiter's next read.
+	s.e.store.Publish(ctx, s.channel(), []byte{1})
+	return nil
+}
