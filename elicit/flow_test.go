@@ -179,7 +179,7 @@ func profileTool(ctx context.Context, req *mcp.CallToolRequest) (string, error) 
 
 func forBoth(t *testing.T, f func(t *testing.T, version string)) {
 	t.Run("2025-11-25", func(t *testing.T) { f(t, legacy) })
-	t.Run("2026-07-28", func(t *testing.T) { t.Skip("input requests: not yet"); f(t, mrtr) })
+	t.Run("2026-07-28", func(t *testing.T) { f(t, mrtr) })
 }
 
 func TestFormAccept(t *testing.T) {
@@ -242,9 +242,15 @@ func TestFormInvalidContent(t *testing.T) {
 				got = err
 				return "", err
 			})
-			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer("accept", tc.content)}, version,
-				forge(&mcp.ElicitResult{Action: "accept", Content: tc.content}))
-			text, isErr := call(t, cs, "profile")
+			forged := &mcp.ElicitResult{Action: "accept", Content: tc.content}
+			var text string
+			var isErr bool
+			if version == legacy {
+				cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer("accept", nil)}, version, forge(forged))
+				text, isErr = call(t, cs, "profile")
+			} else {
+				text, isErr = forgeRounds(t, e, "profile", forged)
+			}
 			var ce *elicit.ContentError
 			if !isErr || !errors.As(got, &ce) || ce.Path != tc.path || !errors.Is(got, elicit.ErrInvalidContent) {
 				t.Errorf("%v: got %v (%q), want a ContentError at %s", tc.content, got, text, tc.path)
@@ -441,4 +447,37 @@ func TestOnePendingPerSession(t *testing.T) {
 	if got, _ := call(t, cs2, "second"); !strings.HasPrefix(got, "accept {Name:Cy") {
 		t.Errorf("other session: %q", got)
 	}
+}
+
+// forgeRounds calls a tool on 2026-07-28 with the go-sdk's automatic rounds
+// off, and answers its input request with res, past the client's checks.
+func forgeRounds(t *testing.T, e *env, name string, res *mcp.ElicitResult) (string, bool) {
+	t.Helper()
+	cs := e.connect(&mcp.ClientOptions{
+		ElicitationHandler: answer("cancel", nil),
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+	}, mrtr)
+	ctx := context.Background()
+	first, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !first.NeedsInput() || len(first.InputRequests) != 1 || first.RequestState == "" {
+		t.Fatalf("first round: %+v", first)
+	}
+	responses := mcp.InputResponseMap{}
+	for k := range first.InputRequests {
+		responses[k] = res
+	}
+	second, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, InputResponses: responses, RequestState: first.RequestState})
+	if err != nil {
+		return "protocol error: " + err.Error(), true
+	}
+	var b strings.Builder
+	for _, c := range second.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), second.IsError
 }

@@ -2,9 +2,258 @@ package elicit
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"time"
+
+	"github.com/elicitvault/elicitvault/token"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// The 2026-07-28 protocol (SEP-2322, multi round-trip requests) forbids a
+// server to send requests to the client while it serves a call. A tool
+// that needs input returns a result with inputRequests and an opaque
+// requestState instead; the client fulfils the requests and calls the tool
+// again with inputResponses and the requestState echoed.
+//
+// Here the handler is simply run again. The receiving middleware keeps a
+// round for each call: the answers of the earlier rounds, from the sealed
+// requestState, and the response to the last input request. The handler's
+// elicitations are matched to them by position and by a fingerprint of
+// what they ask (mode, message, schema); the first one without an answer
+// records its input request and returns ErrInputRequired, and the
+// middleware turns the handler's result into the input-required result.
+//
+// The requestState is a request-state token (package token): sealed,
+// bound to the tool name, the hash of the arguments, the session (when
+// the transport has one) and the subject, valid for the elicitation's TTL,
+// and consumed once.
+
+// sessionless is the session of a binding on a transport without session
+// IDs on 2026-07-28, where every request may arrive on a new connection:
+// there the requestState is bound to subject, tool and arguments.
+const sessionless = "-"
+
+// asked is the elicitation a round asked for.
+type asked struct {
+	Key    string          `json:"key"` // its key in inputRequests
+	FP     string          `json:"fp"`
+	Mode   Mode            `json:"mode"`
+	ID     string          `json:"id"`
+	Schema json.RawMessage `json:"schema,omitempty"`
+}
+
+// answered is an answer of an earlier round, as the client sent it; it is
+// validated again when the handler asks again.
+type answered struct {
+	FP      string         `json:"fp"`
+	ID      string         `json:"id"`
+	Action  Action         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+}
+
+// requestState is the plaintext of a requestState token.
+type requestState struct {
+	Answers []answered `json:"answers,omitempty"`
+	Asked   *asked     `json:"asked"`
+}
+
+// round is the state of one call on 2026-07-28.
+type round struct {
+	answers []answered
+	next    int
+	err     error     // a requestState that did not verify
+	ask     *asked    // the input request this run stopped at
+	params  *mcp.ElicitParams
+	ttl     time.Duration
+}
+
+type roundKey struct{}
+
+// fingerprint identifies what an elicitation asks.
+func fingerprint(r *Request) string {
+	h := sha256.New()
+	for _, f := range []string{string(r.Mode), r.Message} {
+		fmt.Fprintf(h, "%d:%s", len(f), f)
+	}
+	if r.Schema != nil {
+		h.Write(r.Schema.raw)
+	}
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:16])
+}
+
+// inputRequest is the request flow on 2026-07-28: the answer of this
+// position, if the client sent it, else ErrInputRequired.
 func (e *Elicitor) inputRequest(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	rd, ok := ctx.Value(roundKey{}).(*round)
+	if !ok {
+		return nil, ErrNotInstalled
+	}
+	if rd.err != nil {
+		return nil, rd.err
+	}
+	if rd.ask != nil {
+		// An earlier elicitation of this run is unanswered: the handler
+		// went on instead of returning.
+		return nil, ErrInputRequired
+	}
+	fp := fingerprint(r)
+	i := rd.next
+	rd.next++
+	if i < len(rd.answers) {
+		a := rd.answers[i]
+		if a.FP != fp {
+			// The handler asks something else than it did when this
+			// answer was given: the answer is not for this question.
+			return nil, ErrUnknownElicitation
+		}
+		r.ID = a.ID
+		if r.Mode == ModeURL && a.Action == Accept {
+			return e.awaitURL(ctx, r, ttl)
+		}
+		return &Response{Action: a.Action, Content: a.Content}, nil
+	}
+	rd.ask = &asked{Key: "elicit-" + r.ID[:8], FP: fp, Mode: r.Mode, ID: r.ID}
+	p := &mcp.ElicitParams{Mode: string(r.Mode), Message: r.Message}
+	switch r.Mode {
+	case ModeForm:
+		rd.ask.Schema = r.Schema.raw
+		p.RequestedSchema = json.RawMessage(r.Schema.raw)
+	case ModeURL:
+		p.URL = o.url
+		p.ElicitationID = r.ID
+	}
+	rd.params = p
+	rd.ttl = ttl
 	return nil, ErrInputRequired
+}
+
+// mrtr handles a tools/call on 2026-07-28 around the handler.
+func (e *Elicitor) mrtr(ctx context.Context, req *mcp.CallToolRequest, next func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
+	rd := &round{}
+	p := req.Params
+	if p.RequestState != "" {
+		rd.answers, rd.err = e.continueRound(ctx, req)
+	}
+	res, err := next(context.WithValue(ctx, roundKey{}, rd))
+	if rd.ask == nil || !stoppedForInput(res, err) {
+		return res, err
+	}
+	st := requestState{Answers: rd.answers, Asked: rd.ask}
+	tok, ierr := e.issueState(req, &st, rd.ttl)
+	if ierr != nil {
+		return nil, ierr
+	}
+	return inputRequired(rd.ask.Key, rd.params, tok)
+}
+
+// stoppedForInput reports whether the handler returned ErrInputRequired,
+// as an error or as a tool error result.
+func stoppedForInput(res mcp.Result, err error) bool {
+	if err != nil {
+		return errors.Is(err, ErrInputRequired)
+	}
+	if tr, ok := res.(*mcp.CallToolResult); ok && tr != nil {
+		return errors.Is(tr.GetError(), ErrInputRequired)
+	}
+	return false
+}
+
+// inputRequired builds the input-required result. The go-sdk sets its
+// result type only on results a handler returns; this one replaces the
+// handler's, so it is decoded from its wire form.
+func inputRequired(key string, p *mcp.ElicitParams, state string) (mcp.Result, error) {
+	var res mcp.CallToolResult
+	if err := json.Unmarshal([]byte(`{"resultType":"input_required"}`), &res); err != nil {
+		return nil, fmt.Errorf("elicit: %w", err)
+	}
+	res.InputRequests = mcp.InputRequestMap{key: p}
+	res.RequestState = state
+	return &res, nil
+}
+
+// callBinding is what a requestState is bound to.
+func (e *Elicitor) callBinding(req *mcp.CallToolRequest) (session, subject string, args [32]byte, err error) {
+	session = sessionless
+	if id := req.Session.ID(); id != "" {
+		session = "s:" + id
+	}
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		subject = req.Extra.TokenInfo.UserID
+	}
+	args, err = token.HashArgs(req.Params.Arguments)
+	return
+}
+
+func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl time.Duration) (string, error) {
+	session, subject, args, err := e.callBinding(req)
+	if err != nil {
+		return "", fmt.Errorf("elicit: %w", err)
+	}
+	pt, err := json.Marshal(st)
+	if err != nil {
+		return "", fmt.Errorf("elicit: %w", err)
+	}
+	if len(pt) > token.MaxStateSize {
+		return "", ErrTooLarge
+	}
+	if ttl < time.Second {
+		ttl = time.Second
+	}
+	return e.tokens.Issue(&token.Claims{
+		Kind:          token.RequestState,
+		SessionID:     session,
+		Subject:       subject,
+		ElicitationID: st.Asked.ID,
+		Tool:          req.Params.Name,
+		ArgsHash:      args,
+		State:         pt,
+	}, ttl.Round(time.Second), token.Compact)
+}
+
+// continueRound verifies and consumes the requestState of a retried call
+// and returns the answers so far, the last one from the inputResponses.
+func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) ([]answered, error) {
+	p := req.Params
+	session, subject, args, err := e.callBinding(req)
+	if err != nil {
+		return nil, ErrUnknownElicitation
+	}
+	c, err := e.tokens.Consume(ctx, p.RequestState, token.Expect{
+		Kind: token.RequestState, SessionID: session, Subject: subject, Tool: p.Name, ArgsHash: args,
+	})
+	switch {
+	case errors.Is(err, token.ErrExpired):
+		return nil, ErrTimeout
+	case errors.Is(err, token.ErrInvalid), errors.Is(err, token.ErrUnknownKey), errors.Is(err, token.ErrReplayed):
+		return nil, ErrUnknownElicitation
+	case err != nil:
+		return nil, fmt.Errorf("elicit: requestState: %w", err)
+	}
+	var st requestState
+	if err := json.Unmarshal(c.State, &st); err != nil || st.Asked == nil || st.Asked.ID != c.ElicitationID {
+		return nil, ErrUnknownElicitation
+	}
+	resp, ok := p.InputResponses[st.Asked.Key].(*mcp.ElicitResult)
+	if !ok || resp == nil {
+		return nil, fmt.Errorf("%w: no response to the input request", ErrMalformed)
+	}
+	a := answered{FP: st.Asked.FP, ID: st.Asked.ID, Action: Action(resp.Action)}
+	if a.Action == Accept && st.Asked.Mode == ModeForm {
+		a.Content = resp.Content
+	}
+	return append(st.Answers, a), nil
+}
+
+// ours reports whether a requestState is one of ours (a compact token).
+func ours(state string) bool { return state == "" || strings.HasPrefix(state, "ev1.") }
+
+// awaitURL waits for the callback of a URL-mode elicitation the client
+// accepted in an earlier round.
+func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) (*Response, error) {
+	return nil, errors.New("elicit: URL mode on 2026-07-28: not yet")
 }
