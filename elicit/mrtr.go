@@ -66,8 +66,8 @@ type requestState struct {
 type round struct {
 	answers []answered
 	next    int
-	err     error     // a requestState that did not verify
-	ask     *asked    // the input request this run stopped at
+	err     error  // a requestState that did not verify
+	ask     *asked // the input request this run stopped at
 	params  *mcp.ElicitParams
 	ttl     time.Duration
 }
