@@ -54,8 +54,16 @@ func (s *Service) encrypter() (jose.Encrypter, error) {
 	return s.enc, s.encErr
 }
 
-func (s *Service) issueJWE(c *Claims) (string, error) {
-	jc := jweClaims{
+// MarshalJSON encodes c as the claim set of a JWE token: exp and iat in
+// seconds, jti, args and state in base64url, sub and the claims of other
+// kinds omitted when empty. KeyID is not part of it (it is the JWE
+// header's kid).
+func (c *Claims) MarshalJSON() ([]byte, error) {
+	return json.Marshal(c.jweClaims())
+}
+
+func (c *Claims) jweClaims() *jweClaims {
+	jc := &jweClaims{
 		Exp:  c.Expiry.Unix(),
 		Iat:  c.IssuedAt.Unix(),
 		Jti:  b64.EncodeToString(c.ID[:]),
@@ -70,7 +78,11 @@ func (s *Service) issueJWE(c *Claims) (string, error) {
 		jc.Args = b64.EncodeToString(c.ArgsHash[:])
 		jc.State = b64.EncodeToString(c.State)
 	}
-	payload, err := json.Marshal(&jc)
+	return jc
+}
+
+func (s *Service) issueJWE(c *Claims) (string, error) {
+	payload, err := json.Marshal(c.jweClaims())
 	if err != nil {
 		return "", fmt.Errorf("token: %w", err)
 	}

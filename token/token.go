@@ -30,6 +30,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -335,6 +336,26 @@ func validVerifier(v string) bool {
 	return true
 }
 
+// PeekKeyID returns the key ID a token says it was issued under, and its
+// format, without any key: for inspection and error messages. Nothing it
+// returns is authenticated.
+func PeekKeyID(tok string) (hkdf.KeyID, Format, bool) {
+	if len(tok) > MaxTokenSize {
+		return hkdf.KeyID{}, 0, false
+	}
+	if strings.HasPrefix(tok, compactPrefix) {
+		sealed, ok := decodeB64(tok[len(compactPrefix):])
+		if !ok {
+			return hkdf.KeyID{}, 0, false
+		}
+		h, err := envelope.ParseHeader(sealed)
+		return h.KeyID, Compact, err == nil
+	}
+	header, _, _ := strings.Cut(tok, ".")
+	kid, ok := parseJWEHeader(header)
+	return kid, JWE, ok && strings.Count(tok, ".") == 4
+}
+
 // Verify checks tok and returns its claims. It accepts both formats. The
 // checks run in this order: format and size (ErrInvalid), key ID
 // (ErrUnknownKey), tag and kind (ErrInvalid), expiry (ErrExpired), then
@@ -350,7 +371,7 @@ func (s *Service) Verify(tok string, want Expect) (*Claims, error) {
 	switch {
 	case len(tok) > MaxTokenSize:
 		return nil, ErrInvalid
-	case len(tok) > len(compactPrefix) && tok[:len(compactPrefix)] == compactPrefix:
+	case strings.HasPrefix(tok, compactPrefix):
 		c, err = s.verifyCompact(tok, want.Kind)
 	default:
 		c, err = s.verifyJWE(tok, want.Kind)

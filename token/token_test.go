@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -682,5 +684,38 @@ func TestHashArgs(t *testing.T) {
 	}
 	if _, err := token.HashArgs([]byte(`{"a":"\ud83d\ude00"}`)); err != nil {
 		t.Errorf("surrogate pair: %v", err)
+	}
+}
+
+func TestPeekKeyIDAndJSON(t *testing.T) {
+	s := service(t, keyring(t, nil, secretA), nil)
+	for _, f := range formats {
+		for _, k := range token.Kinds {
+			tok, c := issue(t, s, typical(k), f)
+			id, gotF, ok := token.PeekKeyID(tok)
+			if !ok || id != c.KeyID || gotF != f {
+				t.Errorf("%v %s: PeekKeyID = %v %v %v", f, k, id, gotF, ok)
+			}
+			if _, _, ok := token.PeekKeyID(tok[:len(tok)/2]); ok && f == token.JWE {
+				t.Errorf("%v: truncated token peeked", f)
+			}
+			js, err := json.Marshal(&c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(js, &m); err != nil {
+				t.Fatal(err)
+			}
+			if m["knd"] != string(k) || m["sid"] != c.SessionID || m["exp"] != float64(c.Expiry.Unix()) ||
+				m["jti"] != base64.RawURLEncoding.EncodeToString(c.ID[:]) {
+				t.Errorf("%v %s: JSON %s", f, k, js)
+			}
+		}
+	}
+	for _, junk := range []string{"", "ev1.", "ev1.!!", "a.b.c.d.e", "x"} {
+		if _, _, ok := token.PeekKeyID(junk); ok {
+			t.Errorf("PeekKeyID(%q) ok", junk)
+		}
 	}
 }
