@@ -1,0 +1,178 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/store/internal/testservers"
+	evpostgres "github.com/elicitvault/elicitvault/store/postgres"
+	"github.com/jackc/pgx/v5"
+)
+
+// randomName returns a name no other test uses, valid as an unquoted
+// identifier.
+func randomName(kind string) string {
+	b := make([]byte, 8)
+	rand.Read(b) // never fails
+	return "evtest_" + kind + "_" + hex.EncodeToString(b)
+}
+
+// serverURL returns the test server's URL, or skips or fails t.
+func serverURL(t testing.TB) string {
+	t.Helper()
+	return testservers.PostgresURL(t)
+}
+
+// withApplicationName returns rawURL with its application_name parameter
+// set, so that the store's connections can be found in pg_stat_activity.
+func withApplicationName(t testing.TB, rawURL, name string) string {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatalf("test server URL: %v", err)
+	}
+	q := u.Query()
+	q.Set("application_name", name)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// connect returns a connection to the test server, closed when t ends.
+func connect(t testing.TB, rawURL string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), rawURL)
+	if err != nil {
+		t.Fatalf("connecting to the test server: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		conn.Close(ctx)
+	})
+	return conn
+}
+
+// newSchema migrates a new schema of the test server, and drops it when t
+// ends.
+func newSchema(t testing.TB, rawURL string) string {
+	t.Helper()
+	schema := randomName("schema")
+	conn, err := pgx.Connect(t.Context(), rawURL)
+	if err != nil {
+		t.Fatalf("connecting to the test server: %v", err)
+	}
+	defer conn.Close(context.Background())
+	if err := evpostgres.Migrate(t.Context(), conn, evpostgres.WithSchema(schema)); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	t.Cleanup(func() { dropSchema(t, rawURL, schema) })
+	return schema
+}
+
+func dropSchema(t testing.TB, rawURL, schema string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, rawURL)
+	if err != nil {
+		t.Errorf("cleaning up: %v", err)
+		return
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+		t.Errorf("cleaning up: %v", err)
+	}
+}
+
+// testLogger returns a logger that writes to t's output.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), nil))
+}
+
+// openStore opens a store in a schema of its own, dropped when t ends,
+// after the store is closed.
+func openStore(t testing.TB, rawURL string, opts ...evpostgres.Option) (*evpostgres.Store, string) {
+	t.Helper()
+	schema := newSchema(t, rawURL)
+	opts = append([]evpostgres.Option{evpostgres.WithSchema(schema), evpostgres.WithLogger(testLogger(t))}, opts...)
+	s, err := evpostgres.New(t.Context(), rawURL, opts...)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s, schema
+}
+
+// terminate terminates the server processes of the connections named
+// applicationName, and returns how many it terminated.
+func terminate(t testing.TB, conn *pgx.Conn, applicationName string) int {
+	t.Helper()
+	rows, err := conn.Query(t.Context(),
+		"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", applicationName)
+	if err != nil {
+		t.Fatalf("pg_terminate_backend: %v", err)
+	}
+	oks, err := pgx.CollectRows(rows, pgx.RowTo[bool])
+	if err != nil {
+		t.Fatalf("pg_terminate_backend: %v", err)
+	}
+	n := 0
+	for _, ok := range oks {
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+// waitResubscribed reads sub until a Resubscribed notice arrives, and
+// fails t after timeout.
+func waitResubscribed(t testing.TB, sub store.Subscription, timeout time.Duration) {
+	t.Helper()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case m, ok := <-sub.Messages():
+			if !ok {
+				t.Fatalf("subscription ended (Err: %v), want Resubscribed", sub.Err())
+			}
+			if m.Resubscribed {
+				return
+			}
+		case <-timer.C:
+			t.Fatalf("no Resubscribed notice after %v", timeout)
+		}
+	}
+}
+
+// recvData reads sub until a data message arrives, and fails t after
+// timeout.
+func recvData(t testing.TB, sub store.Subscription, timeout time.Duration) []byte {
+	t.Helper()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case m, ok := <-sub.Messages():
+			if !ok {
+				t.Fatalf("subscription ended (Err: %v), want a message", sub.Err())
+			}
+			if !m.Resubscribed {
+				return m.Data
+			}
+		case <-timer.C:
+			t.Fatalf("no message after %v", timeout)
+		}
+	}
+}

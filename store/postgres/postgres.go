@@ -1,0 +1,552 @@
+// Package postgres implements elicitvault's store.Store on PostgreSQL, with
+// github.com/jackc/pgx/v5.
+//
+// # Schema
+//
+// Entries live in one table, elicitvault_entries, created by Migrate or by
+// running schema.sql (the same SQL, embedded in this package):
+//
+//	CREATE TABLE elicitvault_entries (
+//	    key        bytea       PRIMARY KEY,  -- the store key, as given
+//	    value      bytea       NOT NULL,
+//	    expires_at timestamptz NOT NULL
+//	);
+//
+// The table is in the schema WithSchema names, or else wherever the
+// connection's search_path finds it. Stores in different schemas of one
+// database are independent, their messages included.
+//
+// # Operations
+//
+// Every operation is one statement, except Swap, which is one transaction:
+// Put is INSERT ... ON CONFLICT DO UPDATE; Get is SELECT; Take is DELETE ...
+// RETURNING; PutIfAbsent is INSERT ... ON CONFLICT DO UPDATE ... WHERE the
+// existing row has expired; Swap locks the row with SELECT ... FOR UPDATE
+// and updates it, or inserts it; CompareAndSwap is UPDATE (or DELETE) ...
+// WHERE value = old. Each reads only rows whose expires_at is after now():
+// expiry is judged by the database server's clock, consistently, never by
+// the client's. Expiries are stored with microsecond precision.
+//
+// Scan pages by key (key > cursor ORDER BY key LIMIT count); its cursor is
+// the last key returned, in unpadded base64url.
+//
+// Expired rows are deleted by a goroutine every minute (see
+// WithCleanupInterval), until Close.
+//
+// # Publish and Subscribe
+//
+// Publish is NOTIFY, through pg_notify. A store channel is the PostgreSQL
+// channel "ev_" followed by the first 16 bytes, in hex, of SHA-256(schema ||
+// 0x00 || channel): store channels may be long, and PostgreSQL's are
+// identifiers of at most 63 bytes. The payload is the message in standard
+// base64, since NOTIFY payloads are text; PostgreSQL refuses payloads of
+// 8000 bytes or more, so Publish refuses messages over MaxMessageSize bytes.
+//
+// All subscriptions of a Store share one dedicated connection, which runs
+// LISTEN for every channel that has a subscription. Its application_name is
+// the pool's followed by "/listener". When that connection fails, the store
+// reconnects with exponential backoff, runs LISTEN again for every channel,
+// and sends every subscription a store.Message with Resubscribed set:
+// messages published in between are lost, and the subscriber reads the
+// store again.
+package postgres
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Table is the name of the store's table.
+const Table = "elicitvault_entries"
+
+// DefaultCleanupInterval is how often a Store deletes expired rows, unless
+// WithCleanupInterval says otherwise.
+const DefaultCleanupInterval = time.Minute
+
+// defaultApplicationName is the application_name of the connections of a
+// Store made by New from a URL that sets none.
+const defaultApplicationName = "elicitvault"
+
+// cleanupBatch is the number of rows one cleanup statement deletes at most.
+const cleanupBatch = 1000
+
+// Store is a store.Store on PostgreSQL. It is safe for concurrent use.
+type Store struct {
+	pool   *pgxpool.Pool
+	own    bool // the pool was made by New, and Close closes it
+	schema string
+	q      queries
+	logger *slog.Logger
+
+	closed atomic.Bool
+	ctx    context.Context // canceled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the cleanup goroutine
+	l      listener
+}
+
+var _ store.Store = (*Store)(nil)
+
+// An Option configures a Store, and Migrate.
+type Option func(*config)
+
+type config struct {
+	schema          string
+	cleanupInterval time.Duration
+	logger          *slog.Logger
+}
+
+func newConfig(opts []Option) config {
+	c := config{cleanupInterval: DefaultCleanupInterval, logger: slog.Default()}
+	for _, opt := range opts {
+		opt(&c)
+	}
+	return c
+}
+
+// WithSchema puts the table in the named schema, which Migrate creates if
+// it does not exist. The default is no schema: the table is wherever the
+// connection's search_path leads, usually public.
+func WithSchema(name string) Option {
+	return func(c *config) { c.schema = name }
+}
+
+// WithCleanupInterval sets how often the store deletes expired rows; the
+// default is DefaultCleanupInterval. A zero or negative interval disables
+// the cleanup: expired rows then still read as absent, but stay in the
+// table until something else deletes them.
+func WithCleanupInterval(d time.Duration) Option {
+	return func(c *config) { c.cleanupInterval = d }
+}
+
+// WithLogger sets where the store's background work (the cleanup and the
+// listener connection) reports failures, which have no caller to return
+// them to; the default is slog.Default(). A nil logger discards them.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
+}
+
+// New connects to the PostgreSQL server at url, checks that it answers and
+// that the store's table exists, and returns a Store that owns the
+// connection pool: Close closes it.
+//
+// The URL is a libpq connection string, as pgx's pgxpool.ParseConfig
+// accepts it, in URL or keyword/value form:
+//
+//	postgres://user:password@host:5432/database?sslmode=verify-full&application_name=myserver
+//	host=/var/run/postgresql dbname=elicitvault pool_max_conns=20
+//
+// TLS is set by sslmode and the ssl* parameters; the pool by the pool_*
+// parameters. Without application_name the connections are named
+// "elicitvault". Error text never repeats the URL, which may hold a
+// password.
+func New(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// The parser's message may quote the URL, password included.
+		return nil, fmt.Errorf("postgres: invalid URL, want postgres://[user[:password]@]host[:port]/database[?param=value…] or a keyword/value string: %w", store.ErrInvalidArgument)
+	}
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = defaultApplicationName
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: server does not answer: %w", err)
+	}
+	s, err := newStore(ctx, pool, true, opts)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// NewFromPool returns a Store that uses pool, after checking that the
+// store's table exists. The caller keeps ownership of pool: Close does not
+// close it. The listener connection is opened with the pool's connection
+// configuration.
+func NewFromPool(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
+	if pool == nil {
+		return nil, fmt.Errorf("postgres: nil pool: %w", store.ErrInvalidArgument)
+	}
+	return newStore(ctx, pool, false, opts)
+}
+
+func newStore(ctx context.Context, pool *pgxpool.Pool, own bool, opts []Option) (*Store, error) {
+	c := newConfig(opts)
+	logger := c.logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{
+		pool:   pool,
+		own:    own,
+		schema: c.schema,
+		q:      newQueries(tableName(c.schema)),
+		logger: logger,
+	}
+	if _, err := pool.Exec(ctx, s.q.check); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
+			return nil, fmt.Errorf("postgres: table %s does not exist; run Migrate or schema.sql: %w", Table, err)
+		}
+		return nil, fmt.Errorf("postgres: checking the table: %w", err)
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.l.init(s, listenerConfig(pool.Config().ConnConfig))
+	if c.cleanupInterval > 0 {
+		s.wg.Go(func() { s.cleanupEvery(c.cleanupInterval) })
+	}
+	return s, nil
+}
+
+// tableName returns the quoted, schema-qualified name of the table.
+func tableName(schema string) string {
+	if schema == "" {
+		return pgx.Identifier{Table}.Sanitize()
+	}
+	return pgx.Identifier{schema, Table}.Sanitize()
+}
+
+// queries holds the store's SQL, with the table name filled in.
+type queries struct {
+	check, put, get, take, putIfAbsent          string
+	lockRow, update, insertNew                  string
+	compareAndSwap, compareAndDelete, del, scan string
+	cleanup                                     string
+}
+
+func newQueries(t string) queries {
+	return queries{
+		check: `SELECT 1 FROM ` + t + ` WHERE false`,
+		put: `INSERT INTO ` + t + ` (key, value, expires_at) VALUES ($1, $2, $3)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
+		get:  `SELECT value FROM ` + t + ` WHERE key = $1 AND expires_at > now()`,
+		take: `DELETE FROM ` + t + ` WHERE key = $1 AND expires_at > now() RETURNING value`,
+		putIfAbsent: `INSERT INTO ` + t + ` AS e (key, value, expires_at) VALUES ($1, $2, $3)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
+			WHERE e.expires_at <= now()`,
+		lockRow:   `SELECT value, expires_at > now() FROM ` + t + ` WHERE key = $1 FOR UPDATE`,
+		update:    `UPDATE ` + t + ` SET value = $2, expires_at = $3 WHERE key = $1`,
+		insertNew: `INSERT INTO ` + t + ` (key, value, expires_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING`,
+		compareAndSwap: `UPDATE ` + t + ` SET value = $3, expires_at = $4
+			WHERE key = $1 AND value = $2 AND expires_at > now()`,
+		compareAndDelete: `DELETE FROM ` + t + ` WHERE key = $1 AND value = $2 AND expires_at > now()`,
+		del:              `DELETE FROM ` + t + ` WHERE key = $1`,
+		scan: `SELECT key, value, expires_at FROM ` + t + `
+			WHERE key > $1 AND expires_at > now() ORDER BY key LIMIT $2`,
+		cleanup: `DELETE FROM ` + t + ` WHERE key IN (
+			SELECT key FROM ` + t + ` WHERE expires_at <= now() LIMIT ` + fmt.Sprint(cleanupBatch) + `
+			FOR UPDATE SKIP LOCKED)`,
+	}
+}
+
+// begin checks what every operation checks first: that the store is open
+// and that ctx is not done.
+func (s *Store) begin(ctx context.Context, op string) error {
+	if s.closed.Load() {
+		return fmt.Errorf("postgres: %s: %w", op, store.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	return nil
+}
+
+// fail wraps an error of the server or the connection.
+func (s *Store) fail(op string, err error) error {
+	if s.closed.Load() {
+		// Close ran while the operation was in flight.
+		return fmt.Errorf("postgres: %s: %w", op, errors.Join(store.ErrClosed, err))
+	}
+	return fmt.Errorf("postgres: %s: %w", op, err)
+}
+
+func checkWrite(op, key string, value []byte, expiry time.Time) error {
+	if err := store.CheckWrite(key, value, expiry, time.Now()); err != nil {
+		return fmt.Errorf("postgres: %s: %w", op, err)
+	}
+	return nil
+}
+
+func checkKey(op, key string) error {
+	if key == "" {
+		return fmt.Errorf("postgres: %s: empty key: %w", op, store.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// Put implements store.Store.
+func (s *Store) Put(ctx context.Context, key string, value []byte, expiry time.Time) error {
+	const op = "put"
+	if err := s.begin(ctx, op); err != nil {
+		return err
+	}
+	if err := checkWrite(op, key, value, expiry); err != nil {
+		return err
+	}
+	if _, err := s.pool.Exec(ctx, s.q.put, []byte(key), value, expiry); err != nil {
+		return s.fail(op, err)
+	}
+	return nil
+}
+
+// Get implements store.Store.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	const op = "get"
+	if err := s.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	if err := checkKey(op, key); err != nil {
+		return nil, err
+	}
+	var v []byte
+	err := s.pool.QueryRow(ctx, s.q.get, []byte(key)).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	return nonNil(v), nil
+}
+
+// Take implements store.Store.
+func (s *Store) Take(ctx context.Context, key string) ([]byte, error) {
+	const op = "take"
+	if err := s.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	if err := checkKey(op, key); err != nil {
+		return nil, err
+	}
+	var v []byte
+	err := s.pool.QueryRow(ctx, s.q.take, []byte(key)).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	return nonNil(v), nil
+}
+
+// PutIfAbsent implements store.Store.
+func (s *Store) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
+	const op = "put if absent"
+	if err := s.begin(ctx, op); err != nil {
+		return false, err
+	}
+	if err := checkWrite(op, key, value, expiry); err != nil {
+		return false, err
+	}
+	tag, err := s.pool.Exec(ctx, s.q.putIfAbsent, []byte(key), value, expiry)
+	if err != nil {
+		return false, s.fail(op, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// maxSwapAttempts bounds the rounds of Swap's transaction; see Swap.
+const maxSwapAttempts = 100
+
+// Swap implements store.Store, in one transaction: it locks the row with
+// SELECT ... FOR UPDATE and updates it, or, when there is no row, inserts
+// one with ON CONFLICT DO NOTHING. When a concurrent transaction inserted
+// the row in between, the insert does nothing and Swap locks the row that
+// transaction committed, and so on; a round repeats only when another
+// transaction both inserted and deleted the row in between.
+func (s *Store) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
+	const op = "swap"
+	if err := s.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	if err := checkWrite(op, key, value, expiry); err != nil {
+		return nil, err
+	}
+	var old []byte
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		for range maxSwapAttempts {
+			old = nil
+			var cur []byte
+			var live bool
+			err := tx.QueryRow(ctx, s.q.lockRow, []byte(key)).Scan(&cur, &live)
+			if err == nil {
+				if live {
+					old = nonNil(cur)
+				}
+				_, err = tx.Exec(ctx, s.q.update, []byte(key), value, expiry)
+				return err
+			}
+			if !errors.Is(err, pgx.ErrNoRows) {
+				return err
+			}
+			tag, err := tx.Exec(ctx, s.q.insertNew, []byte(key), value, expiry)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 1 {
+				return nil
+			}
+		}
+		return fmt.Errorf("the row changed under %d rounds", maxSwapAttempts)
+	})
+	if err != nil {
+		return nil, s.fail(op, err)
+	}
+	return old, nil
+}
+
+// CompareAndSwap implements store.Store. It returns ErrInvalidArgument for
+// a nil old.
+func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byte, expiry time.Time) (bool, error) {
+	const op = "compare and swap"
+	if err := s.begin(ctx, op); err != nil {
+		return false, err
+	}
+	if err := checkKey(op, key); err != nil {
+		return false, err
+	}
+	if old == nil {
+		return false, fmt.Errorf("postgres: %s: nil old value: %w", op, store.ErrInvalidArgument)
+	}
+	var tag pgconn.CommandTag
+	var err error
+	if value == nil {
+		tag, err = s.pool.Exec(ctx, s.q.compareAndDelete, []byte(key), old)
+	} else {
+		if err := checkWrite(op, key, value, expiry); err != nil {
+			return false, err
+		}
+		tag, err = s.pool.Exec(ctx, s.q.compareAndSwap, []byte(key), old, value, expiry)
+	}
+	if err != nil {
+		return false, s.fail(op, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// Delete implements store.Store.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	const op = "delete"
+	if err := s.begin(ctx, op); err != nil {
+		return err
+	}
+	if err := checkKey(op, key); err != nil {
+		return err
+	}
+	if _, err := s.pool.Exec(ctx, s.q.del, []byte(key)); err != nil {
+		return s.fail(op, err)
+	}
+	return nil
+}
+
+// Scan implements store.Store. It returns ErrInvalidArgument for a count
+// below 1 or a cursor it did not return.
+func (s *Store) Scan(ctx context.Context, cursor string, count int) ([]store.Entry, string, error) {
+	const op = "scan"
+	if err := s.begin(ctx, op); err != nil {
+		return nil, "", err
+	}
+	if count < 1 {
+		return nil, "", fmt.Errorf("postgres: %s: count below 1: %w", op, store.ErrInvalidArgument)
+	}
+	after, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return nil, "", fmt.Errorf("postgres: %s: malformed cursor: %w", op, store.ErrInvalidArgument)
+	}
+	if after == nil {
+		after = []byte{} // key > '' is every key; key > NULL none
+	}
+	rows, err := s.pool.Query(ctx, s.q.scan, after, count)
+	if err != nil {
+		return nil, "", s.fail(op, err)
+	}
+	entries, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Entry, error) {
+		var key, value []byte
+		var expiry time.Time
+		if err := row.Scan(&key, &value, &expiry); err != nil {
+			return store.Entry{}, err
+		}
+		return store.Entry{Key: string(key), Value: nonNil(value), Expiry: expiry}, nil
+	})
+	if err != nil {
+		return nil, "", s.fail(op, err)
+	}
+	if len(entries) < count {
+		return entries, "", nil
+	}
+	last := entries[len(entries)-1].Key
+	return entries, base64.RawURLEncoding.EncodeToString([]byte(last)), nil
+}
+
+// cleanupEvery deletes expired rows every interval until Close.
+func (s *Store) cleanupEvery(interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := s.cleanup(s.ctx); err != nil && s.ctx.Err() == nil {
+			s.logger.Warn("postgres store: deleting expired rows failed", "err", err)
+		}
+	}
+}
+
+// cleanup deletes expired rows, in batches, and returns how many.
+func (s *Store) cleanup(ctx context.Context) (int64, error) {
+	var n int64
+	for {
+		tag, err := s.pool.Exec(ctx, s.q.cleanup)
+		if err != nil {
+			return n, err
+		}
+		n += tag.RowsAffected()
+		if tag.RowsAffected() < cleanupBatch {
+			return n, nil
+		}
+	}
+}
+
+// Close implements store.Store. It ends every subscription, stops the
+// cleanup and the listener and waits for their goroutines, and closes the
+// pool if New made it. A second Close returns ErrClosed.
+func (s *Store) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return store.ErrClosed
+	}
+	s.cancel()
+	s.l.close()
+	s.wg.Wait()
+	if s.own {
+		s.pool.Close()
+	}
+	return nil
+}
+
+// nonNil returns b, or an empty slice for nil: pgx reads an empty bytea as
+// nil, and the store distinguishes an empty value from none.
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

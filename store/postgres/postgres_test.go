@@ -1,0 +1,355 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/elicitvault/elicitvault/store"
+	evpostgres "github.com/elicitvault/elicitvault/store/postgres"
+	"github.com/elicitvault/elicitvault/store/storetest"
+	"github.com/jackc/pgx/v5"
+)
+
+func TestConformance(t *testing.T) {
+	url := serverURL(t)
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, _ := openStore(t, url)
+		return s
+	})
+}
+
+// TestServerDown checks that New reports a server that does not answer,
+// and keeps nothing running.
+func TestServerDown(t *testing.T) {
+	storetest.CheckNoLeaks(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	// Port 1 (tcpmux) is closed on any machine the tests run on.
+	s, err := evpostgres.New(ctx, "postgres://postgres:s3cr3t@127.0.0.1:1/test?sslmode=disable&connect_timeout=5")
+	if err == nil {
+		s.Close()
+		t.Fatal("New succeeded with no server")
+	}
+	if !strings.Contains(err.Error(), "server does not answer") {
+		t.Errorf("New: %v, want an error that says the server does not answer", err)
+	}
+	if strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("New's error repeats the password: %v", err)
+	}
+}
+
+// TestInvalidURL checks that a malformed URL is refused without repeating
+// it: it may hold a password.
+func TestInvalidURL(t *testing.T) {
+	for _, url := range []string{
+		"postgres://user:s3cr3t@127.0.0.1:notaport/test",
+		"postgres://user:s3cr3t@127.0.0.1/test?sslmode=s3cr3t",
+		"host=127.0.0.1 password=s3cr3t pool_max_conns=s3cr3t",
+	} {
+		_, err := evpostgres.New(t.Context(), url)
+		if err == nil {
+			t.Errorf("New accepted a malformed URL")
+			continue
+		}
+		if !errors.Is(err, store.ErrInvalidArgument) {
+			t.Errorf("New: %v, want ErrInvalidArgument", err)
+		}
+		if strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("New's error repeats the password: %v", err)
+		}
+	}
+}
+
+// TestMissingTable checks that New refuses a database that was never
+// migrated, with an error that says what to do.
+func TestMissingTable(t *testing.T) {
+	url := serverURL(t)
+	_, err := evpostgres.New(t.Context(), url, evpostgres.WithSchema(randomName("absent")))
+	if err == nil || !strings.Contains(err.Error(), "Migrate") {
+		t.Errorf("New without a table: %v, want an error that names Migrate", err)
+	}
+}
+
+// TestMigrate checks that Migrate creates the documented table, from
+// schema.sql, and can run again, concurrently.
+func TestMigrate(t *testing.T) {
+	url := serverURL(t)
+	schema := randomName("schema")
+	t.Cleanup(func() { dropSchema(t, url, schema) })
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			conn, err := pgx.Connect(t.Context(), url)
+			if err != nil {
+				t.Errorf("connect: %v", err)
+				return
+			}
+			defer conn.Close(context.Background())
+			if err := evpostgres.Migrate(t.Context(), conn, evpostgres.WithSchema(schema)); err != nil {
+				t.Errorf("Migrate: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+
+	conn := connect(t, url)
+	rows, err := conn.Query(t.Context(), `
+		SELECT column_name || ' ' || data_type || ' ' || is_nullable
+		FROM information_schema.columns
+		WHERE table_schema = $1 AND table_name = $2
+		ORDER BY ordinal_position`, schema, evpostgres.Table)
+	if err != nil {
+		t.Fatalf("reading the columns: %v", err)
+	}
+	cols, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatalf("reading the columns: %v", err)
+	}
+	want := []string{"key bytea NO", "value bytea NO", "expires_at timestamp with time zone NO"}
+	if strings.Join(cols, ", ") != strings.Join(want, ", ") {
+		t.Errorf("columns = %q, want %q", cols, want)
+	}
+
+	// schema.sql, run by hand, is what Migrate runs.
+	sql, err := os.ReadFile("schema.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := randomName("schema")
+	t.Cleanup(func() { dropSchema(t, url, other) })
+	if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+other+"; SET search_path TO "+other+"; "+string(sql)+"; RESET search_path"); err != nil {
+		t.Fatalf("running schema.sql: %v", err)
+	}
+	s, err := evpostgres.New(t.Context(), url, evpostgres.WithSchema(other))
+	if err != nil {
+		t.Fatalf("New over the schema.sql table: %v", err)
+	}
+	s.Close()
+}
+
+// TestKeysStoredAsGiven checks that keys reach the table byte for byte,
+// whatever they hold, and come back from Scan the same.
+func TestKeysStoredAsGiven(t *testing.T) {
+	url := serverURL(t)
+	s, schema := openStore(t, url)
+	conn := connect(t, url)
+	ctx := t.Context()
+	expiry := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	keys := []string{"plain", "\x00nul\x00", "\xff\xfe not UTF-8", "ünïcödé", strings.Repeat("k", 4096)}
+	for _, k := range keys {
+		if err := s.Put(ctx, k, []byte("v:"+k), expiry); err != nil {
+			t.Fatalf("Put: %v", err)
+		}
+		var v []byte
+		var exp time.Time
+		err := conn.QueryRow(ctx, "SELECT value, expires_at FROM "+schema+"."+evpostgres.Table+" WHERE key = $1", []byte(k)).Scan(&v, &exp)
+		if err != nil || string(v) != "v:"+k || !exp.Equal(expiry) {
+			t.Errorf("row of key %q = %q, %v, %v", k, v, exp, err)
+		}
+	}
+	got := map[string]bool{}
+	for cursor := ""; ; {
+		entries, next, err := s.Scan(ctx, cursor, 2)
+		if err != nil {
+			t.Fatalf("Scan: %v", err)
+		}
+		for _, e := range entries {
+			got[e.Key] = true
+			if string(e.Value) != "v:"+e.Key || !e.Expiry.Equal(expiry) {
+				t.Errorf("Scan entry %q = %q, %v", e.Key, e.Value, e.Expiry)
+			}
+		}
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	for _, k := range keys {
+		if !got[k] {
+			t.Errorf("Scan did not return key %q", k)
+		}
+	}
+	if len(got) != len(keys) {
+		t.Errorf("Scan returned %d keys, want %d", len(got), len(keys))
+	}
+	if _, _, err := s.Scan(ctx, "not base64!", 10); !errors.Is(err, store.ErrInvalidArgument) {
+		t.Errorf("Scan with a malformed cursor: %v, want ErrInvalidArgument", err)
+	}
+	if _, _, err := s.Scan(ctx, "", 0); !errors.Is(err, store.ErrInvalidArgument) {
+		t.Errorf("Scan with count 0: %v, want ErrInvalidArgument", err)
+	}
+}
+
+// TestCleanup checks that the cleanup deletes expired rows, and only
+// those.
+func TestCleanup(t *testing.T) {
+	url := serverURL(t)
+	s, schema := openStore(t, url, evpostgres.WithCleanupInterval(50*time.Millisecond))
+	conn := connect(t, url)
+	ctx := t.Context()
+	for i := range 20 {
+		if err := s.Put(ctx, "short"+string(rune('a'+i)), []byte("v"), time.Now().Add(100*time.Millisecond)); err != nil {
+			t.Fatalf("Put: %v", err)
+		}
+	}
+	if err := s.Put(ctx, "long", []byte("v"), time.Now().Add(time.Hour)); err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var n int
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+schema+"."+evpostgres.Table).Scan(&n); err != nil {
+			t.Fatalf("count: %v", err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d rows left after 5s, want the 1 live row", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := s.Get(ctx, "long"); err != nil {
+		t.Errorf("Get of the live row: %v", err)
+	}
+}
+
+// TestChannelLayout checks the documented NOTIFY channel and payload, and
+// the size limit.
+func TestChannelLayout(t *testing.T) {
+	url := serverURL(t)
+	s, schema := openStore(t, url)
+	conn := connect(t, url)
+	ctx := t.Context()
+
+	sum := sha256.Sum256([]byte(schema + "\x00" + "my channel"))
+	name := "ev_" + hex.EncodeToString(sum[:16])
+	if _, err := conn.Exec(ctx, "LISTEN "+name); err != nil {
+		t.Fatalf("LISTEN: %v", err)
+	}
+	msg := bytes.Repeat([]byte{0, 1, 2, 0xff}, evpostgres.MaxMessageSize/4)
+	if err := s.Publish(ctx, "my channel", msg); err != nil {
+		t.Fatalf("Publish of MaxMessageSize bytes: %v", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	n, err := conn.WaitForNotification(wctx)
+	if err != nil {
+		t.Fatalf("WaitForNotification: %v", err)
+	}
+	if n.Channel != name || n.Payload != base64.StdEncoding.EncodeToString(msg) {
+		t.Errorf("notification on %q with %d bytes, want %q with the message in base64", n.Channel, len(n.Payload), name)
+	}
+
+	err = s.Publish(ctx, "my channel", make([]byte, evpostgres.MaxMessageSize+1))
+	if !errors.Is(err, store.ErrInvalidArgument) || !strings.Contains(err.Error(), "5900") {
+		t.Errorf("Publish over MaxMessageSize: %v, want ErrInvalidArgument naming the limit", err)
+	}
+}
+
+// TestListenerKilled terminates the listener connection under two
+// subscriptions and checks that each receives Resubscribed, then the
+// messages published afterwards, and that nothing is left running after
+// Close.
+func TestListenerKilled(t *testing.T) {
+	url := serverURL(t)
+	conn := connect(t, url)
+	storetest.CheckNoLeaks(t)
+	name := randomName("app")
+	s, _ := openStore(t, withApplicationName(t, url, name))
+	ctx := t.Context()
+
+	a, err := s.Subscribe(ctx, "a")
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	b, err := s.Subscribe(ctx, "b")
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	for round := range 2 {
+		if n := terminate(t, conn, name+"/listener"); n != 1 {
+			t.Fatalf("round %d: terminated %d listener connections, want 1", round, n)
+		}
+		waitResubscribed(t, a, 10*time.Second)
+		waitResubscribed(t, b, 10*time.Second)
+		for _, ch := range []string{"a", "b"} {
+			if err := s.Publish(ctx, ch, []byte("after "+ch)); err != nil {
+				t.Fatalf("Publish: %v", err)
+			}
+		}
+		if got := recvData(t, a, 5*time.Second); string(got) != "after a" {
+			t.Errorf("a received %q", got)
+		}
+		if got := recvData(t, b, 5*time.Second); string(got) != "after b" {
+			t.Errorf("b received %q", got)
+		}
+	}
+	// A channel subscribed after the reconnection works as usual, and one
+	// closed stops receiving.
+	c, err := s.Subscribe(ctx, "c")
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	if err := s.Publish(ctx, "c", []byte("on c")); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	if got := recvData(t, c, 5*time.Second); string(got) != "on c" {
+		t.Errorf("c received %q", got)
+	}
+	a.Close()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+// TestOperationsAfterConnectionsKilled terminates every pooled connection of
+// a store and checks that the store recovers without being reopened. pgx
+// does not retry a statement, so an operation on a connection terminated
+// less than a second ago (the pool pings connections idle longer) may fail
+// once; the store must work again right after.
+func TestOperationsAfterConnectionsKilled(t *testing.T) {
+	url := serverURL(t)
+	conn := connect(t, url)
+	name := randomName("app")
+	s, _ := openStore(t, withApplicationName(t, url, name))
+	ctx := t.Context()
+	expiry := time.Now().Add(time.Minute)
+
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			if err := s.Put(ctx, "k", []byte{byte(i)}, expiry); err != nil {
+				t.Errorf("Put: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := terminate(t, conn, name); n == 0 {
+		t.Fatal("found no connection of the store to terminate")
+	}
+	failures := 0
+	for {
+		err := s.Put(ctx, "k", []byte("after"), expiry)
+		if err == nil {
+			break
+		}
+		failures++
+		t.Logf("Put after the connections were terminated: %v", err)
+		if failures > 4 {
+			t.Fatalf("the store did not recover after %d failures", failures)
+		}
+	}
+	if got, err := s.Take(ctx, "k"); err != nil || !bytes.Equal(got, []byte("after")) {
+		t.Fatalf("Take after recovering = %q, %v", got, err)
+	}
+}
