@@ -32,6 +32,10 @@ func (e *Elicitor) ask(ctx context.Context, req *mcp.CallToolRequest, r *Request
 			}
 			return nil, &UnsupportedError{Mode: r.Mode}
 		}
+	case r.Mode == ModeURL && o.requiredError && !call.inputRequests():
+		send = func(ctx context.Context, r *Request) (*Response, error) {
+			return e.urlRequired(ctx, r, ttl, o)
+		}
 	case call.inputRequests():
 		send = func(ctx context.Context, r *Request) (*Response, error) {
 			return e.inputRequest(ctx, r, ttl, o)

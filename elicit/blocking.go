@@ -51,16 +51,21 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 		rec.Schema = raw
 		params.RequestedSchema = json.RawMessage(raw)
 	case ModeURL:
-		params.URL = o.url
+		link, err := e.issueURL(r, ttl, o)
+		if err != nil {
+			return nil, err
+		}
+		params.URL = link
 		params.ElicitationID = r.ID
 	}
 
-	sub, err := s.begin(ctx, rec)
+	first, err := s.begin(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
 	defer s.end(ctx)
-	defer sub.Close()
+	sub := &subscription{first}
+	defer func() { sub.Close() }()
 
 	wctx, cancel := context.WithTimeout(ctx, ttl)
 	defer cancel()
@@ -88,7 +93,9 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 		}
 	}()
 
-	msgs := sub.Messages()
+	// In URL mode the callback can beat the client's reply; it is kept
+	// until the reply comes, so that the request is not cancelled.
+	var early *Response
 	for {
 		select {
 		case rp := <-replies:
@@ -101,33 +108,62 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 				return nil, clientError(rp.err)
 			}
 			res := fromElicitResult(rp.res)
-			if r.Mode == ModeForm || res.Action != Accept {
+			if r.Mode == ModeForm {
 				return res, nil
 			}
-			// URL mode, accepted: the user went to the page; wait for it.
-			if res, ok, err := e.readResult(ctx, s); ok || err != nil {
-				return res, err
+			if early == nil && res.Action != Accept {
+				return res, nil
 			}
-		case _, ok := <-msgs:
+			// URL mode: the user went to the page; the callback decides.
+			if early == nil {
+				var ok bool
+				if early, ok, err = e.readResult(ctx, s); err != nil {
+					return nil, err
+				} else if !ok {
+					continue
+				}
+			}
+			return e.urlDone(ctx, r, early)
+		case _, ok := <-sub.Messages():
 			if !ok {
 				// The subscription ended: subscribe again, then read.
 				sub.Close()
-				if sub, err = e.store.Subscribe(wctx, s.channel()); err != nil {
+				ns, err := e.store.Subscribe(wctx, s.channel())
+				if err != nil {
 					if wctx.Err() != nil {
 						return nil, e.waitErr(ctx)
 					}
 					return nil, fmt.Errorf("elicit: subscribe: %w", err)
 				}
-				defer sub.Close()
-				msgs = sub.Messages()
+				sub.Subscription = ns
 			}
-			if res, ok, err := e.readResult(ctx, s); ok || err != nil {
-				return res, err
+			res, ok, err := e.readResult(ctx, s)
+			if err != nil {
+				return nil, err
 			}
+			if !ok {
+				continue
+			}
+			if r.Mode == ModeURL && replies != nil {
+				early = res
+				continue
+			}
+			if r.Mode == ModeURL {
+				return e.urlDone(ctx, r, res)
+			}
+			return res, nil
 		case <-wctx.Done():
 			return nil, e.waitErr(ctx)
 		}
 	}
+}
+
+// urlDone notifies the client that a URL-mode elicitation completed.
+func (e *Elicitor) urlDone(ctx context.Context, r *Request, res *Response) (*Response, error) {
+	if res.Action == Accept {
+		notifyComplete(ctx, r.Call.req.Session, r.ID)
+	}
+	return res, nil
 }
 
 // clientError reports a failed elicitation/create. An error the client

@@ -76,6 +76,11 @@ func (e *Elicitor) newCall(req *mcp.CallToolRequest) (*Call, error) {
 			}
 		}
 	}
+	if c.inputRequests() && req.Session.ID() == "" {
+		// Every round may arrive on a new connection: bind to the subject
+		// (and to tool and arguments, in the requestState) alone.
+		c.session = sessionless
+	}
 	if caps != nil && caps.Elicitation != nil {
 		el := caps.Elicitation
 		// {} means form, for clients from before modes existed.

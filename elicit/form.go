@@ -24,7 +24,7 @@ type options struct {
 	schema         *Schema
 	allowSensitive bool
 	requiredError  bool
-	url            string // URL mode: the URL built for this elicitation
+	link           func(token string) string // URL mode
 }
 
 // WithTTL sets how long this elicitation waits for its answer, instead of

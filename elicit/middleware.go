@@ -2,6 +2,7 @@ package elicit
 
 import (
 	"context"
+	"errors"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -21,10 +22,26 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		c, err := e.newCall(ctr)
 		if err != nil || !c.inputRequests() {
-			return next(ctx, method, req)
+			return urlRequired(next(ctx, method, req))
 		}
 		return e.mrtr(ctx, ctr, func(ctx context.Context) (mcp.Result, error) {
 			return next(ctx, method, req)
 		})
 	}
+}
+
+// urlRequired turns a handler's *URLRequiredError, returned as an error or
+// as a tool error result, into the protocol error -32042.
+func urlRequired(res mcp.Result, err error) (mcp.Result, error) {
+	cause := err
+	if cause == nil {
+		if tr, ok := res.(*mcp.CallToolResult); ok && tr != nil {
+			cause = tr.GetError()
+		}
+	}
+	var ue *URLRequiredError
+	if errors.As(cause, &ue) {
+		return nil, ue.wireError()
+	}
+	return res, err
 }

@@ -112,8 +112,11 @@ func (e *Elicitor) inputRequest(ctx context.Context, r *Request, ttl time.Durati
 			return nil, ErrUnknownElicitation
 		}
 		r.ID = a.ID
-		if r.Mode == ModeURL && a.Action == Accept {
-			return e.awaitURL(ctx, r, ttl)
+		if r.Mode == ModeURL {
+			if a.Action == Accept {
+				return e.awaitURL(ctx, r, ttl)
+			}
+			e.slot(r.Call.subject, r.Call.session, r.ID, time.Time{}).end(ctx)
 		}
 		return &Response{Action: a.Action, Content: a.Content}, nil
 	}
@@ -124,7 +127,18 @@ func (e *Elicitor) inputRequest(ctx context.Context, r *Request, ttl time.Durati
 		rd.ask.Schema = r.Schema.raw
 		p.RequestedSchema = json.RawMessage(r.Schema.raw)
 	case ModeURL:
-		p.URL = o.url
+		// The callback may arrive on any node: the pending record is what
+		// it resolves.
+		expiry := e.now().Add(ttl)
+		link, err := e.issueURL(r, ttl, o)
+		if err != nil {
+			return nil, err
+		}
+		s := e.slot(r.Call.subject, r.Call.session, r.ID, expiry)
+		if err := s.put(ctx, purposePending, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
+			return nil, err
+		}
+		p.URL = link
 		p.ElicitationID = r.ID
 	}
 	rd.params = p
@@ -253,7 +267,28 @@ func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) 
 func ours(state string) bool { return state == "" || strings.HasPrefix(state, "ev1.") }
 
 // awaitURL waits for the callback of a URL-mode elicitation the client
-// accepted in an earlier round.
+// accepted in an earlier round, then notifies the client.
 func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) (*Response, error) {
-	return nil, errors.New("elicit: URL mode on 2026-07-28: not yet")
+	s := e.slot(r.Call.subject, r.Call.session, r.ID, time.Time{})
+	first, err := e.store.Subscribe(ctx, s.channel())
+	if err != nil {
+		return nil, fmt.Errorf("elicit: subscribe: %w", err)
+	}
+	sub := &subscription{first}
+	defer func() { sub.Close() }()
+	defer s.end(ctx)
+	var rec pendingRecord
+	if err := s.get(ctx, purposePending, &rec); err != nil {
+		// Gone: resolved and read already, or expired.
+		if res, ok, err := e.readResult(ctx, s); ok || err != nil {
+			return res, err
+		}
+		return nil, ErrTimeout
+	}
+	s.expiry = time.UnixMilli(rec.Expiry)
+	res, err := e.await(ctx, s.expiry, s, sub)
+	if err == nil && res.Action == Accept {
+		notifyComplete(ctx, r.Call.req.Session, r.ID)
+	}
+	return res, err
 }

@@ -1,0 +1,240 @@
+package elicit
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/token"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// URL asks the user to visit a page of the server (URL mode): to sign in to
+// a third party, enter a secret, or consent, without the value ever
+// passing through the MCP client. link builds the page's URL around a
+// callback token (see CallbackURL); the page, when the user is done, hands
+// the token to the Elicitor's callback handler (CallbackHandler), on this
+// node or any other that shares the store. URL then sends
+// notifications/elicitation/complete and returns Accept.
+//
+// The token is opaque (sealed, 128 bits of ID, no PII), single-use, bound
+// to the session and the user, and valid for the elicitation's TTL.
+//
+// Decline and Cancel are the user's refusal to open the page. The waiting,
+// TTL, cancellation and protocol rules are those of Form; on 2026-07-28 the
+// handler runs again once the user opened the page, and URL waits there
+// for the callback. With WithURLElicitationRequiredError (before
+// 2026-07-28) URL does not wait: it returns an error for the handler to
+// return, which becomes the protocol error -32042; when the callback
+// arrives the client is notified, retries the call, and this time URL
+// returns Accept.
+func URL(ctx context.Context, req *mcp.CallToolRequest, message string, link func(token string) string, opts ...Option) (Action, error) {
+	if link == nil {
+		return "", errors.New("elicit: URL needs a link builder")
+	}
+	o := collect(opts)
+	o.link = link
+	e, err := fromContext(ctx)
+	if err != nil {
+		return "", err
+	}
+	res, err := e.ask(ctx, req, &Request{Mode: ModeURL, Message: message}, o)
+	if err != nil {
+		return "", err
+	}
+	return res.Action, nil
+}
+
+// CallbackURL returns a link builder for URL that puts the token in the
+// query parameter "token" of base (the path CallbackHandler serves).
+func CallbackURL(base string) func(string) string {
+	return func(tok string) string {
+		u, err := url.Parse(base)
+		if err != nil {
+			return base
+		}
+		q := u.Query()
+		q.Set(token.DefaultParam, tok)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+}
+
+// CallbackHandler returns the http.Handler that completes URL-mode
+// elicitations: it verifies and consumes the callback token and resolves
+// the elicitation in the store, whichever node asked. user, when not nil,
+// returns the browser's authenticated user; a token issued to a user is
+// then accepted only from that user.
+func (e *Elicitor) CallbackHandler(user func(*http.Request) (string, bool)) *token.CallbackHandler {
+	return &token.CallbackHandler{Tokens: e.tokens, Resolver: e, User: user}
+}
+
+// errGone is what ResolveURL returns for an elicitation that is no longer
+// pending: it matches ErrUnknownElicitation and token.ErrExpired (the
+// callback page then says the link expired).
+var errGone error = &goneError{}
+
+type goneError struct{}
+
+func (*goneError) Error() string { return ErrUnknownElicitation.Error() }
+func (*goneError) Is(target error) bool {
+	return target == ErrUnknownElicitation || target == token.ErrExpired
+}
+
+// ResolveURL implements token.Resolver: it completes the URL-mode
+// elicitation a verified, consumed callback token names. It checks the
+// sealed pending record (which only opens for the token's subject and
+// session), writes the result to the store and announces it.
+func (e *Elicitor) ResolveURL(ctx context.Context, c *token.Claims) error {
+	s := e.slot(c.Subject, c.SessionID, c.ElicitationID, time.Time{})
+	var rec pendingRecord
+	if err := s.get(ctx, purposePending, &rec); err != nil {
+		if errors.Is(err, ErrUnknownElicitation) {
+			return errGone
+		}
+		return err
+	}
+	if rec.Mode != ModeURL {
+		return errGone
+	}
+	s.expiry = time.UnixMilli(rec.Expiry)
+	if !s.expiry.After(e.now()) {
+		return errGone
+	}
+	return s.resolve(ctx, &resultRecord{Action: Accept})
+}
+
+// issueURL issues the callback token of r and returns the link to send.
+func (e *Elicitor) issueURL(r *Request, ttl time.Duration, o *options) (string, error) {
+	if ttl < time.Second {
+		ttl = time.Second
+	}
+	tok, err := e.tokens.Issue(&token.Claims{
+		Kind:          token.URL,
+		SessionID:     r.Call.session,
+		Subject:       r.Call.subject,
+		ElicitationID: r.ID,
+	}, ttl.Round(time.Second), token.Compact)
+	if err != nil {
+		return "", fmt.Errorf("elicit: %w", err)
+	}
+	return o.link(tok), nil
+}
+
+// notifyComplete sends notifications/elicitation/complete, best effort.
+func notifyComplete(ctx context.Context, ss *mcp.ServerSession, id string) {
+	ss.NotifyElicitationComplete(context.WithoutCancel(ctx), &mcp.ElicitationCompleteParams{ElicitationID: id})
+}
+
+// URLRequiredError is what URL returns with WithURLElicitationRequiredError:
+// the handler returns it, and the installed middleware answers the call
+// with the protocol error -32042 carrying the elicitation.
+type URLRequiredError struct {
+	params *mcp.ElicitParams
+}
+
+func (e *URLRequiredError) Error() string {
+	return "elicit: URL elicitation required (the client retries the call once it completes)"
+}
+
+// wireError returns the go-sdk's -32042 error.
+func (e *URLRequiredError) wireError() *jsonrpc.Error {
+	var we *jsonrpc.Error
+	errors.As(mcp.URLElicitationRequiredError([]*mcp.ElicitParams{e.params}), &we)
+	return we
+}
+
+// urlFingerprint identifies a URL elicitation across the retries of a
+// call: the tool, its arguments and the message.
+func urlFingerprint(r *Request) string {
+	args, _ := token.HashArgs(r.Call.req.Params.Arguments)
+	h := sha256.New()
+	fmt.Fprintf(h, "%d:%s%d:%s", len(r.Call.Tool), r.Call.Tool, len(r.Message), r.Message)
+	h.Write(args[:])
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:16])
+}
+
+// urlRequired is the request flow of WithURLElicitationRequiredError. If
+// the elicitation of an earlier try of this call completed, it is the
+// answer; otherwise a new one is registered, a watcher waits for its
+// callback in the background to notify the client, and the call fails with
+// a *URLRequiredError.
+func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	call := r.Call
+	fp := urlFingerprint(r)
+	done := e.slot(call.subject, call.session, "done:"+fp, time.Time{})
+	var dr resultRecord
+	if err := done.take(ctx, purposeResult, &dr); err == nil {
+		return &Response{Action: Accept}, nil
+	}
+
+	expiry := e.now().Add(ttl)
+	s := e.slot(call.subject, call.session, r.ID, expiry)
+	link, err := e.issueURL(r, ttl, o)
+	if err != nil {
+		return nil, err
+	}
+	first, err := s.begin(ctx, &pendingRecord{Mode: ModeURL, Tool: call.Tool, Expiry: expiry.UnixMilli()})
+	if err != nil {
+		return nil, err
+	}
+	ss := call.req.Session
+	go func() {
+		wctx := context.WithoutCancel(ctx)
+		defer s.end(wctx)
+		sub := &subscription{first}
+		defer func() { sub.Close() }()
+		res, err := e.await(wctx, expiry, s, sub)
+		if err != nil || res.Action != Accept {
+			return
+		}
+		done.expiry = expiry
+		if done.put(wctx, purposeResult, &resultRecord{Action: Accept}) == nil {
+			notifyComplete(wctx, ss, r.ID)
+		}
+	}()
+	return nil, &URLRequiredError{params: &mcp.ElicitParams{Mode: string(ModeURL), Message: r.Message, URL: link, ElicitationID: r.ID}}
+}
+
+// subscription holds the current subscription of a waiter, which changes
+// when it has to subscribe again.
+type subscription struct {
+	store.Subscription
+}
+
+// await waits for the slot's result until expiry, reading the store first,
+// then after every message and every resubscription. It ends with
+// ErrTimeout at expiry, or ctx's error.
+func (e *Elicitor) await(ctx context.Context, expiry time.Time, s *slot, sub *subscription) (*Response, error) {
+	wctx, cancel := context.WithDeadline(ctx, expiry)
+	defer cancel()
+	for {
+		if res, ok, err := e.readResult(ctx, s); ok || err != nil {
+			return res, err
+		}
+		select {
+		case _, ok := <-sub.Messages():
+			if ok {
+				continue
+			}
+			sub.Close()
+			ns, err := e.store.Subscribe(wctx, s.channel())
+			if err != nil {
+				if wctx.Err() != nil {
+					return nil, e.waitErr(ctx)
+				}
+				return nil, fmt.Errorf("elicit: subscribe: %w", err)
+			}
+			sub.Subscription = ns
+		case <-wctx.Done():
+			return nil, e.waitErr(ctx)
+		}
+	}
+}

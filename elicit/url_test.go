@@ -1,0 +1,254 @@
+package elicit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/token"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var bothModes = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+	Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}}
+
+// callback serves e's callback handler.
+func (e *env) callback() *httptest.Server {
+	srv := httptest.NewServer(e.ev.CallbackHandler(nil))
+	e.t.Cleanup(srv.Close)
+	return srv
+}
+
+func get(t *testing.T, u string) int {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// urlClient is a client that visits every URL it is sent: before it
+// replies (early) or after.
+type urlClient struct {
+	t        *testing.T
+	early    bool
+	mu       sync.Mutex
+	ids      []string // elicitation IDs sent
+	complete chan string
+	status   chan int
+}
+
+func newURLClient(t *testing.T, early bool) *urlClient {
+	return &urlClient{t: t, early: early, complete: make(chan string, 4), status: make(chan int, 4)}
+}
+
+func (c *urlClient) options() *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		Capabilities: bothModes,
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if req.Params.Mode != "url" {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
+			c.mu.Lock()
+			c.ids = append(c.ids, req.Params.ElicitationID)
+			c.mu.Unlock()
+			if strings.Contains(req.Params.URL, "@") {
+				c.t.Errorf("URL carries PII: %s", req.Params.URL)
+			}
+			if c.early {
+				c.status <- get(c.t, req.Params.URL)
+			} else {
+				go func() {
+					time.Sleep(20 * time.Millisecond)
+					c.status <- get(c.t, req.Params.URL)
+				}()
+			}
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			c.complete <- req.Params.ElicitationID
+		},
+	}
+}
+
+func urlTool(base string, opts ...elicit.Option) func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		a, err := elicit.URL(ctx, req, "Connect your account", elicit.CallbackURL(base+"/cb"), opts...)
+		return string(a), err
+	}
+}
+
+func TestURLMode(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		for _, early := range []bool{false, true} {
+			e := newEnv(t, nil)
+			srv := e.callback()
+			e.tool("connect", urlTool(srv.URL))
+			c := newURLClient(t, early)
+			cs := e.connect(c.options(), version)
+			got, isErr := call(t, cs, "connect")
+			if isErr || got != "accept" {
+				t.Fatalf("early=%v: got %q", early, got)
+			}
+			if s := <-c.status; s != http.StatusOK {
+				t.Errorf("callback status %d", s)
+			}
+			select {
+			case id := <-c.complete:
+				c.mu.Lock()
+				if len(c.ids) != 1 || c.ids[0] != id {
+					t.Errorf("completion for %q, elicitations %v", id, c.ids)
+				}
+				c.mu.Unlock()
+			case <-time.After(2 * time.Second):
+				t.Error("no notifications/elicitation/complete")
+			}
+			e.assertEmpty()
+		}
+	})
+}
+
+func TestURLDecline(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, nil)
+		e.tool("connect", urlTool("http://127.0.0.1:1"))
+		cs := e.connect(&mcp.ClientOptions{Capabilities: bothModes, ElicitationHandler: answer("decline", nil)}, version)
+		if got, _ := call(t, cs, "connect"); got != "decline" {
+			t.Errorf("got %q", got)
+		}
+		e.assertEmpty()
+	})
+}
+
+func TestURLUnsupported(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, nil)
+		var got error
+		e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+			_, got = elicit.URL(ctx, req, "Connect", elicit.CallbackURL("http://x/cb"))
+			return "", nil
+		})
+		asked := false
+		cs := e.connect(&mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = true
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}}, version) // form only
+		call(t, cs, "connect")
+		var ue *elicit.UnsupportedError
+		if !errors.As(got, &ue) || ue.Mode != elicit.ModeURL || asked {
+			t.Errorf("got %v (asked %v)", got, asked)
+		}
+	})
+}
+
+// The answer arrives on another node: a second Elicitor (another process)
+// sharing the store serves the callback.
+func TestURLAcrossNodes(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, nil)
+		other, err := elicit.New(newKeyring(t), e.store, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(other.CallbackHandler(nil))
+		defer srv.Close()
+		e.tool("connect", urlTool(srv.URL))
+		c := newURLClient(t, false)
+		cs := e.connect(c.options(), version)
+		if got, isErr := call(t, cs, "connect"); isErr || got != "accept" {
+			t.Fatalf("got %q", got)
+		}
+		if s := <-c.status; s != http.StatusOK {
+			t.Errorf("callback status %d", s)
+		}
+		e.assertEmpty()
+	})
+}
+
+func TestURLElicitationRequiredError(t *testing.T) {
+	e := newEnv(t, nil)
+	srv := e.callback()
+	e.tool("connect", urlTool(srv.URL, elicit.WithURLElicitationRequiredError()))
+	complete := make(chan string, 1)
+	cs := e.connect(&mcp.ClientOptions{
+		Capabilities:       bothModes,
+		ElicitationHandler: answer("accept", nil),
+		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			complete <- req.Params.ElicitationID
+		},
+	}, legacy)
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "connect"})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired {
+		t.Fatalf("got %v, want -32042", err)
+	}
+	var data struct {
+		Elicitations []*mcp.ElicitParams `json:"elicitations"`
+	}
+	if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 {
+		t.Fatalf("error data %s: %v", we.Data, err)
+	}
+	el := data.Elicitations[0]
+	if el.Mode != "url" || el.ElicitationID == "" || !strings.HasPrefix(el.URL, srv.URL+"/cb?token=ev1.") {
+		t.Fatalf("elicitation %+v", el)
+	}
+	if s := get(t, el.URL); s != http.StatusOK {
+		t.Fatalf("callback: %d", s)
+	}
+	select {
+	case id := <-complete:
+		if id != el.ElicitationID {
+			t.Errorf("completion for another elicitation")
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("no completion notification")
+	}
+	// The retry finds the completed elicitation.
+	if got, isErr := call(t, cs, "connect"); isErr || got != "accept" {
+		t.Errorf("retry: %q", got)
+	}
+	// The link is single-use.
+	if s := get(t, el.URL); s != http.StatusGone {
+		t.Errorf("second callback: %d, want 410", s)
+	}
+	e.assertEmpty()
+}
+
+func TestURLCallbackBadInput(t *testing.T) {
+	e := newEnv(t, nil)
+	srv := e.callback()
+	for _, q := range []string{"", "?token=", "?token=ev1.AAAA", "?token=" + strings.Repeat("x", 100), "?token=a&token=b"} {
+		if s := get(t, srv.URL+"/cb"+q); s != http.StatusBadRequest {
+			t.Errorf("%q: %d, want 400", q, s)
+		}
+	}
+	// A genuine token for an elicitation that does not exist (or belongs to
+	// another session or subject): nothing is resolved, nothing written.
+	ts, err := token.NewService(e.keys, e.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := ts.Issue(&token.Claims{Kind: token.URL, SessionID: "l:nobody", ElicitationID: "nothing"}, time.Minute, token.Compact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := get(t, elicit.CallbackURL(srv.URL+"/cb")(tok)); s != http.StatusGone {
+		t.Errorf("unknown elicitation: %d, want 410", s)
+	}
+	err = e.ev.ResolveURL(context.Background(), &token.Claims{Kind: token.URL, SessionID: "l:nobody", ElicitationID: "nothing"})
+	if !errors.Is(err, elicit.ErrUnknownElicitation) || !errors.Is(err, token.ErrExpired) {
+		t.Errorf("ResolveURL: %v", err)
+	}
+	e.assertEmpty()
+}
