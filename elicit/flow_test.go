@@ -481,3 +481,60 @@ func forgeRounds(t *testing.T, e *env, name string, res *mcp.ElicitResult) (stri
 	}
 	return b.String(), second.IsError
 }
+
+func TestHooksOrder(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		var mu sync.Mutex
+		var trace []string
+		log := func(s string) { mu.Lock(); trace = append(trace, s); mu.Unlock() }
+		mk := func(n string) elicit.Hooks {
+			return elicit.Hooks{
+				BeforeRequest: func(context.Context, *elicit.Request) error { log(n + ".beforeRequest"); return nil },
+				AroundRequest: func(ctx context.Context, r *elicit.Request, next elicit.RequestFunc) (*elicit.Response, error) {
+					log(n + ".aroundRequest")
+					return next(ctx, r)
+				},
+				AfterRequest: func(context.Context, *elicit.Request, *elicit.Response, error) { log(n + ".afterRequest") },
+				BeforeResult: func(context.Context, *elicit.Request, *elicit.Response) error { log(n + ".beforeResult"); return nil },
+				AroundResult: func(ctx context.Context, r *elicit.Request, raw *elicit.Response, next elicit.ResultFunc) (*elicit.Response, error) {
+					log(n + ".aroundResult")
+					return next(ctx, r, raw)
+				},
+				AfterResult: func(context.Context, *elicit.Request, *elicit.Response, error) { log(n + ".afterResult") },
+			}
+		}
+		e := newEnv(t, &elicit.Config{Hooks: []elicit.Hooks{mk("a"), mk("b")}})
+		e.tool("profile", profileTool)
+		cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer("decline", nil)}, version)
+		call(t, cs, "profile")
+		want := "a.beforeRequest a.aroundRequest b.beforeRequest b.aroundRequest b.afterRequest a.afterRequest " +
+			"a.beforeResult a.aroundResult b.beforeResult b.aroundResult b.afterResult a.afterResult"
+		if version == mrtr {
+			// The first round stops in the request flow.
+			want = "a.beforeRequest a.aroundRequest b.beforeRequest b.aroundRequest b.afterRequest a.afterRequest " + want
+		}
+		if got := strings.Join(trace, " "); got != want {
+			t.Errorf("trace:\n%s\nwant:\n%s", got, want)
+		}
+	})
+
+	// A BeforeRequest error aborts: nothing is sent.
+	e := newEnv(t, &elicit.Config{Hooks: []elicit.Hooks{{BeforeRequest: func(context.Context, *elicit.Request) error {
+		return errors.New("policy: no elicitation from this tool")
+	}}}})
+	var got error
+	e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		_, got = elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema))
+		return "", got
+	})
+	asked := false
+	cs := e.connect(&mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked = true
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	}}, legacy)
+	call(t, cs, "profile")
+	if got == nil || !strings.Contains(got.Error(), "policy") || asked {
+		t.Errorf("got %v, asked %v", got, asked)
+	}
+	e.assertEmpty()
+}
