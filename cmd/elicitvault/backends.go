@@ -2,17 +2,75 @@ package main
 
 import (
 	"context"
-	"errors"
+	"net/url"
+	"sync"
+
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/store/postgres"
+	"github.com/elicitvault/elicitvault/store/redis"
 )
 
-// The Redis and PostgreSQL backends are wired in once their modules land.
+// The --store URL takes one parameter of elicitvault's own per backend,
+// removed before the URL reaches the driver:
+//
+//	redis://host:6379/0?prefix=myapp:       the key prefix (default "elicitvault:")
+//	postgres://host/db?schema=myapp         the schema of the table (default: search_path)
+//
+// Servers and the operator's commands that share a store must agree on it.
+const storeURLHelp = `The --store URL may carry a parameter of elicitvault's own: prefix=P on a
+redis:// or rediss:// URL sets the key prefix (default "elicitvault:"),
+schema=S on a postgres:// URL the schema of the table (default: the
+search_path). Use the values the servers use.`
+
+// quietRedis keeps go-redis from logging its retries to stderr: the
+// error they end in is returned, and that is what the CLI reports. It
+// applies to the whole process.
+var quietRedis sync.Once
+
+type discardRedisLog struct{}
+
+func (discardRedisLog) Printf(context.Context, string, ...any) {}
 
 func openRedis(ctx context.Context, rawURL string) (store.Store, error) {
-	return nil, errors.New("this build has no Redis backend yet")
+	quietRedis.Do(func() { goredis.SetLogger(discardRedisLog{}) })
+	u, prefix, err := takeParam(rawURL, "prefix")
+	if err != nil {
+		return nil, err
+	}
+	var opts []redis.Option
+	if prefix != "" {
+		opts = append(opts, redis.WithPrefix(prefix))
+	}
+	return redis.New(ctx, u, opts...)
 }
 
 func openPostgres(ctx context.Context, rawURL string) (store.Store, error) {
-	return nil, errors.New("this build has no PostgreSQL backend yet")
+	u, schema, err := takeParam(rawURL, "schema")
+	if err != nil {
+		return nil, err
+	}
+	var opts []postgres.Option
+	if schema != "" {
+		opts = append(opts, postgres.WithSchema(schema))
+	}
+	return postgres.New(ctx, u, opts...)
+}
+
+// takeParam removes the query parameter name from rawURL and returns its
+// value.
+func takeParam(rawURL, name string) (rest, value string, err error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", "", configErrorf("cannot parse the --store URL")
+	}
+	q := u.Query()
+	if !q.Has(name) {
+		return rawURL, "", nil
+	}
+	value = q.Get(name)
+	q.Del(name)
+	u.RawQuery = q.Encode()
+	return u.String(), value, nil
 }

@@ -33,8 +33,6 @@ var rejections = []rejection{
 		"MCP_ELICITATION_SECRET nor in MCP_ELICITATION_SECRET_PREVIOUS"},
 }
 
-//lint:ignore U1000 token.go registers "replayed" with it.
-
 // addRejection puts r before the existing rejections, so that a more
 // specific sentinel wins over one it may wrap.
 func addRejection(r rejection) { rejections = append([]rejection{r}, rejections...) }

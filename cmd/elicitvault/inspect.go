@@ -5,7 +5,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"text/tabwriter"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/elicitvault/elicitvault/hkdf"
@@ -24,7 +25,7 @@ MCP_ELICITATION_SECRET_PREVIOUS) are set, each key ID is marked primary,
 previous or unknown; a secret that can be dropped holds zero records.
 
 It needs the store the servers share: --store memory lives inside one
-process only and is refused here.`,
+process only and is refused here.` + "\n\n" + storeURLHelp,
 		run: runInspect,
 	})
 }
@@ -66,52 +67,56 @@ func formatReport(r rotation.Report, ids []hkdf.KeyID) []byte {
 	records := r.Entries - r.Markers
 	fmt.Fprintf(&buf, "entries: %d (%d records, %d other entries such as one-shot markers)\n\n", r.Entries, records, r.Markers)
 
-	fmt.Fprintf(&buf, "records per key ID:\n")
-	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', tabwriter.AlignRight)
+	type row struct {
+		id    hkdf.KeyID
+		count int
+		role  string
+	}
+	var rows []row
 	seen := map[hkdf.KeyID]bool{}
-	row := func(id hkdf.KeyID, role string) {
-		seen[id] = true
-		fmt.Fprintf(tw, "  %s\t%d\t  %s\t\n", id, r.Records[id], role)
-	}
 	for i, id := range ids {
+		role := "previous"
 		if i == 0 {
-			row(id, "primary")
-		} else {
-			row(id, "previous")
+			role = "primary"
 		}
+		rows = append(rows, row{id, r.Records[id], role})
+		seen[id] = true
 	}
-	var others []hkdf.KeyID
-	for id := range r.Records {
-		if !seen[id] {
-			others = append(others, id)
+	var others []row
+	for id, n := range r.Records {
+		if seen[id] {
+			continue
 		}
-	}
-	slices.SortFunc(others, func(a, b hkdf.KeyID) int { return bytes.Compare(a[:], b[:]) })
-	for _, id := range others {
 		role := "unknown: in no configured secret"
 		if ids == nil {
 			role = ""
 		}
-		row(id, role)
+		others = append(others, row{id, n, role})
 	}
-	if len(ids) == 0 && len(others) == 0 {
-		fmt.Fprintf(tw, "  (none)\t\t\t\n")
+	slices.SortFunc(others, func(a, b row) int { return bytes.Compare(a.id[:], b.id[:]) })
+	rows = append(rows, others...)
+
+	width := len(strconv.Itoa(r.Entries))
+	fmt.Fprintf(&buf, "records per key ID:\n")
+	if len(rows) == 0 {
+		fmt.Fprintf(&buf, "  (none)\n")
 	}
-	tw.Flush()
+	for _, row := range rows {
+		line := fmt.Sprintf("  %s  %*d  %s", row.id, width, row.count, row.role)
+		fmt.Fprintln(&buf, strings.TrimRight(line, " "))
+	}
 	if ids == nil {
 		fmt.Fprintf(&buf, "  (set %s and %s to mark the key IDs)\n", rotation.EnvSecret, rotation.EnvPrevious)
 	}
 
 	fmt.Fprintf(&buf, "\nrecords per time to expiry:\n")
-	tw = tabwriter.NewWriter(&buf, 0, 0, 2, ' ', tabwriter.AlignRight)
 	for i, b := range r.Expiries {
 		label := "≤ " + formatDuration(b.Upto)
 		if i == len(r.Expiries)-1 && i > 0 {
 			label = "> " + formatDuration(r.Expiries[i-1].Upto)
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t\n", label, b.Count)
+		fmt.Fprintf(&buf, "  %-5s  %*d\n", label, width, b.Count)
 	}
-	tw.Flush()
 	return buf.Bytes()
 }
 

@@ -16,11 +16,12 @@ import (
 // on a terminal, otherwise a plain line at most once a second. It shows
 // counts only, never keys or values.
 type progressBar struct {
-	w     io.Writer
-	tty   bool
-	width int
-	total int // entries counted before the rewrap; 0 when unknown
-	now   func() time.Time
+	w       io.Writer
+	tty     bool
+	width   int
+	total   int  // records to rewrap, counted before the rewrap
+	counted bool // whether total is known
+	now     func() time.Time
 
 	last    time.Time
 	lastLen int
@@ -69,25 +70,26 @@ func (b *progressBar) draw() {
 	b.shown = true
 	p := b.p
 	b.drawn = p
-	counts := fmt.Sprintf("%d scanned, %d rewrapped, %d current, %d changed, %d failed",
-		p.Scanned, p.Rewrapped, p.Current, p.Changed, p.Failed)
-	if b.total > 0 {
-		counts = fmt.Sprintf("%d/%d scanned, %d rewrapped, %d current, %d changed, %d failed",
-			p.Scanned, b.total, p.Rewrapped, p.Current, p.Changed, p.Failed)
-	}
+	rest := fmt.Sprintf("%d failed, %d changed, %d current, %d scanned", p.Failed, p.Changed, p.Current, p.Scanned)
+	done := p.Rewrapped + p.Failed + p.Changed
 	if !b.tty {
-		fmt.Fprintf(b.w, "rotate: %s\n", counts)
+		if b.counted {
+			fmt.Fprintf(b.w, "rotate: %d/%d rewrapped, %s\n", p.Rewrapped, b.total, rest)
+		} else {
+			fmt.Fprintf(b.w, "rotate: %d rewrapped, %s\n", p.Rewrapped, rest)
+		}
 		return
 	}
-	line := counts
-	if b.total > 0 {
-		frac := min(float64(p.Scanned)/float64(b.total), 1)
-		if p.Cursor == "" { // done: entries written meanwhile may change the total
-			frac = 1
+	line := fmt.Sprintf("%d rewrapped, %s", p.Rewrapped, rest)
+	if b.counted {
+		frac := 1.0
+		if b.total > 0 && p.Cursor != "" {
+			frac = min(float64(done)/float64(b.total), 1)
 		}
 		const barWidth = 20
 		filled := int(frac * barWidth)
-		line = fmt.Sprintf("[%s%s] %3.0f%% %s", strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), frac*100, counts)
+		line = fmt.Sprintf("[%s%s] %3.0f%% %d/%d rewrapped, %s", strings.Repeat("#", filled),
+			strings.Repeat(".", barWidth-filled), frac*100, p.Rewrapped, b.total, rest)
 	}
 	if len(line) > b.width-1 {
 		line = line[:b.width-1]

@@ -31,7 +31,7 @@ second SIGINT stops at once, and resuming from the cursor printed is
 still safe. It exits 1 when records did not open (invalid, or sealed
 under an unknown key): they are left as they are, and the secret they
 were sealed under must not be dropped yet. "elicitvault inspect" shows
-what the store holds per key ID.`,
+what the store holds per key ID.` + "\n\n" + storeURLHelp,
 		run: runRotate,
 	})
 }
@@ -74,7 +74,8 @@ func runRotate(ctx context.Context, e *env, args []string) error {
 	defer stop.release()
 	bar := newProgressBar(e.stderr)
 	if *cursor == "" {
-		// Counting first gives the bar its total. It reads headers only.
+		// Counting first gives the bar its total: the records under any
+		// key but the primary. It reads headers only.
 		r, err := rotation.Inspect(stop.soft, s, time.Now())
 		if err != nil {
 			if stop.soft.Err() != nil {
@@ -83,13 +84,25 @@ func runRotate(ctx context.Context, e *env, args []string) error {
 			}
 			return err
 		}
-		bar.total = r.Entries
+		for id, n := range r.Records {
+			if id != k.PrimaryKeyID() {
+				bar.total += n
+			}
+		}
+		bar.counted = true
 	}
 	p, err := rewrap(stop, k, s, rotation.RewrapOptions{BatchSize: *batch, Cursor: *cursor}, bar)
 	bar.done()
-	fmt.Fprintf(e.stdout, "scanned %d: rewrapped %d, already under %s %d, changed meanwhile %d, not records %d, failed %d\n",
-		p.Scanned, p.Rewrapped, k.PrimaryKeyID(), p.Current, p.Changed, p.Skipped, p.Failed)
+	// A moved record gets a new store key, which the scan may meet again
+	// later: it then counts as current.
+	fmt.Fprintf(e.stdout, "rewrapped %d records to key ID %s; %d failed; %d changed meanwhile\n",
+		p.Rewrapped, k.PrimaryKeyID(), p.Failed, p.Changed)
+	fmt.Fprintf(e.stdout, "scanned %d entries: %d current (under %s already, or met again after their move), %d not records\n",
+		p.Scanned, p.Current, k.PrimaryKeyID(), p.Skipped)
 	if err != nil {
+		if *cursor != "" && p.Scanned == 0 && errors.Is(err, store.ErrInvalidArgument) {
+			return usagef(fs, "--cursor is not a cursor of this store: use the one a rotation printed")
+		}
 		switch {
 		case p.Cursor != "":
 			fmt.Fprintf(e.stdout, "resume with: elicitvault rotate --store URL --cursor %s\n", p.Cursor)

@@ -30,6 +30,10 @@ func openStore(ctx context.Context, rawURL string) (store.Store, error) {
 	if !ok {
 		return nil, configErrorf("--store must be memory, redis://…, rediss://…, postgres://… or postgresql://…")
 	}
+	if _, err := url.Parse(rawURL); err != nil {
+		// url's error quotes the URL, password included.
+		return nil, configErrorf("--store: cannot parse the URL")
+	}
 	var (
 		s   store.Store
 		err error
@@ -43,16 +47,21 @@ func openStore(ctx context.Context, rawURL string) (store.Store, error) {
 		return nil, configErrorf("--store: unknown scheme %q: use memory, redis://…, rediss://…, postgres://… or postgresql://…", scheme)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("opening the %s store: %w", scheme, redactURL(err, rawURL))
+		err = fmt.Errorf("opening the %s store: %w", scheme, redactURL(err, rawURL))
+		if errors.Is(err, store.ErrInvalidArgument) { // the driver refused the URL
+			return nil, configErr(err)
+		}
+		return nil, err
 	}
 	return s, nil
 }
 
 // redactURL keeps a driver's error from carrying the store URL's password.
+// The backends promise as much; this is the belt to their braces.
 func redactURL(err error, rawURL string) error {
 	u, perr := url.Parse(rawURL)
 	if perr != nil {
-		return errors.New("cannot parse the --store URL")
+		return err
 	}
 	if p, ok := u.User.Password(); ok && p != "" && strings.Contains(err.Error(), p) {
 		return &redactedError{msg: strings.ReplaceAll(err.Error(), p, "xxxxx"), err: err}
