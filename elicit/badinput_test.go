@@ -63,7 +63,8 @@ func TestBadInputResponses(t *testing.T) {
 			return mcp.InputResponseMap{"zzz": &mcp.ElicitResult{Action: "accept"}}
 		}},
 		{"wrong kind", func(k string) mcp.InputResponseMap {
-			return mcp.InputResponseMap{k: &mcp.ListRootsResult{}}
+			//lint:ignore SA1019 a response of another (deprecated) kind is the point
+			return mcp.InputResponseMap{k: &mcp.CreateMessageWithToolsResult{Role: "assistant", Content: []mcp.Content{&mcp.TextContent{Text: "x"}}}}
 		}},
 	} {
 		e := newEnv(t, nil)
