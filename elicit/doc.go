@@ -1,4 +1,88 @@
 // Package elicit asks the user of an MCP client for input in the middle of a
 // tool call, with one call that works across protocol versions, and keeps
 // everything that waits in between sealed.
+//
+// # Setting up
+//
+// Create one Elicitor per server, over the keyring and a store shared by
+// every node, and install it:
+//
+//	keys, err := rotation.Load(rotation.LoadOptions{})
+//	ev, err := elicit.New(keys, store, &elicit.Config{TTL: 5 * time.Minute})
+//	server := mcp.NewServer(impl, nil)
+//	ev.Install(server)
+//	http.Handle("/elicit/callback", ev.CallbackHandler(nil)) // for URL mode
+//
+// # Asking
+//
+// Inside any go-sdk tool handler, with the handler's context and request:
+//
+//	type Contact struct {
+//		Name  string `json:"name"`
+//		Email string `json:"email"`
+//	}
+//	res, err := elicit.Form[Contact](ctx, req, "Who should be added?",
+//		elicit.WithSchema(func(s *jsonschema.Schema) error {
+//			s.Properties["email"].Format = "email"
+//			return nil
+//		}))
+//	if err != nil {
+//		return nil, nil, err // return it unchanged: see "Protocols"
+//	}
+//	if res.Action != elicit.Accept { ... }
+//
+//	ok, err := elicit.Confirm(ctx, req, "Delete 47 contacts?")
+//
+//	action, err := elicit.URL(ctx, req, "Connect your GitHub account",
+//		elicit.CallbackURL("https://example.com/elicit/callback"))
+//
+// The form's schema comes from the Go type (jsonschema.For) and is checked
+// against the MCP elicitation subset before anything is sent; a field whose
+// name says it holds a secret is refused in form mode unless the call says
+// AllowSensitiveFieldsInFormMode. Accepted content is validated against the
+// schema it was asked with, and decoded into the type, before the tool sees
+// it. Errors are usable with errors.Is and errors.As (ErrInvalidParams and
+// *SchemaError naming the field, ErrInvalidContent and *ContentError naming
+// the JSON path, ErrUnsupported, ErrTimeout, ErrCancelled, ...) and never
+// carry a session ID, a subject, a token or the user's answer.
+//
+// # Protocols
+//
+// On 2025-06-18 and 2025-11-25 the call sends elicitation/create and waits.
+//
+// On 2026-07-28, the go-sdk's default, a server must not send requests
+// during a call. There the first call of Form, Confirm or URL without an
+// answer returns an error matching ErrInputRequired; the handler returns
+// it, and the installed middleware answers the tool call with input
+// requests and a sealed requestState (a request-state token bound to the
+// tool name, the hash of its arguments and the subject, valid for the TTL,
+// usable once). When the client calls again with the answers, the handler
+// runs again from the start, and this time the call returns the answer.
+// The tool author writes the same code for both; two things follow:
+//
+//   - What the handler does before it asks runs once per round. Keep it
+//     idempotent, or move side effects after the last elicitation.
+//   - Elicitations are matched to answers by their position in the handler
+//     and by what they ask (mode, message, schema): ask the same questions
+//     in the same order on every run. An answer to a different question is
+//     refused (ErrUnknownElicitation).
+//
+// # State
+//
+// An elicitation in progress is a sealed record in the store, bound to the
+// subject (the go-sdk's TokenInfo.UserID, when the server authenticates
+// users) and the session, under a blinded key. A session has at most one:
+// a new elicitation cancels the older one, whose caller gets ErrCancelled.
+// The TTL ends a wait with ErrTimeout, cancels the request at the client
+// and releases every goroutine and subscription. A URL-mode answer may
+// arrive on any node sharing the store; it is checked there against the
+// sealed record, written to the store and announced, and the node that
+// asked sends notifications/elicitation/complete.
+//
+// # Capabilities
+//
+// The client's capabilities are read per mode, from its initialize request
+// and, on 2026-07-28, from each request's _meta. A mode the client lacks is
+// never sent: the Config's Policy decides, and by default the call fails
+// with an *UnsupportedError the tool can branch on.
 package elicit
