@@ -35,6 +35,11 @@ func (s *Store) Publish(ctx context.Context, channel string, msg []byte) error {
 // subscription, or when ctx ends. A subscription buffers 64 messages; when
 // its buffer is full, a message is dropped and the subscription receives
 // instead, after the messages it buffered, a message with Resubscribed set.
+//
+// A channel that already has a subscription is confirmed already, so
+// Subscribe returns at once, even during an outage that go-redis has not
+// detected yet; the new subscription then receives Resubscribed when the
+// connection is back, like the others.
 func (s *Store) Subscribe(ctx context.Context, channel string) (store.Subscription, error) {
 	const op = "subscribe"
 	if err := s.begin(ctx, op); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -299,5 +300,48 @@ func TestSubscribeServerDown(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Errorf("Close: %v", err)
+	}
+}
+
+// TestScanSmallCount scans with counts small enough that SCAN often returns
+// more keys than Scan may: the extra keys ride in the cursor, and every key
+// is still returned.
+func TestScanSmallCount(t *testing.T) {
+	url := serverURL(t)
+	s, _ := openStore(t, url)
+	ctx := t.Context()
+	expiry := time.Now().Add(time.Minute)
+	const n = 300
+	for i := range n {
+		if err := s.Put(ctx, fmt.Sprintf("key-%d", i), []byte("v"), expiry); err != nil {
+			t.Fatalf("Put: %v", err)
+		}
+	}
+	for _, count := range []int{1, 3} {
+		seen := make(map[string]bool)
+		carried := 0
+		for cursor := ""; ; {
+			entries, next, err := s.Scan(ctx, cursor, count)
+			if err != nil {
+				t.Fatalf("Scan: %v", err)
+			}
+			if len(entries) > count {
+				t.Fatalf("Scan returned %d entries, want at most %d", len(entries), count)
+			}
+			for _, e := range entries {
+				seen[e.Key] = true
+			}
+			if strings.Contains(next, ".") {
+				carried++
+			}
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		if len(seen) != n {
+			t.Errorf("count %d: Scan returned %d of %d keys", count, len(seen), n)
+		}
+		t.Logf("count %d: %d cursors carried keys", count, carried)
 	}
 }
