@@ -345,3 +345,81 @@ func TestScanSmallCount(t *testing.T) {
 		t.Logf("count %d: %d cursors carried keys", count, carried)
 	}
 }
+
+// aclCommands are the commands the README says a Redis ACL user needs.
+const aclCommands = "+get +set +getdel +del +scan +pexpiretime +multi +exec +evalsha +eval +publish +subscribe +unsubscribe +ping +hello +client|setname +select"
+
+// TestACLUser runs every operation as an ACL user limited to the store's
+// prefix and the documented commands, logged in through the URL.
+func TestACLUser(t *testing.T) {
+	url := serverURL(t)
+	c := admin(t, url)
+	ctx := t.Context()
+	user := randomName("acl")
+	password := randomName("password")
+	prefix := user + ":"
+	rules := []any{"ACL", "SETUSER", user, "on", ">" + password, "resetkeys", "~" + prefix + "*", "resetchannels", "&" + prefix + "*", "-@all"}
+	for cmd := range strings.FieldsSeq(aclCommands) {
+		rules = append(rules, cmd)
+	}
+	if err := c.Do(ctx, rules...).Err(); err != nil {
+		t.Fatalf("ACL SETUSER: %v", err)
+	}
+	t.Cleanup(func() {
+		c.Do(context.Background(), "ACL", "DELUSER", user)
+		deletePrefix(t, url, prefix)
+	})
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aclURL := fmt.Sprintf("redis://%s:%s@%s/%d", user, password, o.Addr, o.DB)
+	s, err := evredis.New(ctx, aclURL, evredis.WithPrefix(prefix))
+	if err != nil {
+		t.Fatalf("New as an ACL user: %v", err)
+	}
+	defer s.Close()
+
+	expiry := time.Now().Add(time.Minute)
+	check := func(op string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Errorf("%s as an ACL user: %v", op, err)
+		}
+	}
+	sub, err := s.Subscribe(ctx, "chan")
+	check("Subscribe", err)
+	check("Put", s.Put(ctx, "k", []byte("v"), expiry))
+	_, err = s.Get(ctx, "k")
+	check("Get", err)
+	_, err = s.Swap(ctx, "k", []byte("v2"), expiry)
+	check("Swap", err)
+	_, err = s.CompareAndSwap(ctx, "k", []byte("v2"), []byte("v3"), expiry)
+	check("CompareAndSwap", err)
+	_, err = s.CompareAndSwap(ctx, "k", []byte("v3"), nil, time.Time{})
+	check("CompareAndSwap (delete)", err)
+	_, err = s.PutIfAbsent(ctx, "k", []byte("v"), expiry)
+	check("PutIfAbsent", err)
+	_, _, err = s.Scan(ctx, "", 10)
+	check("Scan", err)
+	_, err = s.Take(ctx, "k")
+	check("Take", err)
+	check("Delete", s.Delete(ctx, "k"))
+	check("Publish", s.Publish(ctx, "chan", []byte("m")))
+	if sub != nil {
+		if got := recvData(t, sub, 5*time.Second); string(got) != "m" {
+			t.Errorf("received %q", got)
+		}
+		sub.Close()
+	}
+	// The user cannot reach keys outside its prefix: the store's errors say
+	// so instead of hiding it.
+	other, err := evredis.New(ctx, aclURL, evredis.WithPrefix("elsewhere:"))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	defer other.Close()
+	if err := other.Put(ctx, "k", []byte("v"), expiry); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+		t.Errorf("Put outside the user's keys: %v, want NOPERM", err)
+	}
+}
