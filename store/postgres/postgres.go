@@ -27,6 +27,11 @@
 // expiry is judged by the database server's clock, consistently, never by
 // the client's. Expiries are stored with microsecond precision.
 //
+// The statements expect PostgreSQL's default isolation level, READ
+// COMMITTED, under which concurrent operations on one key wait for each
+// other; under a stricter default_transaction_isolation they may fail with
+// serialization errors instead (never with a wrong result).
+//
 // Scan pages by key (key > cursor ORDER BY key LIMIT count); its cursor is
 // the last key returned, in unpadded base64url.
 //
@@ -380,7 +385,10 @@ func (s *Store) Swap(ctx context.Context, key string, value []byte, expiry time.
 		return nil, err
 	}
 	var old []byte
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	// Each statement of a READ COMMITTED transaction sees the rows committed
+	// before it started, which the rounds rely on.
+	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+	err := pgx.BeginTxFunc(ctx, s.pool, opts, func(tx pgx.Tx) error {
 		for range maxSwapAttempts {
 			old = nil
 			var cur []byte
