@@ -15,7 +15,7 @@ import (
 // more slot is kept for the notice that a message was dropped.
 const bufferSize = 64
 
-// Publish implements store.Store: PUBLISH <prefix><channel> msg. It returns
+// Publish implements store.Store: PUBLISH <prefix>{<channel>} msg. It returns
 // ErrInvalidArgument for an empty channel or a nil msg.
 func (s *Store) Publish(ctx context.Context, channel string, msg []byte) error {
 	const op = "publish"
@@ -25,7 +25,7 @@ func (s *Store) Publish(ctx context.Context, channel string, msg []byte) error {
 	if channel == "" || msg == nil {
 		return fmt.Errorf("redis: %s: empty channel or nil message: %w", op, store.ErrInvalidArgument)
 	}
-	if err := s.client.Publish(ctx, s.prefix+channel, msg).Err(); err != nil {
+	if err := s.client.Publish(ctx, s.redisChannel(channel), msg).Err(); err != nil {
 		return s.fail(op, err)
 	}
 	return nil
@@ -48,7 +48,7 @@ func (s *Store) Subscribe(ctx context.Context, channel string) (store.Subscripti
 	if channel == "" {
 		return nil, fmt.Errorf("redis: %s: empty channel: %w", op, store.ErrInvalidArgument)
 	}
-	sub, ready, writeErr, err := s.hub.add(ctx, s.prefix+channel)
+	sub, ready, writeErr, err := s.hub.add(ctx, s.redisChannel(channel))
 	if err != nil {
 		return nil, fmt.Errorf("redis: %s: %w", op, err)
 	}

@@ -7,14 +7,16 @@
 // milliseconds (SET ... PXAT), so Redis itself expires it:
 //
 //	<prefix>{<key>}      the entry's value
-//	<prefix><channel>    the Pub/Sub channel of a store channel
+//	<prefix>{<channel>}  the Pub/Sub channel of a store channel
 //
 // The prefix defaults to DefaultPrefix and is set with WithPrefix. The key
 // is wrapped in braces, a Redis Cluster hash tag: every Redis key derived
 // from one store key hashes to the same slot, so operations that touch more
-// than one of them can stay atomic on a cluster. The prefix therefore must
-// not contain braces. Keys are stored exactly as given: the store adds the
-// prefix and the braces, nothing else.
+// than one of them can stay atomic on a cluster. Channels are laid out the
+// same way, which suits sharded Pub/Sub. The prefix must not contain braces,
+// so that the first brace ends it: no two (prefix, key) pairs make the same
+// name, even when one prefix starts with another. Keys are stored exactly
+// as given: the store adds the prefix and the braces, nothing else.
 //
 // # Operations
 //
@@ -33,7 +35,7 @@
 //
 // # Publish and Subscribe
 //
-// Publish is PUBLISH on <prefix><channel>. All subscriptions of a Store
+// Publish is PUBLISH on <prefix>{<channel>}. All subscriptions of a Store
 // share one go-redis PubSub, that is, one connection, which go-redis
 // reconnects and resubscribes after a failure. Subscribe returns once Redis
 // has confirmed the subscription. When a channel is subscribed again after
@@ -161,6 +163,11 @@ func newStore(client redis.UniversalClient, own bool, opts []Option) (*Store, er
 // redisKey returns the Redis key of a store key.
 func (s *Store) redisKey(key string) string {
 	return s.prefix + "{" + key + "}"
+}
+
+// redisChannel returns the Redis channel of a store channel.
+func (s *Store) redisChannel(channel string) string {
+	return s.prefix + "{" + channel + "}"
 }
 
 // storeKey returns the store key of a Redis key, and false if the Redis key

@@ -123,8 +123,8 @@ func TestKeyLayout(t *testing.T) {
 		t.Errorf("Scan returned keys %q, want the 4 written", seen)
 	}
 
-	// Channels are prefixed too.
-	ps := c.Subscribe(ctx, prefix+"chan")
+	// Channels are laid out the same way.
+	ps := c.Subscribe(ctx, prefix+"{chan}")
 	defer ps.Close()
 	if _, err := ps.Receive(ctx); err != nil {
 		t.Fatalf("SUBSCRIBE: %v", err)
@@ -134,7 +134,7 @@ func TestKeyLayout(t *testing.T) {
 	}
 	m, err := ps.ReceiveMessage(ctx)
 	if err != nil || m.Payload != "hello" {
-		t.Errorf("message on %q = %v, %v; want hello", prefix+"chan", m, err)
+		t.Errorf("message on %q = %v, %v; want hello", prefix+"{chan}", m, err)
 	}
 }
 
@@ -171,6 +171,24 @@ func TestPrefixIsolation(t *testing.T) {
 		t.Fatalf("Publish: %v", err)
 	}
 	if got := recvData(t, sub, 5*time.Second); string(got) != "a's" {
+		t.Errorf("received %q, want only a's message", got)
+	}
+
+	// A prefix that starts with another does not share its channels:
+	// ("…*:", "x-chan") and ("…*:x-", "chan") are different channels.
+	longer, _ := openStore(t, url, evredis.WithPrefix(base+"*:x-"))
+	sub2, err := a.Subscribe(ctx, "x-chan")
+	if err != nil {
+		t.Fatalf("Subscribe: %v", err)
+	}
+	defer sub2.Close()
+	if err := longer.Publish(ctx, "chan", []byte("longer's")); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	if err := a.Publish(ctx, "x-chan", []byte("a's")); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	if got := recvData(t, sub2, 5*time.Second); string(got) != "a's" {
 		t.Errorf("received %q, want only a's message", got)
 	}
 }
