@@ -38,6 +38,12 @@ func WithSchema(adjust func(*jsonschema.Schema) error) Option {
 	return func(o *options) { o.adjust = append(o.adjust, adjust) }
 }
 
+// WithRequestedSchema makes Form ask with s, a schema from ParseSchema,
+// instead of one derived from T: for schemas written as JSON, or that a Go
+// type cannot say. T must decode every answer s accepts (map[string]any
+// always does); WithSchema does not apply.
+func WithRequestedSchema(s *Schema) Option { return func(o *options) { o.schema = s } }
+
 // AllowSensitiveFieldsInFormMode lets a form ask for fields whose names say
 // they hold secrets (passwords, API keys, tokens, card numbers). In form
 // mode the value passes through the MCP client, its logs and possibly the

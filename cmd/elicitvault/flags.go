@@ -102,7 +102,14 @@ func positiveDuration(fs *flag.FlagSet, name string, d time.Duration) error {
 // loadKeyring loads the secrets from the environment. There is no
 // ephemeral secret here: what the CLI seals must open in another process.
 func loadKeyring(e *env) (*rotation.Keyring, error) {
-	k, err := rotation.Load(rotation.LoadOptions{Getenv: e.getenv})
+	return loadKeyringWith(e, rotation.LoadOptions{})
+}
+
+// loadKeyringWith is loadKeyring with options (serve allows the ephemeral
+// development secret). The environment is always e's.
+func loadKeyringWith(e *env, opts rotation.LoadOptions) (*rotation.Keyring, error) {
+	opts.Getenv = e.getenv
+	k, err := rotation.Load(opts)
 	switch {
 	case err == nil:
 		return k, nil

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/token"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The paths the reference server serves besides /mcp.
+const (
+	pathConnect  = "/elicit/connect"  // the consent page of connect_account
+	pathCallback = "/elicit/callback" // completes URL-mode elicitations
+)
+
+type referenceOptions struct {
+	// BaseURL is the URL browsers reach the HTTP listener by, without a
+	// trailing slash.
+	BaseURL string
+	// TTL is how long an elicitation waits (elicit.DefaultTTL when zero).
+	TTL time.Duration
+}
+
+// reference is the reference MCP server: the go-sdk server with the
+// Elicitor installed and the demo tools, and the pages of URL mode.
+type reference struct {
+	server *mcp.Server
+	ev     *elicit.Elicitor
+	tokens *token.Service
+	base   string
+}
+
+func newReference(keys *rotation.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
+	tokens, err := token.NewService(keys, st)
+	if err != nil {
+		return nil, err
+	}
+	// Issue 6's fallbacks (the LLM-mediated sendElicitationResult tool and
+	// the browser form) plug in here, through Config.Unsupported, with
+	// their tool added next to addTools' below.
+	ev, err := elicit.New(keys, st, &elicit.Config{TTL: o.TTL, Tokens: tokens})
+	if err != nil {
+		return nil, err
+	}
+	server := mcp.NewServer(&mcp.Implementation{
+		Name:    "elicitvault",
+		Title:   "elicitvault reference server",
+		Version: moduleVersion(),
+	}, &mcp.ServerOptions{
+		Instructions: "The tools of this server ask the user for input with MCP elicitation: " +
+			"a confirmation (delete_contacts), a form (register_attendee) and an account connection " +
+			"in the browser (connect_account). Nothing they do leaves the server.",
+	})
+	ev.Install(server)
+	r := &reference{server: server, ev: ev, tokens: tokens, base: strings.TrimRight(o.BaseURL, "/")}
+	r.addTools()
+	return r, nil
+}
+
+// mcpHandler serves MCP over Streamable HTTP. The go-sdk refuses requests
+// to a loopback listener whose Host header is not a loopback name (DNS
+// rebinding).
+func (r *reference) mcpHandler() http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return r.server },
+		&mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute})
+}
+
+// mountPages adds the pages of URL mode to mux.
+func (r *reference) mountPages(mux *http.ServeMux) {
+	mux.Handle(pathCallback, r.ev.CallbackHandler(nil))
+	mux.Handle(pathConnect, &consentPage{tokens: r.tokens})
+}
+
+// connectLink is the link builder of connect_account: the consent page,
+// with the callback token in its query.
+func (r *reference) connectLink(tok string) string {
+	return elicit.CallbackURL(r.base + pathConnect)(tok)
+}
+
+// closeSessions closes every MCP session: their waiting elicitations end
+// and clean up after themselves.
+func (r *reference) closeSessions() {
+	for ss := range r.server.Sessions() {
+		ss.Close()
+	}
+}
+
+// moduleVersion is the version of the build, "(devel)" from a checkout.
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
