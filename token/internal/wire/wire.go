@@ -26,6 +26,7 @@ package wire
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 )
 
 const (
@@ -48,6 +49,14 @@ var ErrMalformed = errors.New("wire: malformed")
 // index tables: 0xFF marks a byte outside the alphabet.
 var b32Index, b64Index, hexIndex [256]byte
 
+// class holds, per byte, which alphabets it belongs to.
+var class [256]uint8
+
+const (
+	inB32 = 1 << iota
+	inB64
+)
+
 func init() {
 	for i := range 256 {
 		b32Index[i], b64Index[i], hexIndex[i] = 0xFF, 0xFF, 0xFF
@@ -60,6 +69,14 @@ func init() {
 	}
 	for i := range len(hexDigits) {
 		hexIndex[hexDigits[i]] = byte(i)
+	}
+	for i := range 256 {
+		if b32Index[i] != 0xFF {
+			class[i] |= inB32
+		}
+		if b64Index[i] != 0xFF {
+			class[i] |= inB64
+		}
 	}
 }
 
@@ -103,42 +120,38 @@ func mode(s string) int {
 	if isUUID(s) {
 		return modeUUID
 	}
-	if n := len(s); n > 0 {
-		if packedLen(n, 5) < n && inAlphabet(s, &b32Index) {
-			return modeBase32
-		}
-		if packedLen(n, 6) < n && inAlphabet(s, &b64Index) {
-			return modeBase64
-		}
+	n := len(s)
+	if n == 0 {
+		return modeRaw
+	}
+	c := uint8(inB32 | inB64)
+	for i := range n {
+		c &= class[s[i]]
+	}
+	return modeFor(n, c)
+}
+
+// modeFor picks the mode of a string of n bytes, not a UUID, all of whose
+// bytes are in the alphabets of c.
+func modeFor(n int, c uint8) int {
+	switch {
+	case c&inB32 != 0 && packedLen(n, 5) < n:
+		return modeBase32
+	case c&inB64 != 0 && packedLen(n, 6) < n:
+		return modeBase64
 	}
 	return modeRaw
 }
 
-func packedLen(n, bits int) int { return (n*bits + 7) / 8 }
+func packedLen(n, bits int) int { return int(uint(n*bits+7) / 8) }
 
-func inAlphabet(s string, index *[256]byte) bool {
-	for i := range len(s) {
-		if index[s[i]] == 0xFF {
-			return false
-		}
-	}
-	return true
-}
-
-func isUUID(s string) bool {
-	if len(s) != 36 {
+func isUUID[T string | []byte](s T) bool {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return false
 	}
 	for i := range 36 {
-		switch i {
-		case 8, 13, 18, 23:
-			if s[i] != '-' {
-				return false
-			}
-		default:
-			if hexIndex[s[i]] == 0xFF {
-				return false
-			}
+		if hexIndex[s[i]] == 0xFF && i != 8 && i != 13 && i != 18 && i != 23 {
+			return false
 		}
 	}
 	return true
@@ -190,19 +203,37 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, s...)
 }
 
+// pack appends the characters of s, bits bits each, most significant
+// first, zero-padded to a whole byte. Eight characters make exactly bits
+// bytes, so whole groups are packed without carrying bits over.
 func pack(dst []byte, s string, bits uint, index *[256]byte) []byte {
-	var acc uint32
-	var have uint
-	for i := range len(s) {
-		acc = acc<<bits | uint32(index[s[i]])
-		have += bits
-		for have >= 8 {
-			have -= 8
-			dst = append(dst, byte(acc>>have))
+	start, size := len(dst), packedLen(len(s), int(bits))
+	dst = slices.Grow(dst, size)[:start+size]
+	out := dst[start:]
+	i, j := 0, 0
+	for ; i+8 <= len(s); i, j = i+8, j+int(bits) {
+		g := s[i : i+8]
+		v := uint64(index[g[0]])<<(7*bits) | uint64(index[g[1]])<<(6*bits) |
+			uint64(index[g[2]])<<(5*bits) | uint64(index[g[3]])<<(4*bits) |
+			uint64(index[g[4]])<<(3*bits) | uint64(index[g[5]])<<(2*bits) |
+			uint64(index[g[6]])<<bits | uint64(index[g[7]])
+		for k := int(bits) - 1; k >= 0; k-- {
+			out[j+k] = byte(v)
+			v >>= 8
 		}
 	}
+	var acc uint64
+	var have uint
+	for ; i < len(s); i++ {
+		acc = acc<<bits | uint64(index[s[i]])
+		have += bits
+	}
+	for ; have >= 8; j++ {
+		have -= 8
+		out[j] = byte(acc >> have)
+	}
 	if have > 0 {
-		dst = append(dst, byte(acc<<(8-have)))
+		out[j] = byte(acc << (8 - have))
 	}
 	return dst
 }
@@ -210,73 +241,124 @@ func pack(dst []byte, s string, bits uint, index *[256]byte) []byte {
 // ReadString reads a string written by AppendString and rejects any other
 // encoding of it.
 func ReadString(src []byte) (string, []byte, error) {
-	h, rest, err := ReadUvarint(src)
+	var buf [64]byte
+	b, rest, err := AppendReadString(buf[:0], src)
 	if err != nil {
 		return "", src, err
 	}
+	return string(b), rest, nil
+}
+
+// AppendReadString is ReadString that appends the string's bytes to dst,
+// so that a caller reading several strings can convert them at once.
+func AppendReadString(dst, src []byte) ([]byte, []byte, error) {
+	h, rest, err := ReadUvarint(src)
+	if err != nil {
+		return dst, src, err
+	}
 	m, n64 := int(h&3), h>>2
 	if n64 > uint64(len(rest))*8/5 { // no mode packs tighter than 5 bits
-		return "", src, ErrMalformed
+		return dst, src, ErrMalformed
 	}
-	n := int(n64)
-	var s string
+	n, start := int(n64), len(dst)
 	switch m {
 	case modeRaw:
 		if n > len(rest) {
-			return "", src, ErrMalformed
+			return dst, src, ErrMalformed
 		}
-		s, rest = string(rest[:n]), rest[n:]
+		dst, rest = append(dst, rest[:n]...), rest[n:]
+		c := uint8(inB32 | inB64)
+		for _, b := range dst[start:] {
+			c &= class[b]
+		}
+		if n > 0 && (modeFor(n, c) != modeRaw || isUUID(dst[start:])) {
+			return dst[:start], src, ErrMalformed
+		}
 	case modeUUID:
 		if n != 0 || len(rest) < 16 {
-			return "", src, ErrMalformed
+			return dst, src, ErrMalformed
 		}
-		var b [36]byte
-		j := 0
 		for i, c := range rest[:16] {
 			if i == 4 || i == 6 || i == 8 || i == 10 {
-				b[j] = '-'
-				j++
+				dst = append(dst, '-')
 			}
-			b[j], b[j+1] = hexDigits[c>>4], hexDigits[c&15]
-			j += 2
+			dst = append(dst, hexDigits[c>>4], hexDigits[c&15])
 		}
-		s, rest = string(b[:]), rest[16:]
+		rest = rest[16:]
 	case modeBase32:
-		if s, rest, err = unpack(rest, n, 5, base32Alphabet); err != nil {
-			return "", src, err
+		// Every character is in the base32 alphabet, so this mode is the
+		// encoder's choice exactly when packing is shorter (and a UUID,
+		// which has dashes, is impossible).
+		if packedLen(n, 5) >= n {
+			return dst, src, ErrMalformed
+		}
+		if dst, rest, err = unpack(dst, rest, n, 5, base32Alphabet); err != nil {
+			return dst[:start], src, err
 		}
 	case modeBase64:
-		if s, rest, err = unpack(rest, n, 6, base64Alphabet); err != nil {
-			return "", src, err
+		if packedLen(n, 6) >= n {
+			return dst, src, ErrMalformed
+		}
+		if dst, rest, err = unpack(dst, rest, n, 6, base64Alphabet); err != nil {
+			return dst[:start], src, err
+		}
+		c := uint8(inB32 | inB64)
+		for _, b := range dst[start:] {
+			c &= class[b]
+		}
+		if modeFor(n, c) != modeBase64 || isUUID(dst[start:]) {
+			return dst[:start], src, ErrMalformed
 		}
 	}
-	if mode(s) != m {
-		return "", src, ErrMalformed
-	}
-	return s, rest, nil
+	return dst, rest, nil
 }
 
-func unpack(src []byte, n int, bits uint, alphabet string) (string, []byte, error) {
+// unpack appends n characters of alphabet read from src, bits bits each,
+// and checks that the padding bits are zero. Whole groups of eight
+// characters (bits bytes) are unpacked without carrying bits over.
+func unpack(dst, src []byte, n int, bits uint, alphabet string) ([]byte, []byte, error) {
 	size := packedLen(n, int(bits))
 	if size > len(src) {
-		return "", src, ErrMalformed
+		return dst, src, ErrMalformed
 	}
-	out := make([]byte, n)
-	var acc uint32
-	var have uint
-	mask := uint32(1)<<bits - 1
-	j := 0
-	for _, c := range src[:size] {
-		acc = acc<<8 | uint32(c)
-		have += 8
-		for have >= bits && j < n {
-			have -= bits
-			out[j] = alphabet[(acc>>have)&mask]
-			j++
+	in := src[:size]
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	out := dst[start:]
+	mask := uint64(len(alphabet) - 1)
+	j, k := 0, 0
+	for ; j+8 <= n; j, k = j+8, k+int(bits) {
+		var v uint64
+		for _, c := range in[k : k+int(bits)] {
+			v = v<<8 | uint64(c)
 		}
+		g := out[j : j+8]
+		g[0] = alphabet[(v>>(7*bits))&mask]
+		g[1] = alphabet[(v>>(6*bits))&mask]
+		g[2] = alphabet[(v>>(5*bits))&mask]
+		g[3] = alphabet[(v>>(4*bits))&mask]
+		g[4] = alphabet[(v>>(3*bits))&mask]
+		g[5] = alphabet[(v>>(2*bits))&mask]
+		g[6] = alphabet[(v>>bits)&mask]
+		g[7] = alphabet[v&mask]
 	}
-	if acc&(uint32(1)<<have-1) != 0 { // padding bits must be zero
-		return "", src, ErrMalformed
+	var acc uint64
+	var have uint
+	for ; j < n; j++ {
+		if have < bits {
+			acc = acc<<8 | uint64(in[k])
+			k++
+			have += 8
+		}
+		have -= bits
+		out[j] = alphabet[(acc>>have)&mask]
 	}
-	return string(out), src[size:], nil
+	for ; k < size; k++ {
+		acc = acc<<8 | uint64(in[k])
+		have += 8
+	}
+	if have >= 8 || acc&(uint64(1)<<have-1) != 0 { // padding bits must be zero
+		return dst[:start], src, ErrMalformed
+	}
+	return dst, src[size:], nil
 }
