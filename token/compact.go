@@ -37,21 +37,34 @@ const compactPrefix = "ev1."
 // accepts exactly one text per byte string.
 var b64 = base64.RawURLEncoding.Strict()
 
-var bindings = map[Kind]envelope.Binding{
-	URL:          {Purpose: "token/" + string(URL), Unbound: true},
-	OAuthState:   {Purpose: "token/" + string(OAuthState), Unbound: true},
-	RequestState: {Purpose: "token/" + string(RequestState), Unbound: true},
+var (
+	urlBinding          = envelope.Binding{Purpose: "token/" + string(URL), Unbound: true}
+	oauthStateBinding   = envelope.Binding{Purpose: "token/" + string(OAuthState), Unbound: true}
+	requestStateBinding = envelope.Binding{Purpose: "token/" + string(RequestState), Unbound: true}
+)
+
+// binding returns the envelope binding of kind k's compact tokens.
+func binding(k Kind) envelope.Binding {
+	switch k {
+	case URL:
+		return urlBinding
+	case OAuthState:
+		return oauthStateBinding
+	case RequestState:
+		return requestStateBinding
+	}
+	return envelope.Binding{} // refused by the envelope
 }
 
 func (s *Service) issueCompact(c *Claims) (string, error) {
 	var buf [160]byte
 	pt := appendCompactClaims(buf[:0], c)
-	sealed, err := s.sealer.Seal(bindings[c.Kind], pt, c.Expiry)
+	sealed, err := s.sealer.Seal(binding(c.Kind), pt, c.Expiry)
 	if err != nil {
 		return "", fmt.Errorf("token: %w", err)
 	}
-	out := make([]byte, 0, len(compactPrefix)+b64.EncodedLen(len(sealed)))
-	out = append(out, compactPrefix...)
+	var text [256]byte // typical tokens are built on the stack, then copied once
+	out := append(text[:0], compactPrefix...)
 	out = b64.AppendEncode(out, sealed)
 	return string(out), nil
 }
@@ -88,7 +101,7 @@ func (s *Service) verifyCompact(tok string, kind Kind) (*Claims, error) {
 	if !ok {
 		return nil, ErrInvalid
 	}
-	pt, h, err := s.sealer.OpenHeader(bindings[kind], sealed)
+	pt, h, err := s.sealer.OpenHeader(binding(kind), sealed)
 	if err != nil {
 		return nil, envelopeError(err)
 	}

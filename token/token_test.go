@@ -719,3 +719,22 @@ func TestPeekKeyIDAndJSON(t *testing.T) {
 		}
 	}
 }
+
+func TestLargestTokens(t *testing.T) {
+	s := service(t, keyring(t, nil, secretA), nil)
+	long := strings.Repeat("é", token.MaxIDSize/2)
+	for _, f := range formats {
+		c := typical(token.RequestState)
+		c.SessionID, c.Subject, c.ElicitationID, c.Tool = long, long, long, long
+		c.State = bytes.Repeat([]byte{0xFF}, token.MaxStateSize)
+		tok, issued := issue(t, s, c, f)
+		if len(tok) > token.MaxTokenSize {
+			t.Fatalf("%v: the largest token has %d characters, over MaxTokenSize", f, len(tok))
+		}
+		got, err := s.Verify(tok, token.Expect{Kind: token.RequestState, SessionID: long, Subject: long})
+		if err != nil || !equalClaims(got, &issued) {
+			t.Fatalf("%v: largest token: %v", f, err)
+		}
+		t.Logf("%v: largest token %d characters", f, len(tok))
+	}
+}
