@@ -22,28 +22,39 @@ func (e *Elicitor) ask(ctx context.Context, req *mcp.CallToolRequest, r *Request
 		ttl = e.ttl
 	}
 
-	var send RequestFunc
+	rd, _ := ctx.Value(roundKey{}).(*round)
 	supported := (r.Mode == ModeForm && call.FormMode) || (r.Mode == ModeURL && call.URLMode)
+	inputRequests := call.inputRequests()
+	if rd != nil && rd.continued && inputRequests {
+		// The continuation of an LLM-mediated elicitation answers a tool
+		// call of its own: it cannot stop for input requests.
+		supported = false
+	}
+
+	var send RequestFunc
 	switch {
 	case !supported:
 		send = func(ctx context.Context, r *Request) (*Response, error) {
-			if e.fallback != nil {
-				return e.fallback(ctx, r.Call, r)
-			}
-			return nil, &UnsupportedError{Mode: r.Mode}
+			return e.unsupported(ctx, r, ttl, o)
 		}
-	case r.Mode == ModeURL && o.requiredError && !call.inputRequests():
+	case r.Mode == ModeURL && o.requiredError && !inputRequests:
 		send = func(ctx context.Context, r *Request) (*Response, error) {
 			return e.urlRequired(ctx, r, ttl, o)
 		}
-	case call.inputRequests():
+	case inputRequests:
 		send = func(ctx context.Context, r *Request) (*Response, error) {
-			return e.inputRequest(ctx, r, ttl, o)
+			if rd == nil {
+				return nil, ErrNotInstalled
+			}
+			return e.inputRequest(ctx, rd, r, ttl, o)
 		}
 	default:
 		send = func(ctx context.Context, r *Request) (*Response, error) {
 			return e.blocking(ctx, r, ttl, o)
 		}
+	}
+	if rd != nil {
+		send = rd.replay(e, ttl, send)
 	}
 	raw, err := wrapRequest(e.hooks, send)(ctx, r)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"weak"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,9 +31,11 @@ type Call struct {
 	// for this call.
 	FormMode, URLMode bool
 
-	req     *mcp.CallToolRequest
-	session string // the session ID, or a process-local one
-	subject string // the authenticated user, or ""
+	req      *mcp.CallToolRequest
+	session  string // the session ID, or a process-local one
+	subject  string // the authenticated user, or ""
+	logLevel string // the client's logging level, "" when it set none
+	progress any    // the call's progress token, or nil
 }
 
 // Request returns the go-sdk request of the call, for policies that need
@@ -52,65 +55,92 @@ func (e *Elicitor) newCall(req *mcp.CallToolRequest) (*Call, error) {
 	if req.Extra != nil && req.Extra.TokenInfo != nil {
 		c.subject = req.Extra.TokenInfo.UserID
 	}
-	c.session = e.sessions.id(req.Session)
-
-	init := req.Session.InitializeParams()
+	info := e.sessions.info(req.Session)
+	c.session = info.id
 	var caps *mcp.ClientCapabilities
-	if init != nil {
-		c.Protocol = init.ProtocolVersion
-		caps = init.Capabilities
-	}
-	// On 2026-07-28 every request carries its protocol version and the
-	// client's capabilities in _meta (SEP-2575); they win over whatever the
-	// session saw first.
-	if meta := req.Params.GetMeta(); meta != nil {
-		if v, ok := meta[mcp.MetaKeyProtocolVersion].(string); ok && v != "" {
-			c.Protocol = v
-		}
-		if raw, ok := meta[mcp.MetaKeyClientCapabilities]; ok {
-			var mc struct {
-				Elicitation *mcp.ElicitationCapabilities `json:"elicitation"`
-			}
-			if b, err := json.Marshal(raw); err == nil && json.Unmarshal(b, &mc) == nil {
-				caps = &mcp.ClientCapabilities{Elicitation: mc.Elicitation}
-			}
-		}
-	}
+	c.Protocol, caps = clientCapabilities(req.Session, req.Params.GetMeta())
 	if c.inputRequests() && req.Session.ID() == "" {
 		// Every round may arrive on a new connection: bind to the subject
 		// (and to tool and arguments, in the requestState) alone.
 		c.session = sessionless
 	}
-	if caps != nil && caps.Elicitation != nil {
-		el := caps.Elicitation
-		// {} means form, for clients from before modes existed.
-		c.FormMode = el.Form != nil || el.URL == nil
-		c.URLMode = el.URL != nil
+	c.FormMode, c.URLMode = modes(caps)
+	c.logLevel = info.level()
+	if meta := req.Params.GetMeta(); c.inputRequests() && meta != nil {
+		// On 2026-07-28 the level is per request (and none is none).
+		c.logLevel, _ = meta[mcp.MetaKeyLogLevel].(string)
 	}
+	c.progress = req.Params.GetProgressToken()
 	return c, nil
 }
 
-// sessionIDs names sessions that have no ID of their own (stdio, in-memory
-// transports) with a random process-local ID, forgotten when the session
-// is collected.
-type sessionIDs struct {
-	m sync.Map // weak.Pointer[mcp.ServerSession] → string
+// clientCapabilities returns the protocol version and the capabilities of
+// the client, as the session's initialize gave them and, on 2026-07-28, as
+// the request's _meta overrides them (SEP-2575).
+func clientCapabilities(ss *mcp.ServerSession, meta mcp.Meta) (protocol string, caps *mcp.ClientCapabilities) {
+	if init := ss.InitializeParams(); init != nil {
+		protocol, caps = init.ProtocolVersion, init.Capabilities
+	}
+	if meta == nil {
+		return protocol, caps
+	}
+	if v, ok := meta[mcp.MetaKeyProtocolVersion].(string); ok && v != "" {
+		protocol = v
+	}
+	if raw, ok := meta[mcp.MetaKeyClientCapabilities]; ok {
+		var mc struct {
+			Elicitation *mcp.ElicitationCapabilities `json:"elicitation"`
+		}
+		if b, err := json.Marshal(raw); err == nil && json.Unmarshal(b, &mc) == nil {
+			caps = &mcp.ClientCapabilities{Elicitation: mc.Elicitation}
+		}
+	}
+	return protocol, caps
 }
 
-func (s *sessionIDs) id(ss *mcp.ServerSession) string {
-	if id := ss.ID(); id != "" {
-		return "s:" + id
+// modes reads the elicitation modes from capabilities.
+func modes(caps *mcp.ClientCapabilities) (form, url bool) {
+	if caps == nil || caps.Elicitation == nil {
+		return false, false
 	}
+	el := caps.Elicitation
+	// {} means form, for clients from before modes existed.
+	return el.Form != nil || el.URL == nil, el.URL != nil
+}
+
+// sessions keeps what the flow knows of each live session: the ID it binds
+// state to (the transport's, or a random process-local one for stdio and
+// in-memory transports) and the logging level the client set. An entry is
+// forgotten when its session is collected.
+type sessions struct {
+	m sync.Map // weak.Pointer[mcp.ServerSession] → *sessionInfo
+}
+
+type sessionInfo struct {
+	id  string
+	lvl atomic.Value // mcp.LoggingLevel, from logging/setLevel
+}
+
+// level returns the logging level the client set, or "".
+func (i *sessionInfo) level() string {
+	l, _ := i.lvl.Load().(mcp.LoggingLevel)
+	return string(l)
+}
+
+func (s *sessions) info(ss *mcp.ServerSession) *sessionInfo {
 	wp := weak.Make(ss)
 	if v, ok := s.m.Load(wp); ok {
-		return v.(string)
+		return v.(*sessionInfo)
 	}
-	id := "l:" + randomID()
-	if v, loaded := s.m.LoadOrStore(wp, id); loaded {
-		return v.(string)
+	info := &sessionInfo{id: "l:" + randomID()}
+	if id := ss.ID(); id != "" {
+		info.id = "s:" + id
+	}
+	if v, loaded := s.m.LoadOrStore(wp, info); loaded {
+		return v.(*sessionInfo)
 	}
 	runtime.AddCleanup(ss, func(wp weak.Pointer[mcp.ServerSession]) { s.m.Delete(wp) }, wp)
-	return id
+	return info
 }
 
 // randomID returns 128 random bits as base64url.

@@ -3,6 +3,8 @@ package elicit
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/elicitvault/elicitvault/rotation"
@@ -39,17 +41,30 @@ type Config struct {
 	// over the Elicitor's keyring and store.
 	Tokens *token.Service
 
+	// Fallbacks enables, in order of preference, the ways to reach a user
+	// whose client cannot receive an elicitation in the mode it needs
+	// (see Fallback): LLMMediated, BrowserForm. Each is tried only where it
+	// applies; a call may narrow the list with WithFallbacks. When none
+	// applies, Unsupported decides.
+	Fallbacks []Fallback
+
+	// OpenBrowser, when set, is called with the page of a BrowserForm
+	// fallback, for a local server to open it in the user's browser (the
+	// page is also announced to the client; see BrowserForm). The URL is a
+	// bearer capability for the form: give it to the local user only.
+	OpenBrowser func(ctx context.Context, url string) error
+
 	// Unsupported decides what happens when the client cannot receive an
-	// elicitation in the mode it needs (see Policy). When nil, the call
-	// fails with an *UnsupportedError.
+	// elicitation in the mode it needs and no fallback applies (see
+	// Policy). When nil, the call fails with an *UnsupportedError.
 	Unsupported Policy
 }
 
 // Policy is consulted when the client lacks the capability an elicitation
-// needs (no elicitation at all, or no URL mode, or no form mode). It may
-// obtain the answer some other way (issue 6's LLM-mediated and browser
-// fallbacks plug in here) and return it, or return an error; returning
-// ErrUnsupported (or an *UnsupportedError) lets the tool branch on it.
+// needs (no elicitation at all, or no URL mode, or no form mode) and none
+// of the Elicitor's Fallbacks applies. It may obtain the answer some other
+// way and return it, or return an error; returning ErrUnsupported (or an
+// *UnsupportedError) lets the tool branch on it.
 //
 // The Response it returns goes through the result flow like any other: it
 // is validated against the elicitation's schema before the tool sees it.
@@ -67,7 +82,11 @@ type Elicitor struct {
 	maxSize  int
 	hooks    []Hooks
 	fallback Policy
-	sessions sessionIDs
+	sessions sessions
+
+	fallbacks   []Fallback
+	openBrowser func(context.Context, string) error
+	browser     browserServer
 }
 
 // New returns an Elicitor that seals its state with keys into st.
@@ -86,6 +105,16 @@ func New(keys *rotation.Keyring, st store.Store, cfg *Config) (*Elicitor, error)
 		maxSize:  cfg.MaxContentSize,
 		hooks:    append([]Hooks(nil), cfg.Hooks...),
 		fallback: cfg.Unsupported,
+
+		openBrowser: cfg.OpenBrowser,
+	}
+	for _, f := range cfg.Fallbacks {
+		if f != LLMMediated && f != BrowserForm {
+			return nil, fmt.Errorf("elicit: unknown fallback %q", string(f))
+		}
+		if !slices.Contains(e.fallbacks, f) {
+			e.fallbacks = append(e.fallbacks, f)
+		}
 	}
 	if e.ttl <= 0 {
 		e.ttl = DefaultTTL
@@ -102,6 +131,11 @@ func New(keys *rotation.Keyring, st store.Store, cfg *Config) (*Elicitor, error)
 	}
 	return e, nil
 }
+
+// Close releases what the Elicitor started on its own: the server of the
+// BrowserForm fallback, whose open forms are cancelled. The keyring and
+// the store are the caller's to close.
+func (e *Elicitor) Close() error { return e.browser.close() }
 
 // now is the keyring's clock.
 func (e *Elicitor) now() time.Time { return e.keys.Sealer().Now() }

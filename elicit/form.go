@@ -25,6 +25,7 @@ type options struct {
 	allowSensitive bool
 	requiredError  bool
 	link           func(token string) string // URL mode
+	fallbacks      []Fallback                // nil: the Elicitor's
 }
 
 // WithTTL sets how long this elicitation waits for its answer, instead of

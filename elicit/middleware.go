@@ -8,25 +8,45 @@ import (
 )
 
 // receiving is the Elicitor's receiving middleware: it puts the Elicitor in
-// every request's context, and runs the rounds of tool calls on
-// 2026-07-28.
+// every request's context, keeps the client's logging level, lists and
+// serves FallbackTool, and runs every tool call in a round (see round): on
+// 2026-07-28 the rounds of input requests, everywhere the stop of an
+// LLM-mediated elicitation.
 func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ctx = NewContext(ctx, e)
-		if method != "tools/call" {
+		switch method {
+		case "tools/call":
+		case "tools/list":
+			return e.listTools(ctx, req, next)
+		case "logging/setLevel":
+			res, err := next(ctx, method, req)
+			if sl, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams]); ok && err == nil && sl.Session != nil && sl.Params != nil {
+				e.sessions.info(sl.Session).lvl.Store(sl.Params.Level)
+			}
+			return res, err
+		default:
 			return next(ctx, method, req)
 		}
 		ctr, ok := req.(*mcp.CallToolRequest)
 		if !ok || ctr.Params == nil || !ours(ctr.Params.RequestState) {
 			return next(ctx, method, req)
 		}
+		if ctr.Params.Name == FallbackTool && e.enabled(LLMMediated) {
+			return e.sendResult(ctx, ctr, next)
+		}
 		c, err := e.newCall(ctr)
-		if err != nil || !c.inputRequests() {
+		if err != nil {
 			return urlRequired(next(ctx, method, req))
 		}
-		return e.mrtr(ctx, ctr, func(ctx context.Context) (mcp.Result, error) {
-			return next(ctx, method, req)
-		})
+		if c.inputRequests() {
+			return e.mrtr(ctx, ctr, func(ctx context.Context) (mcp.Result, error) {
+				return next(ctx, method, req)
+			})
+		}
+		rd := &round{}
+		res, err := next(context.WithValue(ctx, roundKey{}, rd), method, req)
+		return e.finish(ctx, ctr, rd, res, err)
 	}
 }
 

@@ -47,32 +47,103 @@ type asked struct {
 	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
-// answered is an answer of an earlier round, as the client sent it; it is
-// validated again when the handler asks again.
+// answered is an answer of an earlier run of the handler, as the client
+// (or the model, or the browser) sent it; it is validated again when the
+// handler asks again.
 type answered struct {
 	FP      string         `json:"fp"`
 	ID      string         `json:"id"`
 	Action  Action         `json:"action"`
 	Content map[string]any `json:"content,omitempty"`
+	// Wait marks a URL-mode elicitation the client accepted in an input
+	// response: its callback is still to be waited for.
+	Wait bool `json:"wait,omitempty"`
 }
 
 // requestState is the plaintext of a requestState token.
 type requestState struct {
 	Answers []answered `json:"answers,omitempty"`
 	Asked   *asked     `json:"asked"`
+	State   []byte     `json:"state,omitempty"` // SaveState
 }
 
-// round is the state of one call on 2026-07-28.
+// round is the state of one run of a tool handler, which the receiving
+// middleware puts in its context: the answers of the earlier runs of the
+// same call, matched to the handler's elicitations by position, and where
+// this run stopped for input. Runs repeat on 2026-07-28 (one per input
+// request) and on the continuation of an LLMMediated elicitation.
 type round struct {
 	answers []answered
 	next    int
-	err     error  // a requestState that did not verify
-	ask     *asked // the input request this run stopped at
+	err     error // a requestState that did not verify
+	state   []byte
+
+	// Where the run stopped: an input request (2026-07-28) or an
+	// LLM-mediated elicitation.
+	ask     *asked
 	params  *mcp.ElicitParams
 	ttl     time.Duration
+	pending *modelAsk
+
+	// continued marks the continuation of an LLM-mediated elicitation.
+	// It answers a tool call of its own (FallbackTool), so it cannot stop
+	// for input requests: there the client is treated as unable to elicit.
+	continued bool
 }
 
 type roundKey struct{}
+
+func (rd *round) stopped() bool { return rd.ask != nil || rd.pending != nil }
+
+// replay wraps the request flow of an elicitation of a run: the answer of
+// an earlier run at this position, if there is one, else send. A new
+// answer is kept, so that a later stop carries it.
+func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) RequestFunc {
+	return func(ctx context.Context, r *Request) (*Response, error) {
+		if rd.err != nil {
+			return nil, rd.err
+		}
+		if rd.stopped() {
+			// An earlier elicitation of this run is unanswered: the
+			// handler went on instead of returning.
+			return nil, ErrInputRequired
+		}
+		fp := fingerprint(r)
+		i := rd.next
+		if i < len(rd.answers) {
+			rd.next++
+			a := &rd.answers[i]
+			if a.FP != fp {
+				// The handler asks something else than it did when this
+				// answer was given: the answer is not for this question.
+				return nil, ErrUnknownElicitation
+			}
+			r.ID = a.ID
+			if r.Mode == ModeURL {
+				if a.Wait {
+					res, err := e.awaitURL(ctx, r, ttl)
+					if err == nil {
+						a.Wait = false // a later run must not wait again
+					}
+					return res, err
+				}
+				if a.Action != Accept {
+					e.slot(r.Call.subject, r.Call.session, r.ID, time.Time{}).end(ctx)
+				}
+			}
+			return &Response{Action: a.Action, Content: a.Content}, nil
+		}
+		res, err := send(ctx, r)
+		switch {
+		case rd.stopped():
+			rd.next++
+		case err == nil && res != nil:
+			rd.next++
+			rd.answers = append(rd.answers, answered{FP: fp, ID: r.ID, Action: res.Action, Content: res.Content})
+		}
+		return res, err
+	}
+}
 
 // fingerprint identifies what an elicitation asks.
 func fingerprint(r *Request) string {
@@ -86,45 +157,15 @@ func fingerprint(r *Request) string {
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:16])
 }
 
-// inputRequest is the request flow on 2026-07-28: the answer of this
-// position, if the client sent it, else ErrInputRequired.
-func (e *Elicitor) inputRequest(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
-	rd, ok := ctx.Value(roundKey{}).(*round)
-	if !ok {
-		return nil, ErrNotInstalled
-	}
-	if rd.err != nil {
-		return nil, rd.err
-	}
-	if rd.ask != nil {
-		// An earlier elicitation of this run is unanswered: the handler
-		// went on instead of returning.
-		return nil, ErrInputRequired
-	}
-	fp := fingerprint(r)
-	i := rd.next
-	rd.next++
-	if i < len(rd.answers) {
-		a := rd.answers[i]
-		if a.FP != fp {
-			// The handler asks something else than it did when this
-			// answer was given: the answer is not for this question.
-			return nil, ErrUnknownElicitation
-		}
-		r.ID = a.ID
-		if r.Mode == ModeURL {
-			if a.Action == Accept {
-				return e.awaitURL(ctx, r, ttl)
-			}
-			e.slot(r.Call.subject, r.Call.session, r.ID, time.Time{}).end(ctx)
-		}
-		return &Response{Action: a.Action, Content: a.Content}, nil
-	}
-	rd.ask = &asked{Key: "elicit-" + r.ID[:8], FP: fp, Mode: r.Mode, ID: r.ID}
+// inputRequest is the request flow on 2026-07-28 (within rd.replay): it
+// records the input request this run stops at and returns
+// ErrInputRequired.
+func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	ask := &asked{Key: "elicit-" + r.ID[:8], FP: fingerprint(r), Mode: r.Mode, ID: r.ID}
 	p := &mcp.ElicitParams{Mode: string(r.Mode), Message: r.Message}
 	switch r.Mode {
 	case ModeForm:
-		rd.ask.Schema = r.Schema.raw
+		ask.Schema = r.Schema.raw
 		p.RequestedSchema = json.RawMessage(r.Schema.raw)
 	case ModeURL:
 		// The callback may arrive on any node: the pending record is what
@@ -141,8 +182,7 @@ func (e *Elicitor) inputRequest(ctx context.Context, r *Request, ttl time.Durati
 		p.URL = link
 		p.ElicitationID = r.ID
 	}
-	rd.params = p
-	rd.ttl = ttl
+	rd.ask, rd.params, rd.ttl = ask, p, ttl
 	return nil, ErrInputRequired
 }
 
@@ -151,18 +191,32 @@ func (e *Elicitor) mrtr(ctx context.Context, req *mcp.CallToolRequest, next func
 	rd := &round{}
 	p := req.Params
 	if p.RequestState != "" {
-		rd.answers, rd.err = e.continueRound(ctx, req)
+		rd.answers, rd.state, rd.err = e.continueRound(ctx, req)
 	}
 	res, err := next(context.WithValue(ctx, roundKey{}, rd))
-	if rd.ask == nil || !stoppedForInput(res, err) {
-		return res, err
+	return e.finish(ctx, req, rd, res, err)
+}
+
+// finish turns the result of a run that stopped for input into what the
+// client gets: input requests with a requestState, or the instructions of
+// an LLM-mediated elicitation. Any other result passes (a
+// *URLRequiredError becoming -32042).
+func (e *Elicitor) finish(ctx context.Context, req *mcp.CallToolRequest, rd *round, res mcp.Result, err error) (mcp.Result, error) {
+	if !stoppedForInput(res, err) {
+		return urlRequired(res, err)
 	}
-	st := requestState{Answers: rd.answers, Asked: rd.ask}
-	tok, ierr := e.issueState(req, &st, rd.ttl)
-	if ierr != nil {
-		return nil, ierr
+	switch {
+	case rd.ask != nil:
+		st := requestState{Answers: rd.answers, Asked: rd.ask, State: rd.state}
+		tok, ierr := e.issueState(req, &st, rd.ttl)
+		if ierr != nil {
+			return nil, ierr
+		}
+		return inputRequired(rd.ask.Key, rd.params, tok)
+	case rd.pending != nil:
+		return e.pendingResult(ctx, req, rd)
 	}
-	return inputRequired(rd.ask.Key, rd.params, tok)
+	return res, err
 }
 
 // stoppedForInput reports whether the handler returned ErrInputRequired,
@@ -231,36 +285,39 @@ func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl ti
 
 // continueRound verifies and consumes the requestState of a retried call
 // and returns the answers so far, the last one from the inputResponses.
-func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) ([]answered, error) {
+func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) (answers []answered, state []byte, err error) {
 	p := req.Params
 	session, subject, args, err := e.callBinding(req)
 	if err != nil {
-		return nil, ErrUnknownElicitation
+		return nil, nil, ErrUnknownElicitation
 	}
 	c, err := e.tokens.Consume(ctx, p.RequestState, token.Expect{
 		Kind: token.RequestState, SessionID: session, Subject: subject, Tool: p.Name, ArgsHash: args,
 	})
 	switch {
 	case errors.Is(err, token.ErrExpired):
-		return nil, ErrTimeout
+		return nil, nil, ErrTimeout
 	case errors.Is(err, token.ErrInvalid), errors.Is(err, token.ErrUnknownKey), errors.Is(err, token.ErrReplayed):
-		return nil, ErrUnknownElicitation
+		return nil, nil, ErrUnknownElicitation
 	case err != nil:
-		return nil, fmt.Errorf("elicit: requestState: %w", err)
+		return nil, nil, fmt.Errorf("elicit: requestState: %w", err)
 	}
 	var st requestState
 	if err := json.Unmarshal(c.State, &st); err != nil || st.Asked == nil || st.Asked.ID != c.ElicitationID {
-		return nil, ErrUnknownElicitation
+		return nil, nil, ErrUnknownElicitation
 	}
 	resp, ok := p.InputResponses[st.Asked.Key].(*mcp.ElicitResult)
 	if !ok || resp == nil {
-		return nil, fmt.Errorf("%w: no response to the input request", ErrMalformed)
+		return nil, nil, fmt.Errorf("%w: no response to the input request", ErrMalformed)
 	}
 	a := answered{FP: st.Asked.FP, ID: st.Asked.ID, Action: Action(resp.Action)}
-	if a.Action == Accept && st.Asked.Mode == ModeForm {
+	switch {
+	case a.Action == Accept && st.Asked.Mode == ModeForm:
 		a.Content = resp.Content
+	case a.Action == Accept && st.Asked.Mode == ModeURL:
+		a.Wait = true
 	}
-	return append(st.Answers, a), nil
+	return append(st.Answers, a), st.State, nil
 }
 
 // ours reports whether a requestState is one of ours (a compact token).

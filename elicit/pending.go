@@ -19,14 +19,31 @@ const (
 	purposeResult  = "elicit/result"  // its answer, written by whoever resolves it
 	purposeSession = "elicit/session" // the session's one pending elicitation
 	purposeChannel = "elicit/channel" // announces that a result was written
+	purposeUsed    = "elicit/used"    // the one-shot marker of an LLM-mediated answer
+)
+
+// How an elicitation reaches the user, in its pending record, when it is
+// not the client's own elicitation.
+const (
+	viaModel   = "llm"
+	viaBrowser = "browser"
 )
 
 // pendingRecord is the sealed state of an elicitation in progress.
 type pendingRecord struct {
 	Mode   Mode            `json:"mode"`
+	Via    string          `json:"via,omitempty"`
 	Schema json.RawMessage `json:"schema,omitempty"`
 	Tool   string          `json:"tool,omitempty"`
 	Expiry int64           `json:"exp"` // Unix ms
+
+	// An LLM-mediated elicitation carries what continuing the call needs:
+	// the question (its fingerprint), the tool's arguments, the answers
+	// of the earlier runs and the handler's state. Nothing waits for it.
+	FP      string          `json:"fp,omitempty"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	Answers []answered      `json:"answers,omitempty"`
+	State   []byte          `json:"state,omitempty"`
 }
 
 // resultRecord is an answer, as the resolver wrote it: validated content,
@@ -80,26 +97,53 @@ func (s *slot) begin(ctx context.Context, rec *pendingRecord) (store.Subscriptio
 		sub.Close()
 		return nil, err
 	}
-	ptr, _ := json.Marshal(sessionRecord{ID: s.id, Expiry: s.expiry.UnixMilli()})
-	sealed, err := s.e.keys.SealRecord(s.binding(purposeSession), ptr, s.expiry)
-	if err != nil {
+	if err := s.claim(ctx); err != nil {
 		sub.Close()
 		return nil, err
-	}
-	s.pointer = sealed
-	old, err := s.e.store.Swap(ctx, s.key(purposeSession), sealed, s.expiry)
-	if err != nil {
-		sub.Close()
-		return nil, fmt.Errorf("elicit: store: %w", err)
-	}
-	if old != nil {
-		s.supersede(ctx, old)
 	}
 	return sub, nil
 }
 
+// claim makes the elicitation the session's pending one and cancels the
+// one it replaces.
+func (s *slot) claim(ctx context.Context) error {
+	ptr, _ := json.Marshal(sessionRecord{ID: s.id, Expiry: s.expiry.UnixMilli()})
+	sealed, err := s.e.keys.SealRecord(s.binding(purposeSession), ptr, s.expiry)
+	if err != nil {
+		return err
+	}
+	s.pointer = sealed
+	old, err := s.e.store.Swap(ctx, s.key(purposeSession), sealed, s.expiry)
+	if err != nil {
+		return fmt.Errorf("elicit: store: %w", err)
+	}
+	if old != nil {
+		s.supersede(ctx, old)
+	}
+	return nil
+}
+
+// release removes the session's pointer if it still points at this
+// elicitation, from any node (which does not hold the pointer's bytes).
+func (s *slot) release(ctx context.Context) {
+	b := s.binding(purposeSession)
+	for _, key := range s.e.keys.StoreKeys(b) {
+		old, err := s.e.store.Get(ctx, key)
+		if err != nil {
+			continue
+		}
+		pt, err := s.e.keys.OpenRecord(b, old)
+		var ptr sessionRecord
+		if err != nil || json.Unmarshal(pt, &ptr) != nil || ptr.ID != s.id {
+			continue
+		}
+		s.e.store.CompareAndSwap(ctx, key, old, nil, time.UnixMilli(ptr.Expiry))
+	}
+}
+
 // supersede tells the elicitation the session record old points at that
-// it was replaced: the result first, then the announcement.
+// it was replaced: the result first, then the announcement. An
+// LLM-mediated one, which nothing waits for, is simply removed.
 func (s *slot) supersede(ctx context.Context, old []byte) {
 	pt, err := s.e.keys.OpenRecord(s.binding(purposeSession), old)
 	if err != nil {
@@ -111,6 +155,11 @@ func (s *slot) supersede(ctx context.Context, old []byte) {
 	}
 	prev := s.e.slot(s.subject, s.session, ptr.ID, time.UnixMilli(ptr.Expiry))
 	if !prev.expiry.After(s.e.now()) {
+		return
+	}
+	var rec pendingRecord
+	if prev.get(ctx, purposePending, &rec) == nil && rec.Via == viaModel {
+		prev.end(ctx)
 		return
 	}
 	if prev.put(ctx, purposeResult, &resultRecord{Superseded: true}) == nil {

@@ -1,0 +1,168 @@
+package elicit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/elicitvault/elicitvault/elicit/internal/browserform"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// browserServer is the BrowserForm fallback's server, started on first
+// use.
+type browserServer struct {
+	mu     sync.Mutex
+	s      *browserform.Server
+	closed bool
+}
+
+var errClosed = errors.New("elicit: Elicitor closed")
+
+func (b *browserServer) get() (*browserform.Server, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, errClosed
+	}
+	if b.s == nil {
+		s, err := browserform.Listen()
+		if err != nil {
+			return nil, fmt.Errorf("elicit: browser form: %w", err)
+		}
+		b.s = s
+	}
+	return b.s, nil
+}
+
+func (b *browserServer) close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	if b.s == nil {
+		return nil
+	}
+	return b.s.Close()
+}
+
+// logger names the Elicitor's log messages to the client.
+const logger = "elicitvault"
+
+// viaBrowser is the BrowserForm fallback's request flow: it opens the form
+// on the local server, tells the user where it is and waits for the answer,
+// the TTL, a newer elicitation in the session, or ctx. The form validates
+// with the elicitation's schema (the user may correct an answer there);
+// the result flow validates again.
+func (e *Elicitor) viaBrowser(ctx context.Context, r *Request, ttl time.Duration) (*Response, error) {
+	srv, err := e.browser.get()
+	if err != nil {
+		return nil, err
+	}
+	var js jsonschema.Schema
+	if err := json.Unmarshal(r.Schema.raw, &js); err != nil {
+		return nil, fmt.Errorf("elicit: %w", err)
+	}
+	js.PropertyOrder = r.Schema.Fields()
+
+	// The form is pending like any other elicitation: sealed in the
+	// store, the session's one pending elicitation.
+	call := r.Call
+	expiry := e.now().Add(ttl)
+	s := e.slot(call.subject, call.session, r.ID, expiry)
+	first, err := s.begin(ctx, &pendingRecord{Mode: ModeForm, Via: viaBrowser, Schema: r.Schema.raw, Tool: call.Tool, Expiry: expiry.UnixMilli()})
+	if err != nil {
+		return nil, err
+	}
+	defer s.end(ctx)
+	sub := &subscription{first}
+	defer func() { sub.Close() }()
+
+	wctx, cancel := context.WithTimeout(ctx, ttl)
+	defer cancel()
+	p, err := srv.Open(wctx, browserform.Form{
+		Message: r.Message,
+		Schema:  &js,
+		Validate: func(content map[string]any) error {
+			_, err := r.Schema.Validate(content)
+			return err
+		},
+		TTL: ttl,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("elicit: browser form: %w", err)
+	}
+	defer p.Cancel()
+	e.announce(ctx, call, r.Message, p.URL, p.Code)
+
+	type answer struct {
+		res browserform.Result
+		err error
+	}
+	answers := make(chan answer, 1)
+	go func() {
+		res, err := p.Wait(wctx)
+		answers <- answer{res, err}
+	}()
+	defer func() {
+		cancel()
+		if answers != nil {
+			<-answers
+		}
+	}()
+	for {
+		select {
+		case a := <-answers:
+			answers = nil
+			switch {
+			case errors.Is(a.err, browserform.ErrTimeout):
+				return nil, ErrTimeout
+			case a.err != nil:
+				return nil, e.waitErr(ctx)
+			}
+			return &Response{Action: Action(a.res.Action), Content: a.res.Content}, nil
+		case _, ok := <-sub.Messages():
+			if !ok {
+				sub.Close()
+				ns, err := e.store.Subscribe(wctx, s.channel())
+				if err != nil {
+					if wctx.Err() != nil {
+						return nil, e.waitErr(ctx)
+					}
+					return nil, fmt.Errorf("elicit: subscribe: %w", err)
+				}
+				sub.Subscription = ns
+			}
+			if _, done, err := e.readResult(ctx, s); done {
+				// Only a newer elicitation writes here.
+				if err == nil {
+					err = ErrCancelled
+				}
+				return nil, err
+			}
+		}
+	}
+}
+
+// announce tells the user where the form of a BrowserForm elicitation is
+// and which verification code it shows: as a log message at level notice,
+// and as a progress notification when the call has a progress token; and
+// it gives the page to Config.OpenBrowser. Best effort: the form waits
+// anyway. The URL goes only to these channels of the client and never into
+// a tool result, which the model reads, because it carries the form's
+// nonce.
+func (e *Elicitor) announce(ctx context.Context, c *Call, message, url, code string) {
+	ss := c.req.Session
+	text := fmt.Sprintf("%s\nAnswer in your browser at %s and check that the page shows the verification code %s.", message, url, code)
+	ctx = context.WithoutCancel(ctx)
+	ss.Log(ctx, &mcp.LoggingMessageParams{Level: "notice", Logger: logger, Data: text})
+	if c.progress != nil {
+		ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: c.progress, Message: text})
+	}
+	if e.openBrowser != nil {
+		e.openBrowser(ctx, url)
+	}
+}

@@ -1,0 +1,113 @@
+package elicit
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Fallback is a way to reach a user whose client cannot receive an
+// elicitation in the mode it needs. Fallbacks are enabled per server
+// (Config.Fallbacks) and may be narrowed per call (WithFallbacks).
+//
+// The order of a call is fixed where the client can elicit: native
+// elicitation/create on 2025-06-18 and 2025-11-25, input requests on
+// 2026-07-28. Only where it cannot are the fallbacks tried, in the order
+// given, each only where it applies; then the Config's Unsupported policy;
+// then an *UnsupportedError. Both fallbacks serve form mode (Form and
+// Confirm); URL mode has none.
+type Fallback string
+
+const (
+	// LLMMediated hands the question to the model: the tool call returns
+	// instructions and _meta.elicitationPending (the elicitation ID, the
+	// message and the requested schema), and the model, having asked the
+	// user, calls the tool FallbackTool with the answer. That call is
+	// checked against the sealed pending elicitation (same session, same
+	// subject), validated, used once, and continues the original tool: its
+	// handler runs again from the start with the answer in place, and the
+	// call returns the tool's result. See the package documentation for
+	// what running again means, and SaveState to carry progress.
+	//
+	// It applies to every call that has the Elicitor installed. The answer
+	// comes from the model, which may have made it up: for a confirmation
+	// that guards something dangerous, narrow the call to BrowserForm, or to
+	// no fallback, with WithFallbacks.
+	LLMMediated Fallback = "llm"
+
+	// BrowserForm serves the form on 127.0.0.1, on a random port, for a
+	// server that runs on the user's own machine: a page with a per-form
+	// nonce in its URL, a verification code, one submission, every field
+	// kind, validated again on the server. The page and the code are
+	// announced as an MCP log message at level notice, and as a progress
+	// notification when the call has a progress token; Config.OpenBrowser,
+	// when set, is given the page too. The URL is never put in a tool
+	// result, which the model reads: it carries the form's nonce. The call
+	// waits for the answer, the TTL (ErrTimeout) or the end of ctx.
+	//
+	// It applies when the user can be told: the client set a logging level
+	// of notice or below (logging/setLevel, or the request's _meta on
+	// 2026-07-28), or the call has a progress token, or OpenBrowser is set.
+	// Enable it only on a server whose user sits at the same machine.
+	BrowserForm Fallback = "browser"
+)
+
+// FallbackTool is the name of the tool through which the model sends the
+// answer of an LLMMediated elicitation. The Elicitor lists it only to
+// clients that cannot elicit in form mode, and only when LLMMediated is
+// enabled; it refuses it from every other client.
+const FallbackTool = "sendElicitationResult"
+
+// WithFallbacks sets the fallbacks this call may use, in order, instead of
+// the Elicitor's. Only fallbacks the Elicitor enables (Config.Fallbacks)
+// are used; WithFallbacks() with none allows none.
+func WithFallbacks(f ...Fallback) Option {
+	return func(o *options) { o.fallbacks = append([]Fallback{}, f...) }
+}
+
+// enabled reports whether the Elicitor enables f.
+func (e *Elicitor) enabled(f Fallback) bool { return slices.Contains(e.fallbacks, f) }
+
+// unsupported is the request flow of a call whose client cannot receive
+// the elicitation: the first fallback that applies, else the policy,
+// else an *UnsupportedError.
+func (e *Elicitor) unsupported(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	order := e.fallbacks
+	if o.fallbacks != nil {
+		order = o.fallbacks
+	}
+	for _, f := range order {
+		if !e.enabled(f) || r.Mode != ModeForm {
+			continue
+		}
+		switch f {
+		case LLMMediated:
+			if rd, ok := ctx.Value(roundKey{}).(*round); ok {
+				return e.viaModel(rd, r, ttl)
+			}
+		case BrowserForm:
+			if e.canAnnounce(r.Call) {
+				return e.viaBrowser(ctx, r, ttl)
+			}
+		}
+	}
+	if e.fallback != nil {
+		return e.fallback(ctx, r.Call, r)
+	}
+	return nil, &UnsupportedError{Mode: r.Mode}
+}
+
+// canAnnounce reports whether the user of a call can be told where a
+// browser form is.
+func (e *Elicitor) canAnnounce(c *Call) bool {
+	if e.openBrowser != nil || c.progress != nil {
+		return true
+	}
+	switch mcp.LoggingLevel(c.logLevel) {
+	case "debug", "info", "notice":
+		return true
+	}
+	return false
+}

@@ -1,0 +1,268 @@
+package elicit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The LLM-mediated fallback. A handler's elicitation that the client
+// cannot receive is recorded in its round (viaModel) and the handler
+// returns ErrInputRequired; the receiving middleware then seals the
+// elicitation, with the tool's name and arguments, the answers of the
+// earlier runs and the handler's state, in a pending record bound to the
+// subject and the session (pendingResult), and answers the call with
+// instructions for the model. The model calls FallbackTool; on whichever
+// node that call lands, the middleware opens the pending record (which
+// only opens for the same subject and session), validates the answer,
+// marks it used with PutIfAbsent (one winner), removes the record and
+// runs the original tool again with the answers in its round
+// (sendResult). That run may stop again, for the next elicitation.
+
+// MetaElicitationPending is the key, in the _meta of a tool result, of the
+// LLM-mediated elicitation the call waits for: an object with
+// elicitationId, message and requestedSchema.
+const MetaElicitationPending = "elicitationPending"
+
+// ErrAnswered is returned (as a tool error of FallbackTool) for a second
+// answer to an LLM-mediated elicitation: among concurrent answers exactly
+// one continues the tool.
+var ErrAnswered = errors.New("elicit: the elicitation was already answered")
+
+// errNotForThisClient refuses FallbackTool from a client that can elicit.
+var errNotForThisClient = errors.New("elicit: " + FallbackTool + " is only for clients that cannot elicit; this client answers elicitations itself")
+
+// modelAsk is the LLM-mediated elicitation a run stopped at.
+type modelAsk struct {
+	id, fp, message string
+	schema          []byte
+	ttl             time.Duration
+}
+
+// viaModel is the LLMMediated fallback's request flow (within rd.replay):
+// it records the elicitation and stops the run.
+func (e *Elicitor) viaModel(rd *round, r *Request, ttl time.Duration) (*Response, error) {
+	rd.pending = &modelAsk{id: r.ID, fp: fingerprint(r), message: r.Message, schema: r.Schema.raw, ttl: ttl}
+	return nil, ErrInputRequired
+}
+
+// pendingResult seals the elicitation a run stopped at and returns the
+// tool result that hands it to the model.
+func (e *Elicitor) pendingResult(ctx context.Context, req *mcp.CallToolRequest, rd *round) (mcp.Result, error) {
+	call, err := e.newCall(req)
+	if err != nil {
+		return nil, err
+	}
+	p := rd.pending
+	expiry := e.now().Add(p.ttl)
+	s := e.slot(call.subject, call.session, p.id, expiry)
+	rec := &pendingRecord{
+		Mode: ModeForm, Via: viaModel, Schema: p.schema, Tool: req.Params.Name, Expiry: expiry.UnixMilli(),
+		FP: p.fp, Args: req.Params.Arguments, Answers: rd.answers, State: rd.state,
+	}
+	if err := s.put(ctx, purposePending, rec); err != nil {
+		return nil, err
+	}
+	if err := s.claim(ctx); err != nil {
+		s.end(ctx)
+		return nil, err
+	}
+	res := completeResult(req.Session)
+	res.Content = []mcp.Content{&mcp.TextContent{Text: instructions(p)}}
+	res.Meta = mcp.Meta{MetaElicitationPending: map[string]any{
+		"elicitationId":   p.id,
+		"message":         p.message,
+		"requestedSchema": json.RawMessage(p.schema),
+	}}
+	return res, nil
+}
+
+// instructions tells the model what to do with an LLM-mediated
+// elicitation. Everything it needs is in the text: many clients do not
+// show _meta to the model.
+func instructions(p *modelAsk) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "This tool needs an answer from the user before it can continue, and this client cannot ask for it. "+
+		"Ask the user the question below, show them what they may answer, and wait for their reply. "+
+		"Do not answer on their behalf, do not guess, and do not reuse an earlier answer.\n\n")
+	fmt.Fprintf(&b, "Question: %s\n\n", p.message)
+	fmt.Fprintf(&b, "The answer is a JSON object matching this schema:\n%s\n\n", p.schema)
+	fmt.Fprintf(&b, "Then call the tool %q with {\"elicitId\": %q, \"action\": \"accept\", \"content\": {...the answer...}}; "+
+		"use \"action\": \"decline\" if the user refuses to answer, or \"cancel\" if they dismiss the question (both without content). "+
+		"The result of that call is the result of this tool. If it reports an invalid answer, ask the user again and resend.",
+		FallbackTool, p.id)
+	return b.String()
+}
+
+// fallbackInput is the input of FallbackTool.
+type fallbackInput struct {
+	ElicitID string          `json:"elicitId"`
+	Action   Action          `json:"action"`
+	Content  json.RawMessage `json:"content,omitempty"`
+}
+
+// fallbackTool is FallbackTool as listed.
+var fallbackTool = &mcp.Tool{
+	Name:  FallbackTool,
+	Title: "Send the user's answer",
+	Description: "Sends the user's answer to a question that a tool asked (its result said so, with an elicitation ID). " +
+		"Call it only with what the user actually answered. It returns the result of the tool that asked.",
+	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+		`"elicitId":{"type":"string","description":"The elicitation ID the tool gave."},` +
+		`"action":{"type":"string","enum":["accept","decline","cancel"],"description":"accept with content; decline if the user refused; cancel if they dismissed the question."},` +
+		`"content":{"type":"object","description":"The answer, matching the requested schema (accept only)."}},` +
+		`"required":["elicitId","action"],"additionalProperties":false}`),
+}
+
+// needsFallbackTool reports whether a client should see FallbackTool.
+func (e *Elicitor) needsFallbackTool(ss *mcp.ServerSession, meta mcp.Meta) bool {
+	if !e.enabled(LLMMediated) || ss == nil {
+		return false
+	}
+	_, caps := clientCapabilities(ss, meta)
+	form, _ := modes(caps)
+	return !form
+}
+
+// listTools adds FallbackTool to the last page of tools/list for the
+// clients that need it.
+func (e *Elicitor) listTools(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	res, err := next(ctx, "tools/list", req)
+	if err != nil {
+		return res, err
+	}
+	lr, ok := res.(*mcp.ListToolsResult)
+	lreq, ok2 := req.(*mcp.ListToolsRequest)
+	if !ok || !ok2 || lr == nil || lr.NextCursor != "" {
+		return res, err
+	}
+	var meta mcp.Meta
+	if lreq.Params != nil {
+		meta = lreq.Params.GetMeta()
+	}
+	if !e.needsFallbackTool(lreq.Session, meta) {
+		return res, err
+	}
+	if slices.ContainsFunc(lr.Tools, func(t *mcp.Tool) bool { return t != nil && t.Name == FallbackTool }) {
+		return res, err
+	}
+	out := *lr
+	out.Tools = append(slices.Clone(lr.Tools), fallbackTool)
+	// The list depends on the client's capabilities.
+	out.CacheScope = "private"
+	return &out, nil
+}
+
+// sendResult serves FallbackTool: it checks, validates and uses up the
+// answer to an LLM-mediated elicitation, then continues the tool that
+// asked, and returns its result. Refusals are tool errors, which the
+// model reads; the pending elicitation stays open after an invalid answer.
+func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
+	call, err := e.newCall(req)
+	if err != nil {
+		return nil, err
+	}
+	if call.FormMode {
+		return toolError(req.Session, errNotForThisClient), nil
+	}
+	var in fallbackInput
+	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.ElicitID == "" {
+		return toolError(req.Session, fmt.Errorf("%w: %s takes {elicitId, action, content}", ErrMalformed, FallbackTool)), nil
+	}
+	// The record opens only for the subject and session it was sealed
+	// for: another caller finds nothing, which is the same error as an
+	// elicitation that never existed.
+	s := e.slot(call.subject, call.session, in.ElicitID, time.Time{})
+	var rec pendingRecord
+	if err := s.get(ctx, purposePending, &rec); err != nil {
+		if errors.Is(err, ErrUnknownElicitation) {
+			return toolError(req.Session, err), nil
+		}
+		return nil, err
+	}
+	s.expiry = time.UnixMilli(rec.Expiry)
+	if rec.Via != viaModel || rec.Mode != ModeForm || !s.expiry.After(e.now()) {
+		return toolError(req.Session, ErrUnknownElicitation), nil
+	}
+
+	a := answered{FP: rec.FP, ID: in.ElicitID, Action: in.Action}
+	switch in.Action {
+	case Accept:
+		content, err := e.validateModelAnswer(rec.Schema, in.Content)
+		if err != nil {
+			return toolError(req.Session, err), nil
+		}
+		a.Content = content
+	case Decline, Cancel:
+		// Content that comes with a refusal is dropped unread.
+	default:
+		return toolError(req.Session, fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
+	}
+
+	won, err := e.store.PutIfAbsent(ctx, s.key(purposeUsed), []byte{1}, s.expiry)
+	switch {
+	case errors.Is(err, store.ErrInvalidArgument):
+		return toolError(req.Session, ErrUnknownElicitation), nil // expired meanwhile
+	case err != nil:
+		return nil, fmt.Errorf("elicit: store: %w", err)
+	case !won:
+		return toolError(req.Session, ErrAnswered), nil
+	}
+	s.end(ctx)
+	s.release(ctx)
+
+	rd := &round{answers: append(rec.Answers, a), state: rec.State, continued: true}
+	creq := &mcp.CallToolRequest{
+		Session: req.Session,
+		Extra:   req.Extra,
+		Params:  &mcp.CallToolParamsRaw{Meta: req.Params.Meta, Name: rec.Tool, Arguments: rec.Args},
+	}
+	res, err := next(context.WithValue(ctx, roundKey{}, rd), "tools/call", creq)
+	return e.finish(ctx, creq, rd, res, err)
+}
+
+// validateModelAnswer checks the content of an accepted answer against the
+// schema it was asked with.
+func (e *Elicitor) validateModelAnswer(schema []byte, content json.RawMessage) (map[string]any, error) {
+	content = bytes.TrimSpace(content)
+	if len(content) == 0 || bytes.Equal(content, []byte("null")) {
+		content = []byte("{}")
+	}
+	if len(content) > e.maxSize {
+		return nil, ErrTooLarge
+	}
+	s, err := ParseSchema(schema)
+	if err != nil {
+		return nil, ErrUnknownElicitation
+	}
+	return s.ValidateJSON(content)
+}
+
+// completeResult returns an empty tool result of the kind the session's
+// protocol expects. The go-sdk marks the results handlers return; one
+// built here must say it is complete itself on 2026-07-28.
+func completeResult(ss *mcp.ServerSession) *mcp.CallToolResult {
+	var res mcp.CallToolResult
+	if init := ss.InitializeParams(); init == nil || init.ProtocolVersion >= ProtocolInputRequests {
+		json.Unmarshal([]byte(`{"resultType":"complete"}`), &res)
+	}
+	res.Content = []mcp.Content{}
+	return &res
+}
+
+// toolError returns err as a tool error result. Every error of this
+// package is free of session IDs, subjects and answers.
+func toolError(ss *mcp.ServerSession, err error) *mcp.CallToolResult {
+	res := completeResult(ss)
+	res.IsError = true
+	res.Content = []mcp.Content{&mcp.TextContent{Text: err.Error()}}
+	return res
+}
