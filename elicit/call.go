@@ -56,14 +56,9 @@ func (e *Elicitor) newCall(req *mcp.CallToolRequest) (*Call, error) {
 		c.subject = req.Extra.TokenInfo.UserID
 	}
 	info := e.sessions.info(req.Session)
-	c.session = info.id
+	c.session = e.sessionOf(req)
 	var caps *mcp.ClientCapabilities
 	c.Protocol, caps = clientCapabilities(req.Session, req.Params.GetMeta())
-	if c.inputRequests() && req.Session.ID() == "" {
-		// Every round may arrive on a new connection: bind to the subject
-		// (and to tool and arguments, in the requestState) alone.
-		c.session = sessionless
-	}
 	c.FormMode, c.URLMode = modes(caps)
 	c.logLevel = info.level()
 	if meta := req.Params.GetMeta(); c.inputRequests() && meta != nil {
@@ -72,6 +67,22 @@ func (e *Elicitor) newCall(req *mcp.CallToolRequest) (*Call, error) {
 	}
 	c.progress = req.Params.GetProgressToken()
 	return c, nil
+}
+
+// sessionOf returns the session state of req is bound to: the transport's
+// session ID; for a stateless HTTP server (the only kind that speaks
+// 2026-07-28 over HTTP), where every request has a session of its own and
+// may arrive on another node, none (sessionless: state is bound to the
+// subject alone); otherwise (stdio, in-memory) a process-local ID of the
+// connection.
+func (e *Elicitor) sessionOf(req *mcp.CallToolRequest) string {
+	if id := req.Session.ID(); id != "" {
+		return "s:" + id
+	}
+	if req.Extra != nil && req.Extra.Header != nil {
+		return sessionless
+	}
+	return e.sessions.info(req.Session).id
 }
 
 // clientCapabilities returns the protocol version and the capabilities of
@@ -133,9 +144,6 @@ func (s *sessions) info(ss *mcp.ServerSession) *sessionInfo {
 		return v.(*sessionInfo)
 	}
 	info := &sessionInfo{id: "l:" + randomID()}
-	if id := ss.ID(); id != "" {
-		info.id = "s:" + id
-	}
 	if v, loaded := s.m.LoadOrStore(wp, info); loaded {
 		return v.(*sessionInfo)
 	}

@@ -33,9 +33,10 @@ import (
 // the transport has one) and the subject, valid for the elicitation's TTL,
 // and consumed once.
 
-// sessionless is the session of a binding on a transport without session
-// IDs on 2026-07-28, where every request may arrive on a new connection:
-// there the requestState is bound to subject, tool and arguments.
+// sessionless is the session of a binding on a stateless HTTP server,
+// where every request may arrive on a new connection and another node:
+// there state is bound to the subject alone (and a requestState to tool
+// and arguments too).
 const sessionless = "-"
 
 // asked is the elicitation a round asked for.
@@ -246,10 +247,7 @@ func inputRequired(key string, p *mcp.ElicitParams, state string) (mcp.Result, e
 
 // callBinding is what a requestState is bound to.
 func (e *Elicitor) callBinding(req *mcp.CallToolRequest) (session, subject string, args [32]byte, err error) {
-	session = sessionless
-	if id := req.Session.ID(); id != "" {
-		session = "s:" + id
-	}
+	session = e.sessionOf(req)
 	if req.Extra != nil && req.Extra.TokenInfo != nil {
 		subject = req.Extra.TokenInfo.UserID
 	}

@@ -129,8 +129,20 @@ func (e *Elicitor) issueURL(r *Request, ttl time.Duration, o *options) (string, 
 }
 
 // notifyComplete sends notifications/elicitation/complete, best effort.
+// With the context of a tool call in progress, it goes to the client with
+// that call's messages (its stream, on Streamable HTTP).
 func notifyComplete(ctx context.Context, ss *mcp.ServerSession, id string) {
 	ss.NotifyElicitationComplete(context.WithoutCancel(ctx), &mcp.ElicitationCompleteParams{ElicitationID: id})
+}
+
+// notifyCompleteLater is notifyComplete after the tool call ended (the
+// -32042 watcher). Its context must not be the call's: the go-sdk would
+// send it on the call's stream, closed by now, and drop it; a fresh
+// context sends it on the session's standalone stream.
+func notifyCompleteLater(ss *mcp.ServerSession, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: id})
 }
 
 // URLRequiredError is what URL returns with WithURLElicitationRequiredError:
@@ -197,7 +209,7 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 		}
 		done.expiry = expiry
 		if done.put(wctx, purposeResult, &resultRecord{Action: Accept}) == nil {
-			notifyComplete(wctx, ss, r.ID)
+			notifyCompleteLater(ss, r.ID)
 		}
 	}()
 	return nil, &URLRequiredError{params: &mcp.ElicitParams{Mode: string(ModeURL), Message: r.Message, URL: link, ElicitationID: r.ID}}

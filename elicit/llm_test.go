@@ -1,0 +1,406 @@
+package elicit_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// llmConfig enables the LLM-mediated fallback only.
+var llmConfig = &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}}
+
+// mute is a client without the elicitation capability: no handler.
+var mute = &mcp.ClientOptions{}
+
+// pending is what a tool call that stopped at an LLM-mediated elicitation
+// returned.
+type pending struct {
+	ID      string
+	Message string
+	Schema  map[string]any
+	Text    string
+}
+
+// pendingOf reads the elicitation a tool result hands to the model, or
+// fails t.
+func pendingOf(t *testing.T, res *mcp.CallToolResult) pending {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("tool error instead of a pending elicitation: %s", text(res))
+	}
+	raw, ok := res.Meta[elicit.MetaElicitationPending]
+	if !ok {
+		t.Fatalf("no _meta.%s in %+v (%s)", elicit.MetaElicitationPending, res.Meta, text(res))
+	}
+	b, _ := json.Marshal(raw)
+	var p struct {
+		ID      string         `json:"elicitationId"`
+		Message string         `json:"message"`
+		Schema  map[string]any `json:"requestedSchema"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil || p.ID == "" || p.Schema == nil {
+		t.Fatalf("elicitationPending %s: %v", b, err)
+	}
+	return pending{ID: p.ID, Message: p.Message, Schema: p.Schema, Text: text(res)}
+}
+
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+// submit calls the fallback tool.
+func submit(t *testing.T, cs *mcp.ClientSession, id, action string, content map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	args := map[string]any{"elicitId": id, "action": action}
+	if content != nil {
+		args["content"] = content
+	}
+	return callTool(t, cs, elicit.FallbackTool, args)
+}
+
+// counted registers a profile tool that counts its runs.
+func (e *env) counted(name string) *atomic.Int32 {
+	var runs atomic.Int32
+	e.tool(name, func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		runs.Add(1)
+		return profileTool(ctx, req)
+	})
+	return &runs
+}
+
+func TestModelAccept(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, llmConfig)
+		runs := e.counted("profile")
+		cs := e.connect(mute, version)
+
+		p := pendingOf(t, callTool(t, cs, "profile", nil))
+		if p.Message != "Your profile?" || p.Schema["type"] != "object" {
+			t.Errorf("pending %+v", p)
+		}
+		for _, want := range []string{"Your profile?", elicit.FallbackTool, p.ID, `"format":"email"`, "Do not answer on their behalf"} {
+			if !strings.Contains(p.Text, want) {
+				t.Errorf("instructions lack %q:\n%s", want, p.Text)
+			}
+		}
+		res := submit(t, cs, p.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com", "tags": []any{"b"}})
+		if res.IsError || text(res) != "accept {Name:Ann Email:ann@example.com Age:0 Plan:free Tags:[b]}" {
+			t.Fatalf("continued: %q (error %v)", text(res), res.IsError)
+		}
+		if n := runs.Load(); n != 2 {
+			t.Errorf("handler ran %d times, want 2 (the call, its continuation)", n)
+		}
+		// Used once: a second answer finds nothing.
+		if again := submit(t, cs, p.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"}); !again.IsError {
+			t.Errorf("second answer: %q", text(again))
+		}
+		if n := runs.Load(); n != 2 {
+			t.Errorf("handler ran %d times after a second answer", n)
+		}
+		e.assertEmpty()
+	})
+}
+
+func TestModelDeclineCancel(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		for _, action := range []string{"decline", "cancel"} {
+			e := newEnv(t, llmConfig)
+			e.tool("profile", profileTool)
+			cs := e.connect(mute, version)
+			p := pendingOf(t, callTool(t, cs, "profile", nil))
+			// Content that comes with a refusal is dropped.
+			res := submit(t, cs, p.ID, action, map[string]any{"name": "x"})
+			if res.IsError || text(res) != action+" {Name: Email: Age:0 Plan: Tags:[]}" {
+				t.Errorf("%s: %q (error %v)", action, text(res), res.IsError)
+			}
+			e.assertEmpty()
+		}
+	})
+}
+
+// Confirm is true only on an explicit accept with the box set.
+func TestModelConfirm(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		for _, tc := range []struct {
+			action  string
+			content map[string]any
+			want    string
+		}{
+			{"accept", map[string]any{"confirm": true}, "true"},
+			{"accept", map[string]any{"confirm": false}, "false"},
+			{"decline", map[string]any{"confirm": true}, "false"},
+			{"cancel", nil, "false"},
+		} {
+			e := newEnv(t, llmConfig)
+			e.tool("delete", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+				ok, err := elicit.Confirm(ctx, req, "Delete 47 contacts?")
+				return fmt.Sprint(ok), err
+			})
+			cs := e.connect(mute, version)
+			p := pendingOf(t, callTool(t, cs, "delete", nil))
+			res := submit(t, cs, p.ID, tc.action, tc.content)
+			if res.IsError || text(res) != tc.want {
+				t.Errorf("%s %v: %q (error %v), want %s", tc.action, tc.content, text(res), res.IsError, tc.want)
+			}
+		}
+	})
+}
+
+// An invalid answer is a tool error naming the JSON path; the elicitation
+// stays open and a corrected answer continues the tool.
+func TestModelInvalidThenCorrected(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, llmConfig)
+		runs := e.counted("profile")
+		cs := e.connect(mute, version)
+		p := pendingOf(t, callTool(t, cs, "profile", nil))
+		for _, tc := range []struct {
+			content map[string]any
+			path    string
+		}{
+			{map[string]any{"name": "Ann", "email": "nope"}, "/email"},
+			{map[string]any{"name": "Ann"}, "/email"},
+			{map[string]any{"name": 7, "email": "a@b.c"}, "/name"},
+			{map[string]any{"name": "Ann", "email": "a@b.c", "tags": []any{"zzz"}}, "/tags/0"},
+			{map[string]any{"name": "Ann", "email": "a@b.c", "admin": true}, "/admin"},
+		} {
+			res := submit(t, cs, p.ID, "accept", tc.content)
+			if !res.IsError || !strings.Contains(text(res), tc.path) {
+				t.Errorf("%v: %q (error %v), want an error at %s", tc.content, text(res), res.IsError, tc.path)
+			}
+			if strings.Contains(text(res), "nope") || strings.Contains(text(res), "zzz") {
+				t.Errorf("error %q quotes the answer", text(res))
+			}
+		}
+		for _, bad := range []map[string]any{
+			{"elicitId": p.ID, "action": "maybe"},
+			{"elicitId": p.ID, "action": "accept", "content": "Ann"},
+			{"action": "accept"},
+		} {
+			if res := callTool(t, cs, elicit.FallbackTool, bad); !res.IsError {
+				t.Errorf("%v: %q", bad, text(res))
+			}
+		}
+		if n := runs.Load(); n != 1 {
+			t.Fatalf("handler ran %d times before a valid answer", n)
+		}
+		res := submit(t, cs, p.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"})
+		if res.IsError || !strings.HasPrefix(text(res), "accept {Name:Ann") {
+			t.Fatalf("corrected: %q (error %v)", text(res), res.IsError)
+		}
+		e.assertEmpty()
+	})
+}
+
+// Another session (of the same server, also unable to elicit) cannot
+// answer; the owner still can.
+func TestModelForeignSession(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, llmConfig)
+		runs := e.counted("profile")
+		owner := e.connect(mute, version)
+		other := e.connect(mute, version)
+		p := pendingOf(t, callTool(t, owner, "profile", nil))
+		res := submit(t, other, p.ID, "accept", map[string]any{"name": "Eve", "email": "eve@example.com"})
+		if !res.IsError || !strings.Contains(text(res), elicit.ErrUnknownElicitation.Error()) {
+			t.Fatalf("foreign session: %q (error %v)", text(res), res.IsError)
+		}
+		if n := runs.Load(); n != 1 {
+			t.Fatalf("handler ran %d times", n)
+		}
+		res = submit(t, owner, p.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"})
+		if res.IsError || !strings.HasPrefix(text(res), "accept {Name:Ann") {
+			t.Fatalf("owner: %q", text(res))
+		}
+	})
+}
+
+// Concurrent answers: exactly one continues the tool.
+func TestModelDoubleSubmission(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, llmConfig)
+		runs := e.counted("profile")
+		cs := e.connect(mute, version)
+		p := pendingOf(t, callTool(t, cs, "profile", nil))
+		const n = 8
+		var wg sync.WaitGroup
+		var ok, answered atomic.Int32
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := submit(t, cs, p.ID, "accept", map[string]any{"name": fmt.Sprint("Ann", i), "email": "ann@example.com"})
+				switch {
+				case !res.IsError:
+					ok.Add(1)
+				case strings.Contains(text(res), elicit.ErrAnswered.Error()), strings.Contains(text(res), elicit.ErrUnknownElicitation.Error()):
+					answered.Add(1)
+				default:
+					t.Errorf("unexpected: %q", text(res))
+				}
+			}()
+		}
+		wg.Wait()
+		if ok.Load() != 1 || answered.Load() != n-1 {
+			t.Errorf("%d continued, %d refused; want 1 and %d", ok.Load(), answered.Load(), n-1)
+		}
+		if got := runs.Load(); got != 2 {
+			t.Errorf("handler ran %d times, want 2", got)
+		}
+		e.assertEmpty()
+	})
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	return names
+}
+
+// The fallback tool is listed only to clients that cannot elicit in form
+// mode, and only when the fallback is enabled; a client that can elicit
+// is refused it.
+func TestModelToolListedOnlyWhenNeeded(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, llmConfig)
+		e.tool("profile", profileTool)
+		urlOnly := &mcp.ClientOptions{ElicitationHandler: answer("decline", nil), Capabilities: &mcp.ClientCapabilities{
+			Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}}
+		for _, tc := range []struct {
+			name string
+			opts *mcp.ClientOptions
+			want bool
+		}{
+			{"no elicitation", mute, true},
+			{"URL mode only", urlOnly, true},
+			{"form mode", &mcp.ClientOptions{ElicitationHandler: answer("decline", nil)}, false},
+		} {
+			cs := e.connect(tc.opts, version)
+			if got := slices.Contains(toolNames(t, cs), elicit.FallbackTool); got != tc.want {
+				t.Errorf("%s: listed %v, want %v", tc.name, got, tc.want)
+			}
+			if !tc.want {
+				res := submit(t, cs, "anything", "accept", map[string]any{})
+				if !res.IsError || !strings.Contains(text(res), "only for clients that cannot elicit") {
+					t.Errorf("%s: called it: %q", tc.name, text(res))
+				}
+			}
+		}
+
+		off := newEnv(t, nil)
+		off.tool("profile", profileTool)
+		if slices.Contains(toolNames(t, off.connect(mute, version)), elicit.FallbackTool) {
+			t.Error("listed without the fallback enabled")
+		}
+	})
+}
+
+// Without an applicable fallback the call fails as before: URL mode has
+// no LLM-mediated fallback, and a call may allow none.
+func TestModelNotApplicable(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, llmConfig)
+		var formErr, urlErr error
+		var confirmed bool
+		e.tool("strict", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+			_, formErr = elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema), elicit.WithFallbacks())
+			confirmed, _ = elicit.Confirm(ctx, req, "Sure?", elicit.WithFallbacks(elicit.BrowserForm))
+			_, urlErr = elicit.URL(ctx, req, "Connect", elicit.CallbackURL("http://127.0.0.1:1/cb"))
+			return "done", nil
+		})
+		cs := e.connect(mute, version)
+		if res := callTool(t, cs, "strict", nil); res.IsError || text(res) != "done" {
+			t.Fatalf("%q", text(res))
+		}
+		if !errors.Is(formErr, elicit.ErrUnsupported) || !errors.Is(urlErr, elicit.ErrUnsupported) || confirmed {
+			t.Errorf("form %v, url %v, confirmed %v", formErr, urlErr, confirmed)
+		}
+		e.assertEmpty()
+	})
+}
+
+type draft struct {
+	ID string `json:"id"`
+}
+
+// A handler with two elicitations stops twice; its state carries what it
+// did before the first across both continuations.
+func TestModelTwoStepsWithState(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, llmConfig)
+		var created atomic.Int32
+		mcp.AddTool(e.server, &mcp.Tool{Name: "send"}, func(ctx context.Context, req *mcp.CallToolRequest, in count) (*mcp.CallToolResult, any, error) {
+			var d draft
+			if ok, err := elicit.LoadState(ctx, &d); err != nil {
+				return nil, nil, err
+			} else if !ok {
+				d.ID = fmt.Sprint("draft-", created.Add(1))
+				if err := elicit.SaveState(ctx, d); err != nil {
+					return nil, nil, err
+				}
+			}
+			who, err := elicit.Form[profile](ctx, req, "To whom?", elicit.WithSchema(profileSchema))
+			if err != nil {
+				return nil, nil, err
+			}
+			ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("Send %s (%d copies) to %s?", d.ID, in.N, who.Content.Name))
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(d.ID, " ", ok)}}}, nil, nil
+		})
+		cs := e.connect(mute, version)
+		p1 := pendingOf(t, callTool(t, cs, "send", map[string]any{"n": 3}))
+		p2 := pendingOf(t, submit(t, cs, p1.ID, "accept", map[string]any{"name": "Bo", "email": "bo@example.com"}))
+		if p2.Message != "Send draft-1 (3 copies) to Bo?" || p2.ID == p1.ID {
+			t.Fatalf("second question %+v", p2)
+		}
+		res := submit(t, cs, p2.ID, "accept", map[string]any{"confirm": true})
+		if res.IsError || text(res) != "draft-1 true" {
+			t.Fatalf("final: %q", text(res))
+		}
+		if n := created.Load(); n != 1 {
+			t.Errorf("created %d drafts, want 1", n)
+		}
+		e.assertEmpty()
+	})
+}
+
+// A newer elicitation in the session replaces a pending LLM-mediated one.
+func TestModelSuperseded(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, llmConfig)
+		e.tool("profile", profileTool)
+		cs := e.connect(mute, version)
+		old := pendingOf(t, callTool(t, cs, "profile", nil))
+		cur := pendingOf(t, callTool(t, cs, "profile", nil))
+		if res := submit(t, cs, old.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"}); !res.IsError {
+			t.Errorf("old: %q", text(res))
+		}
+		if res := submit(t, cs, cur.ID, "decline", nil); res.IsError {
+			t.Errorf("current: %q", text(res))
+		}
+		e.assertEmpty()
+	})
+}
