@@ -59,28 +59,30 @@ func deleteContacts(ctx context.Context, req *mcp.CallToolRequest, in deleteArgs
 	return text("Deleted %d contacts.", n), nil, nil
 }
 
-// attendee is the form of register_attendee. The Go type gives the fields,
-// their JSON types and which are required; attendeeSchema adds what a Go
-// type cannot say.
+// attendee is the form of register_attendee. The Go type gives the fields
+// and their JSON types; attendeeSchema adds what a Go type cannot say.
 type attendee struct {
 	Name         string   `json:"name" jsonschema:"as it should appear on your badge"`
 	Email        string   `json:"email" jsonschema:"where the confirmation goes"`
-	Website      string   `json:"website,omitempty" jsonschema:"printed under your name, if you like"`
+	Website      string   `json:"website" jsonschema:"printed under your name, if you like"`
 	Arrival      string   `json:"arrival" jsonschema:"the day you arrive"`
-	SessionStart string   `json:"session_start,omitempty" jsonschema:"when you would like your one-to-one session"`
-	Guests       int      `json:"guests,omitempty" jsonschema:"people coming with you"`
-	Budget       float64  `json:"budget,omitempty" jsonschema:"for the dinner, in euros"`
-	Newsletter   bool     `json:"newsletter,omitempty" jsonschema:"news about next year's conference"`
-	Room         string   `json:"room,omitempty" jsonschema:"hotel room"`
-	Seating      string   `json:"seating,omitempty" jsonschema:"where you sit in the talks"`
-	Diet         string   `json:"diet,omitempty" jsonschema:"for the dinner"`
-	Topics       []string `json:"topics,omitempty" jsonschema:"what you want to hear about"`
-	Workshops    []string `json:"workshops,omitempty" jsonschema:"at most two"`
+	SessionStart string   `json:"session_start" jsonschema:"when you would like your one-to-one session"`
+	Guests       int      `json:"guests" jsonschema:"people coming with you"`
+	Budget       float64  `json:"budget" jsonschema:"for the dinner, in euros"`
+	Newsletter   bool     `json:"newsletter" jsonschema:"news about next year's conference"`
+	Room         string   `json:"room" jsonschema:"hotel room"`
+	Seating      string   `json:"seating" jsonschema:"where you sit in the talks"`
+	Diet         string   `json:"diet" jsonschema:"for the dinner"`
+	Topics       []string `json:"topics" jsonschema:"what you want to hear about"`
+	Workshops    []string `json:"workshops" jsonschema:"at most two"`
 }
 
 // attendeeSchema sets titles, formats, bounds, enums and defaults: every
 // field kind of the MCP subset, each way an enum can be written.
 func attendeeSchema(s *jsonschema.Schema) error {
+	// Only these must be filled in; the others are optional, and those
+	// with a default get it when they are left out.
+	s.Required = []string{"name", "email", "arrival"}
 	p := s.Properties
 	set := func(name, title string) *jsonschema.Schema {
 		p[name].Title = title
