@@ -1,17 +1,14 @@
 package browserform
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/elicitvault/elicitvault/internal/webdriver"
 )
 
 // TestChromium fills the form in a real headless Chromium, driven through
@@ -20,35 +17,35 @@ import (
 // content. It skips without chromium and chromedriver unless
 // ELICITVAULT_REQUIRE_BROWSER=1.
 func TestChromium(t *testing.T) {
-	wd := startWebDriver(t)
+	wd := webdriver.Start(t)
 	s := listen(t)
 	p := open(t, s, nil)
 
-	wd.navigate(p.URL)
-	if code := wd.text("#code"); code != p.Code {
+	wd.Navigate(p.URL)
+	if code := wd.Text("#code"); code != p.Code {
 		t.Fatalf("page shows code %q, the client was told %q", code, p.Code)
 	}
-	wd.typeInto("#f-name", "Ada Lovelace")
-	wd.typeInto("#f-email", "ada@example.com")
-	wd.typeInto("#f-website", "https://example.com/ada")
-	wd.setValue("#f-birthday", "1815-12-10")
-	wd.typeInto("#f-meeting", "2026-12-01T09:30:00Z")
-	wd.typeInto("#f-age", "36")
-	wd.clear("#f-ratio")
-	wd.typeInto("#f-ratio", "0.75")
-	wd.click("#f-subscribe") // checked by default: this unchecks it
-	wd.click(`#f-warehouse option[value="lisbon"]`)
-	wd.click(`#f-plan option[value="pro"]`)
-	wd.click(`#f-size option[value="l"]`)
-	wd.click(`#f-tags input[value="red"]`)
-	wd.click(`#f-tags input[value="blue"]`)
-	wd.click("#accept")
+	wd.TypeInto("#f-name", "Ada Lovelace")
+	wd.TypeInto("#f-email", "ada@example.com")
+	wd.TypeInto("#f-website", "https://example.com/ada")
+	wd.SetValue("#f-birthday", "1815-12-10")
+	wd.TypeInto("#f-meeting", "2026-12-01T09:30:00Z")
+	wd.TypeInto("#f-age", "36")
+	wd.Clear("#f-ratio")
+	wd.TypeInto("#f-ratio", "0.75")
+	wd.Click("#f-subscribe") // checked by default: this unchecks it
+	wd.Click(`#f-warehouse option[value="lisbon"]`)
+	wd.Click(`#f-plan option[value="pro"]`)
+	wd.Click(`#f-size option[value="l"]`)
+	wd.Click(`#f-tags input[value="red"]`)
+	wd.Click(`#f-tags input[value="blue"]`)
+	wd.Click("#accept")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res, err := p.Wait(ctx)
 	if err != nil {
-		t.Fatalf("%v; invalid fields in the page: %v; page: %v", err, wd.exec(`return Array.from(document.querySelectorAll(":invalid")).map(e => e.id + " " + e.validationMessage).join("; ")`), wd.exec(`return document.body.innerText`))
+		t.Fatalf("%v; invalid fields in the page: %v; page: %v", err, wd.Exec(`return Array.from(document.querySelectorAll(":invalid")).map(e => e.id + " " + e.validationMessage).join("; ")`), wd.Exec(`return document.body.innerText`))
 	}
 	want := map[string]any{
 		"name": "Ada Lovelace", "email": "ada@example.com", "website": "https://example.com/ada",
@@ -58,7 +55,7 @@ func TestChromium(t *testing.T) {
 	if res.Action != Accept || fmt.Sprint(res.Content) != fmt.Sprint(want) {
 		t.Fatalf("result %v %v\nwant %v", res.Action, res.Content, want)
 	}
-	if got := wd.text("#ended"); got != "Thank you" {
+	if got := wd.Text("#ended"); got != "Thank you" {
 		t.Fatalf("page after submit: %q", got)
 	}
 
@@ -77,16 +74,16 @@ func TestChromium(t *testing.T) {
 // out-of-range number before it is sent, and that the page closes itself
 // (reports the end) when the form is cancelled from the server side.
 func TestChromiumClientSideValidation(t *testing.T) {
-	wd := startWebDriver(t)
+	wd := webdriver.Start(t)
 	s := listen(t)
 	p := open(t, s, nil)
-	wd.navigate(p.URL)
-	wd.typeInto("#f-name", "Ada")
-	wd.typeInto("#f-email", "ada@example.com")
-	wd.typeInto("#f-age", "12") // below the minimum 18
-	wd.click(`#f-warehouse option[value="berlin"]`)
-	wd.click("#accept")
-	if valid := wd.exec(`return document.getElementById("f-age").validity.valid`); valid != false {
+	wd.Navigate(p.URL)
+	wd.TypeInto("#f-name", "Ada")
+	wd.TypeInto("#f-email", "ada@example.com")
+	wd.TypeInto("#f-age", "12") // below the minimum 18
+	wd.Click(`#f-warehouse option[value="berlin"]`)
+	wd.Click("#accept")
+	if valid := wd.Exec(`return document.getElementById("f-age").validity.valid`); valid != false {
 		t.Fatalf("age 12 is valid in the page: %v", valid)
 	}
 	select {
@@ -96,149 +93,10 @@ func TestChromiumClientSideValidation(t *testing.T) {
 	}
 	p.Cancel()
 	deadline := time.Now().Add(8 * time.Second)
-	for !strings.Contains(wd.exec(`return document.body.textContent`).(string), "This request has ended") {
+	for !strings.Contains(wd.Exec(`return document.body.textContent`).(string), "This request has ended") {
 		if time.Now().After(deadline) {
 			t.Fatal("the page did not notice that the form ended")
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-type webDriver struct {
-	t       *testing.T
-	base    string
-	session string
-}
-
-func startWebDriver(t *testing.T) *webDriver {
-	t.Helper()
-	chromium, err1 := exec.LookPath("chromium")
-	driver, err2 := exec.LookPath("chromedriver")
-	if err1 != nil || err2 != nil {
-		if os.Getenv("ELICITVAULT_REQUIRE_BROWSER") == "1" {
-			t.Fatal("chromium and chromedriver are required (ELICITVAULT_REQUIRE_BROWSER=1): apt-get install chromium chromium-driver")
-		}
-		t.Skip("chromium or chromedriver not installed (apt-get install chromium chromium-driver); set ELICITVAULT_REQUIRE_BROWSER=1 to fail instead")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(driver, fmt.Sprintf("--port=%d", port), "--allowed-ips=127.0.0.1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	wd := &webDriver{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port)}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get(wd.base + "/status")
-		if err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("chromedriver did not start")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	caps := map[string]any{"capabilities": map[string]any{"alwaysMatch": map[string]any{
-		"browserName": "chrome",
-		"goog:chromeOptions": map[string]any{
-			"binary": chromium,
-			"args": []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-				"--disable-background-networking", "--disable-component-update", "--disable-sync",
-				"--disable-dev-shm-usage", "--user-data-dir=" + t.TempDir()},
-		},
-	}}}
-	var created struct {
-		SessionID string `json:"sessionId"`
-	}
-	wd.call("POST", "/session", caps, &created)
-	wd.session = created.SessionID
-	t.Cleanup(func() { wd.call("DELETE", "/session/"+wd.session, nil, nil) })
-	return wd
-}
-
-func (wd *webDriver) call(method, path string, body, out any) {
-	wd.t.Helper()
-	var rd *bytes.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	} else {
-		rd = bytes.NewReader(nil)
-	}
-	req, _ := http.NewRequest(method, wd.base+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		wd.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var envelope struct {
-		Value json.RawMessage `json:"value"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&envelope); err != nil {
-		wd.t.Fatalf("webdriver %s %s: %v", method, path, err)
-	}
-	if resp.StatusCode != 200 {
-		wd.t.Fatalf("webdriver %s %s: %d %s", method, path, resp.StatusCode, envelope.Value)
-	}
-	if out != nil {
-		if err := json.Unmarshal(envelope.Value, out); err != nil {
-			wd.t.Fatal(err)
-		}
-	}
-}
-
-func (wd *webDriver) s(path string) string { return "/session/" + wd.session + path }
-
-func (wd *webDriver) navigate(u string) {
-	wd.call("POST", wd.s("/url"), map[string]string{"url": u}, nil)
-}
-
-func (wd *webDriver) find(css string) string {
-	var el map[string]string
-	wd.call("POST", wd.s("/element"), map[string]string{"using": "css selector", "value": css}, &el)
-	for _, id := range el {
-		return id
-	}
-	wd.t.Fatalf("no element %s", css)
-	return ""
-}
-
-func (wd *webDriver) text(css string) string {
-	var s string
-	wd.call("GET", wd.s("/element/"+wd.find(css)+"/text"), nil, &s)
-	return s
-}
-
-func (wd *webDriver) typeInto(css, text string) {
-	wd.call("POST", wd.s("/element/"+wd.find(css)+"/value"), map[string]string{"text": text}, nil)
-}
-
-func (wd *webDriver) clear(css string) {
-	wd.call("POST", wd.s("/element/"+wd.find(css)+"/clear"), map[string]string{}, nil)
-}
-
-func (wd *webDriver) click(css string) {
-	wd.call("POST", wd.s("/element/"+wd.find(css)+"/click"), map[string]string{}, nil)
-}
-
-// setValue sets an input's value directly, for date inputs whose typed
-// form depends on the browser's locale.
-func (wd *webDriver) setValue(css, value string) {
-	wd.exec(`document.querySelector(arguments[0]).value = arguments[1]`, css, value)
-}
-
-func (wd *webDriver) exec(script string, args ...any) any {
-	if args == nil {
-		args = []any{}
-	}
-	var out any
-	wd.call("POST", wd.s("/execute/sync"), map[string]any{"script": script, "args": args}, &out)
-	return out
 }
