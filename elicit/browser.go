@@ -158,6 +158,7 @@ func (e *Elicitor) announce(ctx context.Context, c *Call, message, url, code str
 	ss := c.req.Session
 	text := fmt.Sprintf("%s\nAnswer in your browser at %s and check that the page shows the verification code %s.", message, url, code)
 	ctx = context.WithoutCancel(ctx)
+	//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
 	ss.Log(ctx, &mcp.LoggingMessageParams{Level: "notice", Logger: logger, Data: text})
 	if c.progress != nil {
 		ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: c.progress, Message: text})

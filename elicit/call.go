@@ -63,6 +63,7 @@ func (e *Elicitor) newCall(req *mcp.CallToolRequest) (*Call, error) {
 	c.logLevel = info.level()
 	if meta := req.Params.GetMeta(); c.inputRequests() && meta != nil {
 		// On 2026-07-28 the level is per request (and none is none).
+		//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
 		c.logLevel, _ = meta[mcp.MetaKeyLogLevel].(string)
 	}
 	c.progress = req.Params.GetProgressToken()
@@ -134,6 +135,7 @@ type sessionInfo struct {
 
 // level returns the logging level the client set, or "".
 func (i *sessionInfo) level() string {
+	//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
 	l, _ := i.lvl.Load().(mcp.LoggingLevel)
 	return string(l)
 }

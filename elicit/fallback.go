@@ -105,6 +105,7 @@ func (e *Elicitor) canAnnounce(c *Call) bool {
 	if e.openBrowser != nil || c.progress != nil {
 		return true
 	}
+	//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
 	switch mcp.LoggingLevel(c.logLevel) {
 	case "debug", "info", "notice":
 		return true

@@ -21,6 +21,7 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 			return e.listTools(ctx, req, next)
 		case "logging/setLevel":
 			res, err := next(ctx, method, req)
+			//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
 			if sl, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams]); ok && err == nil && sl.Session != nil && sl.Params != nil {
 				e.sessions.info(sl.Session).lvl.Store(sl.Params.Level)
 			}
