@@ -11,6 +11,7 @@
 //	ev, err := elicit.New(keys, store, &elicit.Config{TTL: 5 * time.Minute})
 //	server := mcp.NewServer(impl, nil)
 //	ev.Install(server)
+//	defer ev.Close()
 //	http.Handle("/elicit/callback", ev.CallbackHandler(nil)) // for URL mode
 //
 // # Asking
@@ -61,7 +62,8 @@
 // The tool author writes the same code for both; two things follow:
 //
 //   - What the handler does before it asks runs once per round. Keep it
-//     idempotent, or move side effects after the last elicitation.
+//     idempotent, move side effects after the last elicitation, or carry
+//     progress in the call's sealed state (SaveState, LoadState).
 //   - Elicitations are matched to answers by their position in the handler
 //     and by what they ask (mode, message, schema): ask the same questions
 //     in the same order on every run. An answer to a different question is
@@ -79,10 +81,65 @@
 // sealed record, written to the store and announced, and the node that
 // asked sends notifications/elicitation/complete.
 //
+// The session is the transport's session ID, or, for stdio and in-memory
+// connections, one of the process's own for the connection. A stateless
+// HTTP server (the only kind the go-sdk lets serve 2026-07-28 over HTTP)
+// has none: there state is bound to the subject alone, and what ties an
+// answer to its call is the sealed requestState, or the elicitation ID
+// (128 random bits, given only to the caller) of an LLM-mediated
+// elicitation. Authenticate users on such a server.
+//
 // # Capabilities
 //
 // The client's capabilities are read per mode, from its initialize request
 // and, on 2026-07-28, from each request's _meta. A mode the client lacks is
-// never sent: the Config's Policy decides, and by default the call fails
-// with an *UnsupportedError the tool can branch on.
+// never sent: the fallbacks the Config enables are tried, then its
+// Unsupported policy, and by default the call fails with an
+// *UnsupportedError the tool can branch on.
+//
+// # Clients that cannot elicit
+//
+// Two fallbacks reach the user of a client without form elicitation
+// (Config.Fallbacks, in order; WithFallbacks per call):
+//
+//	ev, err := elicit.New(keys, store, &elicit.Config{
+//		Fallbacks: []elicit.Fallback{elicit.LLMMediated, elicit.BrowserForm},
+//	})
+//
+// LLMMediated hands the question to the model. The handler's Form or
+// Confirm returns an error matching ErrInputRequired, which the handler
+// returns unchanged; the tool call then returns instructions (text for the
+// model: ask the user, then call sendElicitationResult) and
+// _meta.elicitationPending with the elicitation ID, the message and the
+// requested schema. The elicitation is sealed in the store with the tool's
+// name and arguments, bound to the subject and the session, and it is the
+// session's one pending elicitation. The tool sendElicitationResult
+// (FallbackTool), listed only to clients that cannot elicit in form mode,
+// takes {elicitId, action, content} on any node: from another session or
+// another user it finds nothing (ErrUnknownElicitation); invalid content
+// is a tool error naming the JSON path, and the elicitation stays open for
+// a corrected answer; the first valid answer wins (ErrAnswered for the
+// others). It then continues the original tool: the handler runs again
+// from the start, its Form or Confirm returns the answer, and the result
+// of sendElicitationResult is the tool's result. As with the rounds of
+// 2026-07-28, what the handler did before it asked runs again on
+// continuation: carry its progress in the sealed state (see the example of
+// SaveState) or keep it idempotent. The answer comes from the model; a
+// confirmation that guards something dangerous should not accept it
+// (WithFallbacks(elicit.BrowserForm), or none).
+//
+// BrowserForm, for servers that run on the user's machine, serves the form
+// on 127.0.0.1 at a random port, with a per-form nonce in its URL and a
+// verification code (like BLUE-TIGER-42) on the page. The URL and the code
+// go to the client in a log message (notifications/message, level notice)
+// and, when the call has a progress token, in a progress notification;
+// never in a tool result, which the model reads, since the URL is the
+// form's key. It applies only when the client will show one of them (its
+// logging level is notice or below) or Config.OpenBrowser opens the page.
+// The call waits for one submission, validated by the form's schema on the
+// server, until the TTL (ErrTimeout) or the end of the call. Close the
+// Elicitor to stop its form server.
+//
+// Confirm returns true only on an explicit accept with the box ticked,
+// whichever path the answer took; every other end is false.
 package elicit

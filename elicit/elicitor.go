@@ -148,8 +148,11 @@ type elicitorKey struct{}
 // The receiving middleware makes the Elicitor available to handlers and,
 // on protocol 2026-07-28, turns an elicitation into input requests and
 // continues the call when the client sends the answers (the handler runs
-// again; see Form). The sending middleware keeps the client's raw answer
-// so that it is validated here, with errors that name the JSON path.
+// again; see Form). With the LLMMediated fallback it also lists and serves
+// FallbackTool for the clients that need it, and keeps the logging level
+// each client sets, for the BrowserForm fallback. The sending middleware
+// keeps the client's raw answer so that it is validated here, with errors
+// that name the JSON path.
 func (e *Elicitor) Install(s *mcp.Server) {
 	s.AddReceivingMiddleware(e.receiving)
 	s.AddSendingMiddleware(e.sending)

@@ -84,8 +84,11 @@ func collect(opts []Option) *options {
 // On protocol 2025-06-18 and 2025-11-25 Form sends elicitation/create and
 // waits, at most the TTL (ErrTimeout). A newer elicitation in the same
 // session cancels this one (ErrCancelled). A client without form mode is
-// never sent one: the Elicitor's Policy decides, and by default Form
-// returns an *UnsupportedError.
+// never sent one: the Elicitor's fallbacks are tried (see Fallback), then
+// its Policy, and by default Form returns an *UnsupportedError. The
+// LLMMediated fallback, like 2026-07-28, returns an error matching
+// ErrInputRequired for the handler to return, and runs the handler again
+// with the answer.
 //
 // On protocol 2026-07-28 a server must not send requests during a call.
 // There Form returns an error matching ErrInputRequired, which the handler
