@@ -63,12 +63,28 @@ func newReference(keys *rotation.Keyring, st store.Store, o *referenceOptions) (
 	return r, nil
 }
 
-// mcpHandler serves MCP over Streamable HTTP. The go-sdk refuses requests
-// to a loopback listener whose Host header is not a loopback name (DNS
-// rebinding).
+// mcpHandler serves MCP over Streamable HTTP, on every protocol version.
+//
+// The go-sdk serves 2026-07-28 only from a stateless handler, and a
+// stateless handler cannot send requests to the client, which
+// elicitation/create on the older versions needs. So a request is routed
+// by its Mcp-Protocol-Version header: 2026-07-28 and later to a stateless
+// handler (elicitations become input requests), the rest (initialize
+// included, which carries no header) to a stateful one with session IDs.
+//
+// Both refuse requests to a loopback listener whose Host header is not a
+// loopback name (DNS rebinding).
 func (r *reference) mcpHandler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return r.server },
-		&mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute})
+	server := func(*http.Request) *mcp.Server { return r.server }
+	stateful := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: 30 * time.Minute})
+	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Header.Get("Mcp-Protocol-Version") >= elicit.ProtocolInputRequests {
+			stateless.ServeHTTP(w, req)
+			return
+		}
+		stateful.ServeHTTP(w, req)
+	})
 }
 
 // mountPages adds the pages of URL mode to mux.

@@ -1,0 +1,337 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The tests in the serve_*_test.go files run `elicitvault serve`, the
+// reference server, as an OS process, and talk to it with real clients:
+// the go-sdk's and the TypeScript SDK's (interop/elicit-client.mjs).
+//
+// The binary is built once per test run, on first use, into a directory
+// TestMain removes.
+
+// serveSecret is the secret of the servers the tests start, unless a
+// test says otherwise.
+const serveSecret = "integration serve secret: 32 bytes or more, fixed"
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// elicitvaultBin returns the path of the elicitvault binary, building it on
+// first use from ../cmd (with the workspace's go.work, when there is one).
+func elicitvaultBin(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "elicitvault-integration-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "elicitvault")
+		cmd := exec.Command("go", "build", "-o", binPath, "./elicitvault")
+		cmd.Dir = filepath.Join("..", "cmd")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build ./cmd/elicitvault: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// serveProc is a running `elicitvault serve`.
+type serveProc struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	base string // http://127.0.0.1:PORT, where /mcp and /elicit/ are
+
+	mu     sync.Mutex
+	stderr strings.Builder
+	exited chan struct{}
+}
+
+// mcpURL is the Streamable HTTP endpoint.
+func (p *serveProc) mcpURL() string { return p.base + "/mcp" }
+
+func (p *serveProc) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+var listeningRE = regexp.MustCompile(`elicitvault: serve: MCP at (http://\S+)/mcp`)
+
+// startServe starts `elicitvault serve --addr 127.0.0.1:0 args...` with env
+// added to the test's environment (MCP_ELICITATION_SECRET=serveSecret
+// unless env sets it) and waits until it listens. When the test ends it
+// stops the server with SIGTERM and checks that it exited 0, in time,
+// without writing a secret, a token or a session ID to stderr.
+func startServe(t *testing.T, env []string, args ...string) *serveProc {
+	t.Helper()
+	cmd := exec.Command(elicitvaultBin(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS=")
+	cmd.Env = append(cmd.Env, env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &serveProc{t: t, cmd: cmd, exited: make(chan struct{})}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			p.mu.Lock()
+			p.stderr.WriteString(line + "\n")
+			p.mu.Unlock()
+			if m := listeningRE.FindStringSubmatch(line); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	select {
+	case p.base = <-found:
+	case <-p.exited:
+		t.Fatalf("elicitvault serve exited before listening: %v\n%s", waitErr, p.log())
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("elicitvault serve did not listen within 30s:\n%s", p.log())
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(15 * time.Second):
+			cmd.Process.Kill()
+			<-p.exited
+			t.Errorf("elicitvault serve did not stop within 15s of SIGTERM:\n%s", p.log())
+			return
+		}
+		if waitErr != nil {
+			t.Errorf("elicitvault serve exited with %v after SIGTERM:\n%s", waitErr, p.log())
+		}
+		if log := p.log(); strings.Contains(log, serveSecret) || strings.Contains(log, "ev1.") || strings.Contains(log, "token=") {
+			t.Errorf("elicitvault serve's stderr holds a secret or a token:\n%s", log)
+		}
+	})
+	return p
+}
+
+// goClient is a go-sdk client that answers elicitations from a queue and
+// records the completion notifications.
+type goClient struct {
+	t        *testing.T
+	mu       sync.Mutex
+	answers  []*mcp.ElicitResult
+	asked    []*mcp.ElicitParams
+	complete chan string
+	// visit, when set, opens the URL of a URL-mode elicitation after the
+	// client replied, as a browser would.
+	visit func(u string)
+}
+
+func newGoClient(t *testing.T) *goClient {
+	return &goClient{t: t, complete: make(chan string, 8)}
+}
+
+// answer queues answers for the next elicitations; one with no answer
+// left is cancelled.
+func (c *goClient) answer(res ...*mcp.ElicitResult) {
+	c.mu.Lock()
+	c.answers = append(c.answers, res...)
+	c.mu.Unlock()
+}
+
+// setVisit sets the function that opens the URL of an accepted URL-mode
+// elicitation (nil: none is opened).
+func (c *goClient) setVisit(visit func(u string)) {
+	c.mu.Lock()
+	c.visit = visit
+	c.mu.Unlock()
+}
+
+func (c *goClient) elicitations() []*mcp.ElicitParams {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*mcp.ElicitParams(nil), c.asked...)
+}
+
+func (c *goClient) options() *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+			Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			c.mu.Lock()
+			c.asked = append(c.asked, req.Params)
+			res := &mcp.ElicitResult{Action: "cancel"}
+			if len(c.answers) > 0 {
+				res, c.answers = c.answers[0], c.answers[1:]
+			}
+			visit := c.visit
+			c.mu.Unlock()
+			if req.Params.Mode == "url" && res.Action == "accept" && visit != nil {
+				go func() {
+					time.Sleep(20 * time.Millisecond)
+					visit(req.Params.URL)
+				}()
+			}
+			return res, nil
+		},
+		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+			c.complete <- req.Params.ElicitationID
+		},
+	}
+}
+
+// connect connects c to endpoint over Streamable HTTP, with protocol
+// version ("" for the go-sdk's default).
+func (c *goClient) connect(endpoint, version string) *mcp.ClientSession {
+	c.t.Helper()
+	client := mcp.NewClient(&mcp.Implementation{Name: "integration", Version: "1"}, c.options())
+	cs, err := client.Connect(c.t.Context(), &mcp.StreamableClientTransport{Endpoint: endpoint},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		c.t.Fatalf("connecting to %s: %v", endpoint, err)
+	}
+	c.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// waitComplete waits for the completion notification of elicitation id.
+func (c *goClient) waitComplete(id string) {
+	c.t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case got := <-c.complete:
+			if got == id {
+				return
+			}
+		case <-timeout:
+			c.t.Fatalf("no notifications/elicitation/complete for the elicitation within 15s")
+		}
+	}
+}
+
+// callText calls a tool and returns its text and whether it is an error
+// result; a JSON-RPC error is returned as err.
+func callText(ctx context.Context, cs *mcp.ClientSession, name string, args any) (string, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return "", false, err
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError, nil
+}
+
+// browse opens the consent page at u and submits its form to the
+// callback, as the user's browser would, optionally on another server
+// (callbackBase replaces the origin of the form's target). It returns the
+// two HTTP statuses.
+func browse(t *testing.T, u, callbackBase string) (page, callback int) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Errorf("consent page: %v", err)
+		return 0, 0
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`<form method="post" action="([^"]+)"`).FindSubmatch(body)
+	if resp.StatusCode != http.StatusOK || m == nil {
+		return resp.StatusCode, 0
+	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("consent page CSP = %q", csp)
+	}
+	target, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err = target.Parse(strings.ReplaceAll(string(m[1]), "&amp;", "&"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if callbackBase != "" {
+		b, _ := url.Parse(callbackBase)
+		target.Scheme, target.Host = b.Scheme, b.Host
+	}
+	resp, err = http.Post(target.String(), "application/x-www-form-urlencoded", nil)
+	if err != nil {
+		t.Errorf("callback: %v", err)
+		return http.StatusOK, 0
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return http.StatusOK, resp.StatusCode
+}
+
+// errData returns the data of a JSON-RPC error.
+func errData(err error) json.RawMessage {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return we.Data
+	}
+	return nil
+}
+
+// errCode returns the JSON-RPC code of err, or 0.
+func errCode(err error) int64 {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return we.Code
+	}
+	return 0
+}
