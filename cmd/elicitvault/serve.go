@@ -19,7 +19,7 @@ import (
 func init() {
 	register(&command{
 		name:     "serve",
-		synopsis: "[--addr HOST:PORT] [--stdio] [--store URL] [--base-url URL] [--ttl D]",
+		synopsis: "[--addr HOST:PORT] [--stdio] [--store URL] [--base-url URL] [--ttl D] [--fallback LIST]",
 		summary:  "run the reference MCP server, whose tools show every elicitation flow",
 		help: `Serves MCP over Streamable HTTP at /mcp on --addr, or over stdin and
 stdout with --stdio. Either way it serves, on --addr, the pages a browser
@@ -47,7 +47,7 @@ it listens on; set it when clients reach the server by another name.
 
 SIGINT or SIGTERM stops it gracefully: sessions are closed (waiting
 elicitations end), then the HTTP server drains for up to 5 seconds; a
-second signal stops it at once.` + "\n\n" + storeURLHelp,
+second signal stops it at once.` + "\n\n" + fallbackHelp + "\n\n" + storeURLHelp,
 		run: runServe,
 	})
 }
@@ -63,7 +63,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	storeURL := fs.String("store", "memory", storeFlagHelp)
 	baseURL := fs.String("base-url", "", "the `URL` browsers reach --addr by, for the links of URL mode")
 	ttl := fs.Duration("ttl", elicit.DefaultTTL, "how long an elicitation waits for its answer")
+	fallback := fs.String("fallback", "llm", "for clients that cannot elicit: `llm,browser`, either, or none")
 	if err := parseFlags(e, c, fs, args, 0); err != nil {
+		return err
+	}
+	fallbacks, err := fallbackFlag(fs, *fallback)
+	if err != nil {
 		return err
 	}
 	if err := positiveDuration(fs, "ttl", *ttl); err != nil {
@@ -96,10 +101,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if base == "" {
 		base = "http://" + advertised(ln.Addr())
 	}
-	ref, err := newReference(keys, st, &referenceOptions{BaseURL: base, TTL: *ttl})
+	ref, err := newReference(keys, st, &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks})
 	if err != nil {
 		return err
 	}
+	defer ref.ev.Close() // the browser form's server
 
 	stop := watchInterrupts(ctx, e)
 	defer stop.release()

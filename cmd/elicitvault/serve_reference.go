@@ -25,6 +25,8 @@ type referenceOptions struct {
 	BaseURL string
 	// TTL is how long an elicitation waits (elicit.DefaultTTL when zero).
 	TTL time.Duration
+	// Fallbacks are the Elicitor's, for clients that cannot elicit.
+	Fallbacks []elicit.Fallback
 }
 
 // reference is the reference MCP server: the go-sdk server with the
@@ -41,10 +43,9 @@ func newReference(keys *rotation.Keyring, st store.Store, o *referenceOptions) (
 	if err != nil {
 		return nil, err
 	}
-	// Issue 6's fallbacks (the LLM-mediated sendElicitationResult tool and
-	// the browser form) plug in here, through Config.Unsupported, with
-	// their tool added next to addTools' below.
-	ev, err := elicit.New(keys, st, &elicit.Config{TTL: o.TTL, Tokens: tokens})
+	// The fallbacks need nothing of the tools: the Elicitor lists and
+	// serves sendElicitationResult itself, to the clients that need it.
+	ev, err := elicit.New(keys, st, &elicit.Config{TTL: o.TTL, Tokens: tokens, Fallbacks: o.Fallbacks})
 	if err != nil {
 		return nil, err
 	}
