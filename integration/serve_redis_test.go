@@ -1,0 +1,106 @@
+package integration
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestServeTwoNodesRedis runs two `elicitvault serve` processes, A and B,
+// over one Redis store (a key prefix of their own) with one secret. A
+// go-sdk client connects to A and calls connect_account; the user's
+// browser opens the consent page and posts the callback to B. B verifies
+// and consumes the token, checks it against the sealed pending record and
+// resolves it through Redis; A, waiting, sends
+// notifications/elicitation/complete and the tool result. On both
+// protocol paths, and with -32042.
+func TestServeTwoNodesRedis(t *testing.T) {
+	raw := serverURL(t, redisEnv)
+	prefix := "evserve-" + randomName() + ":"
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("prefix", prefix)
+	u.RawQuery = q.Encode()
+	storeURL := u.String()
+
+	o, err := goredis.ParseURL(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := goredis.NewClient(o)
+	t.Cleanup(func() {
+		deleteRedisKeys(t, admin, prefix)
+		admin.Close()
+	})
+
+	a := startServe(t, nil, "--store", storeURL)
+	b := startServe(t, nil, "--store", storeURL)
+	if a.base == b.base {
+		t.Fatal("both servers listen on one address")
+	}
+	// onB returns u with B's origin: the browser is sent to B.
+	onB := func(t *testing.T, raw string) string {
+		v, err := url.Parse(raw)
+		if err != nil || !strings.HasPrefix(raw, a.base+"/elicit/connect?") {
+			t.Fatalf("the link %q is not A's consent page", raw)
+		}
+		bu, _ := url.Parse(b.base)
+		v.Host = bu.Host
+		return v.String()
+	}
+
+	for _, v := range goVersions {
+		t.Run(v.name, func(t *testing.T) {
+			c := newGoClient(t)
+			cs := c.connect(a.mcpURL(), v.version)
+			statuses := make(chan [2]int, 1)
+			c.setVisit(func(u string) {
+				p, cb := browse(t, onB(t, u), "")
+				statuses <- [2]int{p, cb}
+			})
+			c.answer(&mcp.ElicitResult{Action: "accept"})
+			out, isErr, err := callText(t.Context(), cs, "connect_account", nil)
+			if err != nil || isErr || out != "Your Example account is connected." {
+				t.Fatalf("got %q (error %v, %v)", out, isErr, err)
+			}
+			if s := <-statuses; s != [2]int{200, 200} {
+				t.Errorf("B's consent page and callback answered %v", s)
+			}
+			asked := c.elicitations()
+			c.waitComplete(asked[len(asked)-1].ElicitationID)
+		})
+	}
+
+	t.Run("url-required", func(t *testing.T) {
+		c := newGoClient(t)
+		cs := c.connect(a.mcpURL(), "2025-11-25")
+		args := map[string]any{"url_required_error": true}
+		_, _, err := callText(t.Context(), cs, "connect_account", args)
+		if errCode(err) != mcp.CodeURLElicitationRequired {
+			t.Fatalf("got %v, want -32042", err)
+		}
+		var data struct {
+			Elicitations []*mcp.ElicitParams `json:"elicitations"`
+		}
+		if json.Unmarshal(errData(err), &data) != nil || len(data.Elicitations) != 1 {
+			t.Fatalf("-32042 data: %s", errData(err))
+		}
+		el := data.Elicitations[0]
+		if p, cb := browse(t, onB(t, el.URL), ""); p != 200 || cb != 200 {
+			t.Fatalf("B's consent page %d, callback %d", p, cb)
+		}
+		c.waitComplete(el.ElicitationID)
+		out, isErr, err := callText(t.Context(), cs, "connect_account", args)
+		if err != nil || isErr || out != "Your Example account is connected." {
+			t.Fatalf("retry: got %q (error %v, %v)", out, isErr, err)
+		}
+	})
+}
