@@ -267,13 +267,7 @@ func callText(ctx context.Context, cs *mcp.ClientSession, name string, args any)
 	if err != nil {
 		return "", false, err
 	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String(), res.IsError, nil
+	return toolText(res), res.IsError, nil
 }
 
 // browse opens the consent page at u and submits its form to the
