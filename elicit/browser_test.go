@@ -414,3 +414,25 @@ func TestBrowserChromium(t *testing.T) {
 		e.assertEmpty()
 	})
 }
+
+// A newer elicitation in the session ends the browser form of an older
+// one, whose caller gets ErrCancelled.
+func TestBrowserSuperseded(t *testing.T) {
+	e := newBrowserEnv(t, browserConfig)
+	cs, announced := e.connectListening(legacy)
+	first := callAsync(t, context.Background(), cs, callParams("form"))
+	a := waitFor(t, announced, "first announcement")
+	second := callAsync(t, context.Background(), cs, callParams("confirm"))
+	b := waitFor(t, announced, "second announcement")
+	if got := waitFor(t, first, "first result"); !strings.Contains(got, elicit.ErrCancelled.Error()) {
+		t.Errorf("first: %q, want ErrCancelled", got)
+	}
+	if code, _ := postForm(t, a, everythingAnswer(), true); code != http.StatusConflict {
+		t.Errorf("the replaced form took a submission: %d", code)
+	}
+	postForm(t, b, url.Values{"_action": {"accept"}, "confirm": {"true"}}, true)
+	if got := waitFor(t, second, "second result"); got != "true" {
+		t.Errorf("second: %q", got)
+	}
+	e.assertEmpty()
+}
