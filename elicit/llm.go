@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/elicitvault/elicitvault/hkdf"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -67,6 +68,7 @@ func (e *Elicitor) pendingResult(ctx context.Context, req *mcp.CallToolRequest, 
 	rec := &pendingRecord{
 		Mode: ModeForm, Via: viaModel, Schema: p.schema, Tool: req.Params.Name, Expiry: expiry.UnixMilli(),
 		FP: p.fp, Args: req.Params.Arguments, Answers: rd.answers, State: rd.state,
+		Marker: e.keys.PrimaryKeyID().String(),
 	}
 	if err := s.put(ctx, purposePending, rec); err != nil {
 		return nil, err
@@ -207,7 +209,7 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 		return toolError(req.Session, fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
 	}
 
-	won, err := e.store.PutIfAbsent(ctx, s.key(purposeUsed), []byte{1}, s.expiry)
+	won, err := e.store.PutIfAbsent(ctx, s.markerKey(rec.Marker), []byte{1}, s.expiry)
 	switch {
 	case errors.Is(err, store.ErrInvalidArgument):
 		return toolError(req.Session, ErrUnknownElicitation), nil // expired meanwhile
@@ -227,6 +229,18 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 	}
 	res, err := next(context.WithValue(ctx, roundKey{}, rd), "tools/call", creq)
 	return e.finish(ctx, creq, rd, res, err)
+}
+
+// markerKey is the store key of the one-shot marker of an LLM-mediated
+// answer: blinded under the secret that was primary when it was asked, or,
+// once that secret is dropped everywhere, under the primary.
+func (s *slot) markerKey(keyID string) string {
+	if id, err := hkdf.ParseKeyID(keyID); err == nil {
+		if key, ok := s.e.keys.StoreKeyUnder(id, s.binding(purposeUsed)); ok {
+			return key
+		}
+	}
+	return s.key(purposeUsed)
 }
 
 // validateModelAnswer checks the content of an accepted answer against the

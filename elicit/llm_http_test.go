@@ -7,11 +7,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -98,4 +101,71 @@ func TestModelAcrossNodesAndUsers(t *testing.T) {
 	if runs[0].Load() != 1 || runs[1].Load() != 1 {
 		t.Errorf("runs per node %d, %d: want the call on node 0 and its continuation on node 1", runs[0].Load(), runs[1].Load())
 	}
+}
+
+// During a rotation two nodes have different primaries. Concurrent answers
+// to one LLM-mediated elicitation, half on each node, still continue the
+// tool once: the one-shot marker is blinded under the secret that was
+// primary when the question was asked, on every node.
+func TestModelAnsweredOnceDuringRotation(t *testing.T) {
+	st := &slowMarkers{memory.New()}
+	t.Cleanup(func() { st.Close() })
+	oldSecret := []byte("rotation test secret OLD, thirty-two bytes")
+	newSecret := []byte("rotation test secret NEW, thirty-two bytes")
+	var runs atomic.Int32
+	var urls [2]string
+	for i, secrets := range [][2][]byte{{oldSecret, newSecret}, {newSecret, oldSecret}} {
+		keys, err := rotation.New(secrets[0], [][]byte{secrets[1]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := elicit.New(keys, st, llmConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
+		ev.Install(s)
+		e := &env{t: t, store: st, keys: keys, ev: ev, server: s}
+		e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+			runs.Add(1)
+			return profileTool(ctx, req)
+		})
+		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+		t.Cleanup(srv.Close)
+		urls[i] = srv.URL
+	}
+	var clients [2]*mcp.ClientSession
+	for i, u := range urls {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: u}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		clients[i] = cs
+	}
+	p := pendingOf(t, callTool(t, clients[0], "profile", nil))
+	const n = 8
+	var wg sync.WaitGroup
+	var continued atomic.Int32
+	for i := range n {
+		wg.Go(func() {
+			res := submit(t, clients[i%2], p.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"})
+			if !res.IsError {
+				continued.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if c, r := continued.Load(), runs.Load(); c != 1 || r != 2 {
+		t.Errorf("%d answers continued the tool, the handler ran %d times; want 1 and 2", c, r)
+	}
+}
+
+// slowMarkers holds every PutIfAbsent back a little, so that concurrent
+// answers all read the pending elicitation before any is marked.
+type slowMarkers struct{ store.Store }
+
+func (s *slowMarkers) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
+	time.Sleep(50 * time.Millisecond)
+	return s.Store.PutIfAbsent(ctx, key, value, expiry)
 }

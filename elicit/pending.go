@@ -44,6 +44,11 @@ type pendingRecord struct {
 	Args    json.RawMessage `json:"args,omitempty"`
 	Answers []answered      `json:"answers,omitempty"`
 	State   []byte          `json:"state,omitempty"`
+	// Marker is the key ID of the primary secret when the elicitation was
+	// asked: its answer's one-shot marker is blinded under that secret, so
+	// that every node agrees on the marker's key during a rotation, as
+	// token markers do (a rewrap keeps this field).
+	Marker string `json:"mk,omitempty"`
 }
 
 // resultRecord is an answer, as the resolver wrote it: validated content,
