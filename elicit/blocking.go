@@ -20,14 +20,19 @@ type rawCapture struct {
 
 type captureKey struct{}
 
-// sending is the Elicitor's sending middleware.
+// sending is the Elicitor's sending middleware. For the Elicitor's own
+// elicitation/create it keeps the client's answer and hands the go-sdk's
+// ServerSession.Elicit the answer without its content: the go-sdk would
+// otherwise check the content against the schema too (resolving the
+// schema on every call), and its verdict is not the one that counts.
 func (e *Elicitor) sending(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if c, ok := ctx.Value(captureKey{}).(*rawCapture); ok && err == nil {
-			if r, ok := res.(*mcp.ElicitResult); ok {
+			if r, ok := res.(*mcp.ElicitResult); ok && r != nil {
 				cp := *r
 				c.res = &cp
+				return &mcp.ElicitResult{Meta: r.Meta, Action: r.Action}, nil
 			}
 		}
 		return res, err
