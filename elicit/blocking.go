@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -69,6 +70,9 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 		return nil, err
 	}
 	defer s.end(ctx)
+	if r.Mode == ModeForm {
+		return e.blockingForm(ctx, r, s, first, params, ttl)
+	}
 	sub := &subscription{first}
 	defer func() { sub.Close() }()
 
@@ -161,6 +165,75 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 			return nil, e.waitErr(ctx)
 		}
 	}
+}
+
+// blockingForm is blocking for form mode, where only the client's reply
+// answers: the store can only bring the news that a newer elicitation in
+// the session replaced this one. The request is sent from the caller's
+// goroutine, as a bare ServerSession.Elicit would be, and a watcher
+// follows the elicitation's channel (it owns sub) and cancels the request
+// when that news comes.
+func (e *Elicitor) blockingForm(ctx context.Context, r *Request, s *slot, sub store.Subscription, params *mcp.ElicitParams, ttl time.Duration) (*Response, error) {
+	wctx, cancel := context.WithTimeout(ctx, ttl)
+	defer cancel()
+	rctx, stop := context.WithCancel(wctx)
+	defer stop()
+
+	type result struct {
+		res *Response
+		err error
+	}
+	news := make(chan result, 1)
+	go func() {
+		defer func() { sub.Close() }()
+		for {
+			select {
+			case _, ok := <-sub.Messages():
+				if !ok {
+					// The subscription ended: subscribe again, then read.
+					sub.Close()
+					ns, err := e.store.Subscribe(rctx, s.channel())
+					if err != nil {
+						if rctx.Err() == nil {
+							news <- result{err: fmt.Errorf("elicit: subscribe: %w", err)}
+							stop()
+						}
+						return
+					}
+					sub = ns
+				}
+				res, ok, err := e.readResult(ctx, s)
+				if !ok && err == nil {
+					continue
+				}
+				news <- result{res, err}
+				stop()
+				return
+			case <-rctx.Done():
+				return
+			}
+		}
+	}()
+
+	capture := &rawCapture{}
+	res, err := r.Call.req.Session.Elicit(context.WithValue(rctx, captureKey{}, capture), params)
+	if capture.res != nil {
+		// The sending middleware saw the client's answer: validate it
+		// here, whatever the go-sdk thought of it.
+		return fromElicitResult(capture.res), nil
+	}
+	if err == nil {
+		return fromElicitResult(res), nil
+	}
+	select {
+	case n := <-news:
+		return n.res, n.err
+	default:
+	}
+	if wctx.Err() != nil {
+		return nil, e.waitErr(ctx)
+	}
+	return nil, clientError(err)
 }
 
 // urlDone notifies the client that a URL-mode elicitation completed.
