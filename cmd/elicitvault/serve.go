@@ -145,12 +145,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("serving HTTP: %w", err)
 	}
 
-	// Closing the sessions ends their waiting elicitations (each cleans up
-	// its state in the store) and their open streams, so that Shutdown
-	// does not wait for them.
-	ref.closeSessions()
+	// Ending the requests in progress ends their waiting elicitations
+	// (each cleans up its state in the store); closing the sessions ends
+	// their open streams, so that Shutdown does not wait for them.
 	sctx, cancel := context.WithTimeout(stop.hard, shutdownGrace)
 	defer cancel()
+	ref.shutdown(sctx)
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -36,6 +37,11 @@ type reference struct {
 	ev     *elicit.Elicitor
 	tokens *token.Service
 	base   string
+
+	// stopping is done when the server stops: every request's context
+	// is cancelled with it, so that waiting elicitations end.
+	stopping context.Context
+	stop     context.CancelFunc
 }
 
 func newReference(keys *rotation.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
@@ -58,10 +64,23 @@ func newReference(keys *rotation.Keyring, st store.Store, o *referenceOptions) (
 			"a confirmation (delete_contacts), a form (register_attendee) and an account connection " +
 			"in the browser (connect_account). Nothing they do leaves the server.",
 	})
-	ev.Install(server)
 	r := &reference{server: server, ev: ev, tokens: tokens, base: strings.TrimRight(o.BaseURL, "/")}
+	r.stopping, r.stop = context.WithCancel(context.Background())
+	server.AddReceivingMiddleware(r.cancelOnStop)
+	ev.Install(server)
 	r.addTools()
 	return r, nil
+}
+
+// cancelOnStop is a receiving middleware: a request's context ends when
+// the server stops.
+func (r *reference) cancelOnStop(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(r.stopping, cancel)()
+		return next(ctx, method, req)
+	}
 }
 
 // mcpHandler serves MCP over Streamable HTTP, on every protocol version.
@@ -100,11 +119,21 @@ func (r *reference) connectLink(tok string) string {
 	return elicit.CallbackURL(r.base + pathConnect)(tok)
 }
 
-// closeSessions closes every MCP session: their waiting elicitations end
-// and clean up after themselves.
-func (r *reference) closeSessions() {
-	for ss := range r.server.Sessions() {
-		ss.Close()
+// shutdown ends every request in progress (a waiting elicitation ends
+// and cleans up after itself), then closes every MCP session, which ends
+// their open streams. It gives up when ctx is done.
+func (r *reference) shutdown(ctx context.Context) {
+	r.stop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ss := range r.server.Sessions() {
+			ss.Close()
+		}
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
 	}
 }
 
