@@ -1,0 +1,250 @@
+package bench
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	evpostgres "github.com/elicitvault/elicitvault/store/postgres"
+)
+
+// BenchmarkPostgres measures every store operation on PostgreSQL beside the
+// raw pgx statements it needs (the same SQL, see store/postgres's README),
+// on one pool, and the throughput of full round trips between two stores.
+//
+//	ELICITVAULT_POSTGRES_URL='postgres://postgres@127.0.0.1:5432/test?sslmode=disable' go test -run XXX -bench Postgres ./bench
+func BenchmarkPostgres(b *testing.B) {
+	url := backendURL(b, postgresURLEnv, false)
+	benchOps(b, postgresOps(b, url))
+	b.Run("RoundTrip", func(b *testing.B) {
+		schema := benchSchema(b, url)
+		waiter := newPostgresStore(b, url, schema)
+		resolver := newPostgresStore(b, url, schema)
+		benchRoundTrips(b, waiter, resolver)
+	})
+}
+
+// benchSchema migrates a schema of its own for tb, dropped when tb ends.
+func benchSchema(tb testing.TB, url string) string {
+	ctx := context.Background()
+	schema := "evbench_" + hex.EncodeToString([]byte(storeKey()[:6]))
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		tb.Fatalf("PostgreSQL: %v", err)
+	}
+	defer conn.Close(ctx)
+	if err := evpostgres.Migrate(ctx, conn, evpostgres.WithSchema(schema)); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			tb.Errorf("dropping the schema: %v", err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			tb.Errorf("dropping the schema: %v", err)
+		}
+	})
+	return schema
+}
+
+// newPostgresStore returns a store with a pool of its own.
+func newPostgresStore(tb testing.TB, url, schema string) *evpostgres.Store {
+	s, err := evpostgres.New(context.Background(), url, evpostgres.WithSchema(schema),
+		evpostgres.WithCleanupInterval(0), evpostgres.WithLogger(nil))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// postgresOps returns the operations of a store and of the raw statements
+// on one pgx pool, with the same keys and the store's SQL.
+func postgresOps(tb testing.TB, url string) []storeOp {
+	ctx := context.Background()
+	schema := benchSchema(tb, url)
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		tb.Fatalf("PostgreSQL: %v", err)
+	}
+	tb.Cleanup(pool.Close)
+	s, err := evpostgres.NewFromPool(ctx, pool, evpostgres.WithSchema(schema),
+		evpostgres.WithCleanupInterval(0), evpostgres.WithLogger(nil))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+
+	t := pgx.Identifier{schema, evpostgres.Table}.Sanitize()
+	var (
+		put = `INSERT INTO ` + t + ` (key, value, expires_at) VALUES ($1, $2, $3)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`
+		get         = `SELECT value FROM ` + t + ` WHERE key = $1 AND expires_at > now()`
+		take        = `DELETE FROM ` + t + ` WHERE key = $1 AND expires_at > now() RETURNING value`
+		putIfAbsent = `INSERT INTO ` + t + ` AS e (key, value, expires_at) VALUES ($1, $2, $3)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
+			WHERE e.expires_at <= now()`
+		lockRow   = `SELECT value, expires_at > now() FROM ` + t + ` WHERE key = $1 FOR UPDATE`
+		update    = `UPDATE ` + t + ` SET value = $2, expires_at = $3 WHERE key = $1`
+		insertNew = `INSERT INTO ` + t + ` (key, value, expires_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING`
+		cas       = `UPDATE ` + t + ` SET value = $3, expires_at = $4
+			WHERE key = $1 AND value = $2 AND expires_at > now()`
+	)
+
+	v0, v1 := storeValues()
+	expiry := benchExpiry()
+	key := storeKey()
+	bkey := []byte(key)
+	channel := storeKey()
+	// The store's channel name and payload encoding (store/postgres's
+	// README), computed once on the raw side.
+	sum := sha256.Sum256([]byte(schema + "\x00" + channel))
+	pgChannel := "ev_" + hex.EncodeToString(sum[:16])
+	payload := base64.StdEncoding.EncodeToString(v0)
+
+	var fresh []string
+	var bfresh [][]byte
+	newKeys := func(tb testing.TB, n int) {
+		fresh = storeKeys(n)
+		bfresh = make([][]byte, n)
+		for i, k := range fresh {
+			bfresh[i] = []byte(k)
+		}
+	}
+	mustPut := func(tb testing.TB) {
+		if _, err := pool.Exec(ctx, put, bkey, v0, expiry); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	alternate := func(i int) (old, value []byte) {
+		if i%2 == 0 {
+			return v0, v1
+		}
+		return v1, v0
+	}
+	return []storeOp{
+		{
+			name:     "Put",
+			viaStore: func(ctx context.Context, i int) error { return s.Put(ctx, key, v0, expiry) },
+			raw: func(ctx context.Context, i int) error {
+				_, err := pool.Exec(ctx, put, bkey, v0, expiry)
+				return err
+			},
+		},
+		{
+			name:  "Get",
+			setup: func(tb testing.TB, n int) { mustPut(tb) },
+			viaStore: func(ctx context.Context, i int) error {
+				_, err := s.Get(ctx, key)
+				return err
+			},
+			raw: func(ctx context.Context, i int) error {
+				var v []byte
+				return pool.QueryRow(ctx, get, bkey).Scan(&v)
+			},
+		},
+		{
+			name: "Take",
+			setup: func(tb testing.TB, n int) {
+				newKeys(tb, n)
+				_, err := pool.Exec(ctx, `INSERT INTO `+t+` (key, value, expires_at) SELECT k, $2, $3 FROM unnest($1::bytea[]) AS k`,
+					bfresh, v0, expiry)
+				if err != nil {
+					tb.Fatal(err)
+				}
+			},
+			viaStore: func(ctx context.Context, i int) error {
+				_, err := s.Take(ctx, fresh[i])
+				return err
+			},
+			raw: func(ctx context.Context, i int) error {
+				var v []byte
+				return pool.QueryRow(ctx, take, bfresh[i]).Scan(&v)
+			},
+		},
+		{
+			name:  "PutIfAbsent",
+			setup: newKeys,
+			viaStore: func(ctx context.Context, i int) error {
+				ok, err := s.PutIfAbsent(ctx, fresh[i], v0, expiry)
+				if err == nil && !ok {
+					err = errors.New("not written")
+				}
+				return err
+			},
+			raw: func(ctx context.Context, i int) error {
+				tag, err := pool.Exec(ctx, putIfAbsent, bfresh[i], v0, expiry)
+				if err == nil && tag.RowsAffected() != 1 {
+					err = errors.New("not written")
+				}
+				return err
+			},
+		},
+		{
+			name: "Swap",
+			viaStore: func(ctx context.Context, i int) error {
+				_, value := alternate(i)
+				_, err := s.Swap(ctx, key, value, expiry)
+				return err
+			},
+			raw: func(ctx context.Context, i int) error {
+				_, value := alternate(i)
+				var old []byte
+				return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
+					for {
+						var live bool
+						err := tx.QueryRow(ctx, lockRow, bkey).Scan(&old, &live)
+						if err == nil {
+							_, err = tx.Exec(ctx, update, bkey, value, expiry)
+							return err
+						}
+						if !errors.Is(err, pgx.ErrNoRows) {
+							return err
+						}
+						tag, err := tx.Exec(ctx, insertNew, bkey, value, expiry)
+						if err != nil || tag.RowsAffected() == 1 {
+							return err
+						}
+					}
+				})
+			},
+		},
+		{
+			name:  "CompareAndSwap",
+			setup: func(tb testing.TB, n int) { mustPut(tb) },
+			viaStore: func(ctx context.Context, i int) error {
+				old, value := alternate(i)
+				ok, err := s.CompareAndSwap(ctx, key, old, value, expiry)
+				if err == nil && !ok {
+					err = errors.New("no swap")
+				}
+				return err
+			},
+			raw: func(ctx context.Context, i int) error {
+				old, value := alternate(i)
+				tag, err := pool.Exec(ctx, cas, bkey, old, value, expiry)
+				if err == nil && tag.RowsAffected() != 1 {
+					err = errors.New("no swap")
+				}
+				return err
+			},
+		},
+		{
+			name:     "Publish",
+			viaStore: func(ctx context.Context, i int) error { return s.Publish(ctx, channel, v0) },
+			raw: func(ctx context.Context, i int) error {
+				_, err := pool.Exec(ctx, "SELECT pg_notify($1, $2)", pgChannel, payload)
+				return err
+			},
+		},
+	}
+}

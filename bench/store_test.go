@@ -1,0 +1,191 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/elicitvault/elicitvault/store"
+)
+
+// The store benchmarks measure each operation through a backend's store
+// beside the raw driver commands the operation needs, on the same client
+// (go-redis) or pool (pgx): same connections, same settings. Keys are 43
+// characters, the length of elicitvault's blinded keys (base64url of an
+// HMAC-SHA256); values and messages are 512 bytes.
+
+// The environment the store benchmarks read. Without a server URL they
+// skip; the ratio tests fail instead when ELICITVAULT_REQUIRE_BACKENDS=1.
+const (
+	redisURLEnv    = "ELICITVAULT_REDIS_URL"
+	postgresURLEnv = "ELICITVAULT_POSTGRES_URL"
+	requireEnv     = "ELICITVAULT_REQUIRE_BACKENDS"
+)
+
+const storeValueSize = 512
+
+// backendURL returns the server URL in env, or skips tb; when require is
+// set and ELICITVAULT_REQUIRE_BACKENDS=1, it fails tb instead.
+func backendURL(tb testing.TB, env string, require bool) string {
+	tb.Helper()
+	u := os.Getenv(env)
+	if u == "" {
+		if require && os.Getenv(requireEnv) == "1" {
+			tb.Fatalf("%s is not set, and %s=1", env, requireEnv)
+		}
+		tb.Skipf("%s is not set: set it to a server's URL to measure this backend", env)
+	}
+	return u
+}
+
+// storeKey returns a random 43-character key, shaped like the keys
+// elicitvault writes.
+func storeKey() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func storeKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = storeKey()
+	}
+	return keys
+}
+
+// storeValues returns two distinct 512-byte values.
+func storeValues() (v0, v1 []byte) {
+	v0 = make([]byte, storeValueSize)
+	v1 = make([]byte, storeValueSize)
+	rand.Read(v0)
+	rand.Read(v1)
+	return v0, v1
+}
+
+// benchExpiry is the expiry of everything the benchmarks write: what a
+// run leaves behind goes away on its own.
+func benchExpiry() time.Time { return time.Now().Add(2 * time.Minute) }
+
+// storeOp is one store operation, measured two ways.
+type storeOp struct {
+	name string
+	// setup, when set, prepares n iterations (writes the keys Take will
+	// take, say), with the timer stopped.
+	setup func(tb testing.TB, n int)
+	// viaStore and raw run iteration i, through the store and with the raw
+	// driver commands.
+	viaStore, raw func(ctx context.Context, i int) error
+}
+
+// run returns the benchmark of one side of op.
+func (op storeOp) run(f func(ctx context.Context, i int) error) func(b *testing.B) {
+	return func(b *testing.B) {
+		ctx := context.Background()
+		if op.setup != nil {
+			b.StopTimer()
+			op.setup(b, b.N)
+			b.StartTimer()
+		}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			if err := f(ctx, i); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// benchOps runs every operation's store and raw sub-benchmarks.
+func benchOps(b *testing.B, ops []storeOp) {
+	for _, op := range ops {
+		b.Run(op.name+"/store", op.run(op.viaStore))
+		b.Run(op.name+"/raw", op.run(op.raw))
+	}
+}
+
+// benchRoundTrips measures full round trips between two stores, as two
+// nodes make them: the waiter subscribes to the elicitation's channel and
+// writes the pending record; the resolver, on the other store, reads the
+// pending record, writes the result and publishes; the waiter wakes on the
+// message, reads the result (taking it) and cleans up. Many round trips run
+// at once; their throughput is reported as round-trips/s.
+func benchRoundTrips(b *testing.B, waiter, resolver store.Store) {
+	ctx := context.Background()
+	value, _ := storeValues()
+	type job struct {
+		pending, result, channel string
+		done                     chan error
+	}
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for j := range jobs {
+				j.done <- func() error {
+					if _, err := resolver.Get(ctx, j.pending); err != nil {
+						return err
+					}
+					if err := resolver.Put(ctx, j.result, value, benchExpiry()); err != nil {
+						return err
+					}
+					return resolver.Publish(ctx, j.channel, []byte{1})
+				}()
+			}
+		})
+	}
+	defer func() {
+		close(jobs)
+		wg.Wait()
+	}()
+
+	b.SetParallelism(4) // 4 × GOMAXPROCS elicitations in flight
+	b.ReportAllocs()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		done := make(chan error, 1)
+		for pb.Next() {
+			j := job{pending: storeKey(), result: storeKey(), channel: "ev:" + storeKey(), done: done}
+			sub, err := waiter.Subscribe(ctx, j.channel)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if err := waiter.Put(ctx, j.pending, value, benchExpiry()); err != nil {
+				b.Error(err)
+				return
+			}
+			jobs <- j
+			for woken := false; !woken; {
+				if _, ok := <-sub.Messages(); !ok {
+					b.Errorf("subscription ended: %v", sub.Err())
+					return
+				}
+				// A message or a resubscription: read the store again.
+				switch _, err := waiter.Take(ctx, j.result); {
+				case err == nil:
+					woken = true
+				case errors.Is(err, store.ErrNotFound):
+				default:
+					b.Error(err)
+					return
+				}
+			}
+			sub.Close()
+			if err := waiter.Delete(ctx, j.pending); err != nil {
+				b.Error(err)
+				return
+			}
+			if err := <-done; err != nil {
+				b.Errorf("resolver: %v", err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "round-trips/s")
+}
