@@ -1,7 +1,12 @@
 // Package integration holds tests that span processes and real servers:
 // one-shot token consumption by two OS processes sharing a Redis or
-// PostgreSQL store. It is a module of its own so that the core module
-// never requires a database driver.
+// PostgreSQL store; zero knowledge (the real flow over each backend, then
+// a search of everything the backend holds and everything the store sent
+// it for the known session IDs, subjects, elicitation IDs, messages, field
+// names and answers, raw, in hex and in base64: see leak_test.go to check
+// another flow); and rotation under load (10,000 records rewrapped while a
+// third of them are resolved). It is a module of its own so that the core
+// module never requires a database driver.
 //
 // Servers come from ELICITVAULT_REDIS_URL and ELICITVAULT_POSTGRES_URL;
 // without them the tests skip with a message, and with
