@@ -1,60 +1,251 @@
 package envelope
 
 import (
-	"container/list"
 	"crypto/cipher"
+	"encoding/binary"
+	"hash/maphash"
+	"math"
 	"sync"
+	"sync/atomic"
+
+	"github.com/elicitvault/elicitvault/hkdf"
 )
 
-// aeadCache is a bounded LRU of derived AEADs, keyed by key ID || HKDF info.
-// It holds expanded AES keys in memory, never secrets or plaintexts.
+// cacheKey names one derived key: the secret's key ID and the fields of
+// the binding the key schedule takes.
+type cacheKey struct {
+	id      hkdf.KeyID
+	unbound bool
+	purpose string
+	subject string
+	session string
+}
+
+func keyFor(id hkdf.KeyID, b *Binding) cacheKey {
+	return cacheKey{id: id, unbound: b.Unbound, purpose: b.Purpose, subject: b.Subject, session: b.SessionID}
+}
+
+// maxFront bounds the direct-mapped table in front of the LRU.
+const maxFront = 1024
+
+// aeadCache is a bounded cache of derived AEADs. It holds expanded AES keys
+// and the bindings they are for (purpose, subject, session ID), never
+// secrets or plaintexts.
+//
+// It is an LRU list with second chances (CLOCK), indexed by a seeded 64-bit
+// hash of the key, plus a direct-mapped table of recently used entries that
+// a hit reads without taking the lock: the hot path of Seal and Open then
+// costs one hash and one atomic load. Every hit is confirmed by comparing
+// the whole key, so keys whose hashes collide never share an AEAD.
+//
+// An entry hit through the table is marked used instead of being moved to
+// the front of the list; eviction moves marked entries to the front (and
+// unmarks them) rather than dropping them. At most max entries are held;
+// the table only points at held ones.
 type aeadCache struct {
+	seed  maphash.Seed
+	front []atomic.Pointer[cacheEntry] // len is a power of two
+
 	mu    sync.Mutex
 	max   int
-	items map[string]*list.Element
-	order list.List // front = most recently used
+	n     int
+	items map[uint64]*cacheEntry
+	lru   cacheEntry // the list's sentinel: lru.next is the most recently used
 }
 
 type cacheEntry struct {
-	key  string
-	aead cipher.AEAD
+	hash       uint64
+	key        cacheKey
+	aead       cipher.AEAD
+	used       atomic.Bool // hit through the table since it was last at the front
+	prev, next *cacheEntry // the LRU list, guarded by the cache's mu
+
+	// scratch holds an AAD without its first 13 bytes (the record's header)
+	// and its last field (the record ID): that is, lp(purpose) ||
+	// lp(subject) || lp(session ID), the part every record under this key
+	// shares, after 13 bytes of room. One Seal or Open at a time builds its
+	// AAD there, the one that sets busy; the others use a pooled buffer.
+	busy    atomic.Bool
+	scratch []byte
 }
 
 func newAEADCache(max int) *aeadCache {
 	if max < 1 {
 		max = 1
 	}
-	return &aeadCache{max: max, items: make(map[string]*list.Element)}
+	n := 1
+	for n < max && n < maxFront {
+		n <<= 1
+	}
+	c := &aeadCache{
+		seed:  maphash.MakeSeed(),
+		front: make([]atomic.Pointer[cacheEntry], n),
+		max:   max,
+		items: make(map[uint64]*cacheEntry),
+	}
+	c.lru.prev, c.lru.next = &c.lru, &c.lru
+	return c
 }
 
-func (c *aeadCache) get(k []byte) cipher.AEAD {
+// hash hashes k: a seeded hash of the session ID, the field that tells
+// keys apart, mixed with the key ID and the length, first and last byte of
+// the purpose and of the subject. Keys that differ only inside a purpose or
+// subject of one length may collide; every hit compares the whole key, so a
+// collision costs a derivation, never a wrong key. (Seeded hashes of every
+// field take twice as long, on the hot path of every Seal and Open.)
+func (c *aeadCache) hash(k *cacheKey) uint64 {
+	const m = 0x9E3779B97F4A7C15 // odd: multiplying by it is a bijection
+	h := maphash.String(c.seed, k.session)
+	x := uint64(binary.BigEndian.Uint32(k.id[:]))<<32 | uint64(shape(k.purpose))<<16 | uint64(shape(k.subject))
+	if k.unbound {
+		x ^= 1 << 63
+	}
+	h = (h ^ x) * m
+	return h ^ h>>29
+}
+
+// shape sums up s in 16 bits: its length, first and last byte.
+func shape(s string) uint16 {
+	if s == "" {
+		return 0
+	}
+	return uint16(len(s))<<10 ^ uint16(s[0])<<5 ^ uint16(s[len(s)-1])
+}
+
+func (c *aeadCache) slot(h uint64) *atomic.Pointer[cacheEntry] {
+	return &c.front[h&uint64(len(c.front)-1)]
+}
+
+func (c *aeadCache) get(k cacheKey) *cacheEntry {
+	h := c.hash(&k)
+	slot := c.slot(h)
+	if e := slot.Load(); e != nil && e.hash == h && e.key == k {
+		if !e.used.Load() {
+			e.used.Store(true)
+		}
+		return e
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.items[string(k)] // no allocation for the lookup
-	if !ok {
+	e, ok := c.items[h]
+	if !ok || e.key != k {
 		return nil
 	}
-	c.order.MoveToFront(e)
-	return e.Value.(*cacheEntry).aead
+	c.toFront(e)
+	e.used.Store(false)
+	slot.Store(e)
+	return e
 }
 
-func (c *aeadCache) put(k string, a cipher.AEAD) {
+// put adds the AEAD a for k and returns its entry.
+func (c *aeadCache) put(k cacheKey, a cipher.AEAD) *cacheEntry {
+	e := newEntry(k, a)
+	e.hash = c.hash(&e.key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e, ok := c.items[k]; ok {
-		c.order.MoveToFront(e)
+	if old, ok := c.items[e.hash]; ok {
+		if old.key == e.key {
+			c.toFront(old)
+			return old
+		}
+		// A collision: the new key takes the index entry.
+		c.remove(old)
+	}
+	c.items[e.hash] = e
+	c.n++
+	c.toFront(e)
+	c.slot(e.hash).Store(e)
+	for c.n > c.max {
+		last := c.lru.prev
+		if last.used.Load() {
+			last.used.Store(false) // a second chance
+			c.toFront(last)
+			continue
+		}
+		c.remove(last)
+	}
+	return e
+}
+
+// newEntry returns an entry for k holding a, with its scratch buffer
+// ready. Its key's strings are cut from one new string, not kept as the
+// caller's, which may be parts of larger ones. (Go concatenates a lone
+// non-empty string without copying it: an unbound key keeps its purpose.)
+func newEntry(k cacheKey, a cipher.AEAD) *cacheEntry {
+	all := k.purpose + k.subject + k.session
+	np, ns := len(k.purpose), len(k.subject)
+	k.purpose, k.subject, k.session = all[:np], all[np:np+ns], all[np+ns:]
+	scratch := make([]byte, HeaderSize, HeaderSize+3*4+len(all)+4+32)
+	for _, f := range [...]string{k.purpose, k.subject, k.session} {
+		scratch = binary.BigEndian.AppendUint32(scratch, uint32(len(f)))
+		scratch = append(scratch, f...)
+	}
+	return &cacheEntry{key: k, aead: a, scratch: scratch}
+}
+
+// toFront moves e, which may be in the list or not, to its front. c.mu is
+// held.
+func (c *aeadCache) toFront(e *cacheEntry) {
+	if c.lru.next == e {
 		return
 	}
-	c.items[k] = c.order.PushFront(&cacheEntry{key: k, aead: a})
-	for c.order.Len() > c.max {
-		last := c.order.Back()
-		c.order.Remove(last)
-		delete(c.items, last.Value.(*cacheEntry).key)
+	if e.next != nil {
+		e.prev.next, e.next.prev = e.next, e.prev
 	}
+	e.prev, e.next = &c.lru, c.lru.next
+	c.lru.next.prev = e
+	c.lru.next = e
+}
+
+// remove drops e from the list, the index and the table. c.mu is held.
+func (c *aeadCache) remove(e *cacheEntry) {
+	e.prev.next, e.next.prev = e.next, e.prev
+	e.prev, e.next = nil, nil
+	delete(c.items, e.hash)
+	c.n--
+	c.slot(e.hash).CompareAndSwap(e, nil)
 }
 
 func (c *aeadCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len()
+	return c.n
+}
+
+// buildAAD returns the AAD of a record for b (which must be e's binding)
+// with the given header: in e's scratch buffer, or when another call holds
+// it in a pooled one. Pass both results to releaseAAD.
+func (e *cacheEntry) buildAAD(b *Binding, header []byte) (aad []byte, pooled *[]byte, err error) {
+	if uint64(len(b.RecordID)) > math.MaxUint32 {
+		return nil, nil, ErrBinding
+	}
+	if !e.busy.CompareAndSwap(false, true) {
+		pooled = aadBuffers.Get().(*[]byte)
+		aad, err = b.appendAAD((*pooled)[:0], header)
+		return aad, pooled, err
+	}
+	aad = e.scratch
+	copy(aad, header)
+	aad = binary.BigEndian.AppendUint32(aad, uint32(len(b.RecordID)))
+	return append(aad, b.RecordID...), nil, nil
+}
+
+// releaseAAD clears what buildAAD wrote that is not the key's own (header
+// and record ID) and gives the buffer back.
+func (e *cacheEntry) releaseAAD(aad []byte, pooled *[]byte) {
+	if pooled != nil {
+		clear(aad)
+		if cap(aad) <= 4096 {
+			*pooled = aad[:0]
+			aadBuffers.Put(pooled)
+		}
+		return
+	}
+	n := len(e.scratch)
+	clear(aad[:HeaderSize])
+	clear(aad[n:])
+	if cap(aad) <= 4096 {
+		e.scratch = aad[:n] // keep room a long record ID made
+	}
+	e.busy.Store(false)
 }

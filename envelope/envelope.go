@@ -20,6 +20,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/elicitvault/elicitvault/hkdf"
@@ -83,15 +86,30 @@ func (b *Binding) appendInfo(dst []byte) ([]byte, error) {
 	return hkdf.AppendInfo(dst, b.Purpose, b.Subject, b.SessionID)
 }
 
-// appendAAD appends header || lp(purpose) || lp(subject) || lp(session) || lp(record).
+// aadSize returns the size of the AAD appendAAD writes.
+func (b *Binding) aadSize() int {
+	return HeaderSize + 4*4 + len(b.Purpose) + len(b.Subject) + len(b.SessionID) + len(b.RecordID)
+}
+
+// appendAAD appends header || lp(purpose) || lp(subject) || lp(session) || lp(record),
+// where lp is hkdf.AppendField's encoding: a 4-byte big-endian length and
+// the bytes.
 func (b *Binding) appendAAD(dst, header []byte) ([]byte, error) {
-	dst = append(dst, header...)
-	var err error
-	for _, f := range [...]string{b.Purpose, b.Subject, b.SessionID, b.RecordID} {
-		if dst, err = hkdf.AppendField(dst, f); err != nil {
-			return dst, ErrBinding
-		}
+	const max = math.MaxUint32
+	if uint64(len(b.Purpose)) > max || uint64(len(b.Subject)) > max ||
+		uint64(len(b.SessionID)) > max || uint64(len(b.RecordID)) > max {
+		return dst, ErrBinding
 	}
+	dst = slices.Grow(dst, b.aadSize())
+	dst = append(dst, header...)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(b.Purpose)))
+	dst = append(dst, b.Purpose...)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(b.Subject)))
+	dst = append(dst, b.Subject...)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(b.SessionID)))
+	dst = append(dst, b.SessionID...)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(b.RecordID)))
+	dst = append(dst, b.RecordID...)
 	return dst, nil
 }
 
@@ -105,13 +123,20 @@ type Header struct {
 
 // ParseHeader reads the header of a sealed record without a key.
 func ParseHeader(sealed []byte) (Header, error) {
-	if len(sealed) < Overhead || sealed[0] != Version {
+	id, expiry, ok := parseHeader(sealed)
+	if !ok {
 		return Header{}, ErrInvalid
 	}
-	var h Header
-	copy(h.KeyID[:], sealed[1:5])
-	h.Expiry = time.UnixMilli(int64(binary.BigEndian.Uint64(sealed[5:13])))
-	return h, nil
+	return Header{KeyID: id, Expiry: time.UnixMilli(expiry)}, nil
+}
+
+// parseHeader returns the key ID and the expiry in Unix milliseconds.
+func parseHeader(sealed []byte) (id hkdf.KeyID, expiry int64, ok bool) {
+	if len(sealed) < Overhead || sealed[0] != Version {
+		return id, 0, false
+	}
+	copy(id[:], sealed[1:5])
+	return id, int64(binary.BigEndian.Uint64(sealed[5:13])), true
 }
 
 // Sealer seals under its primary secret and opens under any of its secrets.
@@ -121,20 +146,22 @@ type Sealer struct {
 	secrets map[hkdf.KeyID]*hkdf.Secret
 	cache   *aeadCache
 	now     func() time.Time
+	clock   *wallClock // the default clock, nil after WithClock
 }
 
 // Option configures a Sealer.
 type Option func(*Sealer)
 
 // WithCacheSize bounds the number of derived keys held in memory
-// (default 4096). Each entry holds one expanded AES-256-GCM key.
+// (default 4096). Each entry holds one expanded AES-256-GCM key and the
+// binding fields it is for (purpose, subject, session ID).
 func WithCacheSize(n int) Option {
 	return func(s *Sealer) { s.cache = newAEADCache(n) }
 }
 
-// WithClock replaces time.Now, for tests.
+// WithClock replaces the wall clock (time.Now, read cheaply), for tests.
 func WithClock(now func() time.Time) Option {
-	return func(s *Sealer) { s.now = now }
+	return func(s *Sealer) { s.now, s.clock = now, nil }
 }
 
 // DefaultCacheSize is the number of derived keys a Sealer caches by default.
@@ -149,8 +176,9 @@ func New(primary *hkdf.Secret, previous []*hkdf.Secret, opts ...Option) (*Sealer
 	s := &Sealer{
 		primary: primary,
 		secrets: map[hkdf.KeyID]*hkdf.Secret{primary.KeyID(): primary},
-		now:     time.Now,
 	}
+	s.clock = new(wallClock)
+	s.now = s.clock.now
 	for _, p := range previous {
 		if _, dup := s.secrets[p.KeyID()]; dup {
 			return nil, fmt.Errorf("%w (%s)", ErrDuplicateKeyID, p.KeyID())
@@ -181,13 +209,10 @@ func (s *Sealer) Seal(b Binding, plaintext []byte, expiry time.Time) ([]byte, er
 }
 
 func (s *Sealer) seal(secret *hkdf.Secret, b Binding, plaintext []byte, expiry time.Time) ([]byte, error) {
-	if err := b.check(); err != nil {
-		return nil, err
-	}
 	if expiry.IsZero() {
 		return nil, errors.New("envelope: seal without expiry")
 	}
-	aead, err := s.aead(secret, &b)
+	e, err := s.entry(secret, &b)
 	if err != nil {
 		return nil, err
 	}
@@ -196,83 +221,112 @@ func (s *Sealer) seal(secret *hkdf.Secret, b Binding, plaintext []byte, expiry t
 	id := secret.KeyID()
 	copy(out[1:5], id[:])
 	binary.BigEndian.PutUint64(out[5:13], uint64(expiry.UnixMilli()))
-
-	var buf [256]byte
-	aad, err := b.appendAAD(buf[:0], out[:HeaderSize])
+	aad, pooled, err := e.buildAAD(&b, out[:HeaderSize])
 	if err != nil {
 		return nil, err
 	}
-	return aead.Seal(out, nil, plaintext, aad), nil
+	out = e.aead.Seal(out, nil, plaintext, aad)
+	e.releaseAAD(aad, pooled)
+	return out, nil
 }
+
+// aadBuffers holds buffers for AADs, for when a cache entry's own buffer is
+// in use. A buffer passed to an AEAD, an interface, escapes to the heap:
+// without them every Seal and Open would allocate one.
+var aadBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
 // Open verifies a record sealed for binding b and returns its plaintext.
 // It checks, in order: length and version, that the key ID is known
 // (ErrUnknownKey), the tag (ErrInvalid), then the expiry (ErrExpired).
 func (s *Sealer) Open(b Binding, sealed []byte) ([]byte, error) {
-	pt, _, err := s.open(&b, sealed)
+	pt, _, _, err := s.open(&b, sealed)
 	return pt, err
 }
 
 // OpenHeader is Open that also returns the record's verified header.
 func (s *Sealer) OpenHeader(b Binding, sealed []byte) ([]byte, Header, error) {
-	return s.open(&b, sealed)
+	pt, id, expiry, err := s.open(&b, sealed)
+	if err != nil {
+		return nil, Header{}, err
+	}
+	return pt, Header{KeyID: id, Expiry: time.UnixMilli(expiry)}, nil
 }
 
-func (s *Sealer) open(b *Binding, sealed []byte) ([]byte, Header, error) {
-	h, err := ParseHeader(sealed)
-	if err != nil {
-		return nil, Header{}, err
-	}
-	secret, ok := s.secrets[h.KeyID]
+func (s *Sealer) open(b *Binding, sealed []byte) (pt []byte, id hkdf.KeyID, expiry int64, err error) {
+	id, expiry, ok := parseHeader(sealed)
 	if !ok {
-		return nil, Header{}, ErrUnknownKey
+		return nil, id, 0, ErrInvalid
 	}
-	if err := b.check(); err != nil {
-		return nil, Header{}, err
+	secret := s.primary
+	if id != secret.KeyID() {
+		if secret, ok = s.secrets[id]; !ok {
+			return nil, id, 0, ErrUnknownKey
+		}
 	}
-	aead, err := s.aead(secret, b)
+	e, err := s.entry(secret, b)
 	if err != nil {
-		return nil, Header{}, err
+		return nil, id, 0, err
 	}
-	var buf [256]byte
-	aad, err := b.appendAAD(buf[:0], sealed[:HeaderSize])
+	aad, pooled, err := e.buildAAD(b, sealed[:HeaderSize])
 	if err != nil {
-		return nil, Header{}, err
+		return nil, id, 0, err
 	}
-	pt, err := aead.Open(nil, nil, sealed[HeaderSize:], aad)
+	pt, err = e.aead.Open(nil, nil, sealed[HeaderSize:], aad)
+	e.releaseAAD(aad, pooled)
 	if err != nil {
-		return nil, Header{}, ErrInvalid
+		return nil, id, 0, ErrInvalid
 	}
-	if !s.now().Before(h.Expiry) {
-		return nil, Header{}, ErrExpired
+	if s.nowMilli() >= expiry {
+		clear(pt)
+		return nil, id, 0, ErrExpired
 	}
-	return pt, h, nil
+	return pt, id, expiry, nil
+}
+
+// nowMilli returns the current time in Unix milliseconds: the unit of the
+// expiry, so that now >= expiry is exactly !now.Before(expiry).
+func (s *Sealer) nowMilli() int64 {
+	if s.clock != nil {
+		return s.clock.nowMilli()
+	}
+	return s.now().UnixMilli()
 }
 
 // Reseal opens a record sealed for b under any known secret and seals its
 // plaintext again under the primary secret, keeping binding and expiry.
 // Expired records are not resealed.
 func (s *Sealer) Reseal(b Binding, sealed []byte) ([]byte, error) {
-	pt, h, err := s.open(&b, sealed)
+	pt, _, expiry, err := s.open(&b, sealed)
 	if err != nil {
 		return nil, err
 	}
-	return s.seal(s.primary, b, pt, h.Expiry)
+	defer clear(pt)
+	return s.seal(s.primary, b, pt, time.UnixMilli(expiry))
 }
 
-// aead returns the cached AEAD for (secret, binding's key), deriving it on a miss.
-func (s *Sealer) aead(secret *hkdf.Secret, b *Binding) (cipher.AEAD, error) {
+// entry returns the cache entry of (secret, binding's key), deriving the
+// key on a miss. A binding that breaks the rules is never in the cache, so
+// b is checked on a miss only.
+func (s *Sealer) entry(secret *hkdf.Secret, b *Binding) (*cacheEntry, error) {
+	k := keyFor(secret.KeyID(), b)
+	if e := s.cache.get(k); e != nil {
+		return e, nil
+	}
+	return s.derive(secret, b, k)
+}
+
+// derive derives the key for b, sets up its AEAD and caches it. It is a
+// function of its own so that the hit path does not pay for its frame.
+func (s *Sealer) derive(secret *hkdf.Secret, b *Binding, k cacheKey) (*cacheEntry, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
 	var buf [192]byte
-	id := secret.KeyID()
-	k := append(buf[:0], id[:]...)
-	k, err := b.appendInfo(k)
+	info, err := b.appendInfo(buf[:0])
 	if err != nil {
 		return nil, ErrBinding
 	}
-	if a := s.cache.get(k); a != nil {
-		return a, nil
-	}
-	key := secret.Expand(k[len(id):])
+	key := secret.Expand(info)
 	block, err := aes.NewCipher(key)
 	clear(key)
 	if err != nil {
@@ -282,6 +336,5 @@ func (s *Sealer) aead(secret *hkdf.Secret, b *Binding) (cipher.AEAD, error) {
 	if err != nil {
 		return nil, fmt.Errorf("envelope: %w", err)
 	}
-	s.cache.put(string(k), a)
-	return a, nil
+	return s.cache.put(k, a), nil
 }

@@ -22,12 +22,15 @@ package hkdf
 
 import (
 	stdhkdf "crypto/hkdf"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"math"
+	"sync"
 )
 
 const (
@@ -80,6 +83,11 @@ func ParseKeyID(s string) (KeyID, error) {
 type Secret struct {
 	prk []byte
 	id  KeyID
+
+	// macs holds HMAC-SHA256 instances keyed with prk. HMAC-SHA256 resets
+	// to its keyed state without hashing the key again, so a derivation
+	// from a pooled instance costs two SHA-256 blocks instead of four.
+	macs sync.Pool
 }
 
 // New extracts a Secret from the secret's bytes.
@@ -92,7 +100,8 @@ func New(secret []byte) (*Secret, error) {
 		return nil, fmt.Errorf("hkdf: extract: %w", err)
 	}
 	s := &Secret{prk: prk}
-	idBytes := s.expand(labelPrefix+"key-id", len(s.id))
+	s.macs.New = func() any { return hmac.New(sha256.New, s.prk) }
+	idBytes := s.expand([]byte(labelPrefix+"key-id"), len(s.id))
 	copy(s.id[:], idBytes)
 	return s, nil
 }
@@ -112,16 +121,30 @@ func (s *Secret) Key(purpose string, binding ...string) ([]byte, error) {
 
 // Expand derives the 32-byte key for an info string built by AppendInfo.
 func (s *Secret) Expand(info []byte) []byte {
-	return s.expand(string(info), KeySize)
+	return s.expand(info, KeySize)
 }
 
-func (s *Secret) expand(info string, n int) []byte {
-	out, err := stdhkdf.Expand(sha256.New, s.prk, info, n)
-	if err != nil {
-		// Only an output longer than 255 hash blocks fails, and n is at most 32.
-		panic("hkdf: unreachable: " + err.Error())
+// expand is HKDF-Expand(prk, info, n) for n of at most one SHA-256 output,
+// where it is the first n bytes of T(1) = HMAC-SHA256(prk, info || 0x01)
+// (RFC 5869, section 2.3). The test vectors check it against an
+// independent implementation.
+func (s *Secret) expand(info []byte, n int) []byte {
+	if n > sha256.Size {
+		// Not used by the schedule; the general case, for completeness.
+		out, err := stdhkdf.Expand(sha256.New, s.prk, string(info), n)
+		if err != nil {
+			panic("hkdf: unreachable: " + err.Error())
+		}
+		return out
 	}
-	return out
+	mac := s.macs.Get().(hash.Hash)
+	mac.Reset()
+	mac.Write(info)
+	mac.Write([]byte{1})
+	out := mac.Sum(make([]byte, 0, sha256.Size))
+	mac.Reset() // drop the state that depends on info
+	s.macs.Put(mac)
+	return out[:n]
 }
 
 // AppendInfo appends the HKDF info string for purpose and binding to dst.
