@@ -128,7 +128,14 @@ func (b *zkBackend) CheckNoLeaks(t *testing.T, stage string, forbidden []string)
 	if len(dump) == 0 {
 		t.Fatalf("%s: the dump is empty", stage)
 	}
-	checkNoLeaks(t, stage, append(dump, b.wire.streams()...), forbidden)
+	wire := b.wire.streams()
+	n := 0
+	for _, s := range wire {
+		n += len(s.data)
+	}
+	t.Logf("%s: %d items at rest and %d bytes on the wire searched for %d strings, %d forms each",
+		stage, len(dump), n, len(forbidden), len(encodings(forbidden[0])))
+	checkNoLeaks(t, stage, append(dump, wire...), forbidden)
 }
 
 // zkBackends runs f for each backend whose server is configured, each

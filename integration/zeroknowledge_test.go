@@ -246,8 +246,10 @@ func TestZeroKnowledge(t *testing.T) {
 		}
 		// What stays: the one-shot markers and the directly sealed record.
 		b.CheckNoLeaks(t, "resolved", snapshot())
-		if !wireHolds(b, "PUBLISH", "pg_notify") {
-			t.Fatal("the wire recording holds no publication; is the connection encrypted?")
+		// The recording saw the subscriptions and publications, channel
+		// names included: it is plaintext, and complete.
+		if !wireHolds(b, "SUBSCRIBE", "LISTEN") || !wireHolds(b, "PUBLISH", "pg_notify") {
+			t.Fatal("the wire recording holds no subscription or publication; is the connection encrypted?")
 		}
 	})
 }
