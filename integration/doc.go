@@ -8,7 +8,16 @@
 // third of them are resolved). It is a module of its own so that the core
 // module never requires a database driver.
 //
+// The serve_*_test.go files run `elicitvault serve`, built once per run,
+// as an OS process and drive it with real clients: the go-sdk's (on its
+// default protocol and on 2025-11-25) and the TypeScript SDK's
+// (interop/elicit-client.mjs, over Streamable HTTP and stdio); two serve
+// processes over one Redis; answers bound to a session or a user; and a
+// graceful shutdown in the middle of an elicitation.
+//
 // Servers come from ELICITVAULT_REDIS_URL and ELICITVAULT_POSTGRES_URL;
 // without them the tests skip with a message, and with
-// ELICITVAULT_REQUIRE_BACKENDS=1 they fail instead.
+// ELICITVAULT_REQUIRE_BACKENDS=1 they fail instead. The TypeScript tests
+// need node and interop/node_modules (npm ci in interop/); without them
+// they skip, and with ELICITVAULT_REQUIRE_NODE=1 they fail.
 package integration
