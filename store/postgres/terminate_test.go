@@ -121,7 +121,7 @@ func TestConnectionsTerminatedUnderLoad(t *testing.T) {
 		time.Sleep(100 * time.Millisecond) // the burst runs on live connections
 		before := resubscribed.Load()
 		n := terminatePrefix(t, admin, name+"-")
-		if n < 3 { // at least both listeners and a pooled connection
+		if n < 3 { // at least the waiter's listener and a pooled connection of each store
 			t.Fatalf("round %d: terminated %d connections, want every connection of both stores", round, n)
 		}
 		terminated += n
