@@ -70,9 +70,9 @@ func (b *progressBar) draw() {
 	b.shown = true
 	p := b.p
 	b.drawn = p
-	rest := fmt.Sprintf("%d failed, %d changed, %d current, %d scanned", p.Failed, p.Changed, p.Current, p.Scanned)
 	done := p.Rewrapped + p.Failed + p.Changed
 	if !b.tty {
+		rest := fmt.Sprintf("%d failed, %d changed, %d current, %d scanned", p.Failed, p.Changed, p.Current, p.Scanned)
 		if b.counted {
 			fmt.Fprintf(b.w, "rotate: %d/%d rewrapped, %s\n", p.Rewrapped, b.total, rest)
 		} else {
@@ -80,7 +80,8 @@ func (b *progressBar) draw() {
 		}
 		return
 	}
-	line := fmt.Sprintf("%d rewrapped, %s", p.Rewrapped, rest)
+	parts := []string{fmt.Sprintf("%d rewrapped", p.Rewrapped)}
+	line := ""
 	if b.counted {
 		frac := 1.0
 		if b.total > 0 && p.Cursor != "" {
@@ -88,11 +89,20 @@ func (b *progressBar) draw() {
 		}
 		const barWidth = 20
 		filled := int(frac * barWidth)
-		line = fmt.Sprintf("[%s%s] %3.0f%% %d/%d rewrapped, %s", strings.Repeat("#", filled),
-			strings.Repeat(".", barWidth-filled), frac*100, p.Rewrapped, b.total, rest)
+		line = fmt.Sprintf("[%s%s] %3.0f%% ", strings.Repeat("#", filled), strings.Repeat(".", barWidth-filled), frac*100)
+		parts[0] = fmt.Sprintf("%d/%d rewrapped", p.Rewrapped, b.total)
 	}
-	if len(line) > b.width-1 {
-		line = line[:b.width-1]
+	parts = append(parts, fmt.Sprintf("%d failed", p.Failed), fmt.Sprintf("%d changed", p.Changed),
+		fmt.Sprintf("%d current", p.Current), fmt.Sprintf("%d scanned", p.Scanned))
+	// What does not fit the terminal's width is left out, part by part.
+	for i, part := range parts {
+		if i > 0 {
+			part = ", " + part
+		}
+		if len(line)+len(part) > b.width-1 && i > 0 {
+			break
+		}
+		line += part
 	}
 	pad := max(b.lastLen-len(line), 0)
 	fmt.Fprintf(b.w, "\r%s%s", line, strings.Repeat(" ", pad))

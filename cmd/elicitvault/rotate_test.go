@@ -131,6 +131,14 @@ func TestProgressBar(t *testing.T) {
 		t.Errorf("bar redrawn within 100ms: %q", out)
 	}
 
+	// A narrow terminal gets the parts that fit, whole.
+	buf.Reset()
+	b = &progressBar{w: &buf, tty: true, width: 60, now: func() time.Time { return clock }, total: 200, counted: true}
+	b.update(rotation.Progress{Scanned: 100, Rewrapped: 50, Cursor: "c"})
+	if got, want := buf.String(), "\r[#####...............]  25% 50/200 rewrapped, 0 failed"; got != want {
+		t.Errorf("narrow bar %q, want %q", got, want)
+	}
+
 	// Not a terminal: plain lines, at most one a second, and the last one.
 	buf.Reset()
 	b = &progressBar{w: &buf, now: func() time.Time { return clock }}
