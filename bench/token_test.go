@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"runtime/debug"
 	"testing"
+	"time"
 
 	"github.com/elicitvault/elicitvault/envelope"
 	"github.com/elicitvault/elicitvault/rotation"
@@ -69,9 +70,13 @@ func tokenRawAEAD(b testing.TB) cipher.AEAD {
 //   - raw-gcm: the baseline, stdlib AES-256-GCM (random nonce, ready key)
 //     sealing and opening the very claim bytes a compact token carries;
 //   - compact: token.Service Issue + Verify in the compact format;
-//   - jwe: token.Service Issue + Verify as JWE (go-jose, dir / A256GCM).
+//   - jwe: token.Service Issue + Verify as JWE (go-jose, dir / A256GCM);
+//   - floor: what any token of the design costs before it carries a claim:
+//     an envelope Seal+Open of the same bytes (unbound token key), its
+//     base64url text and back, and a random 128-bit token ID.
 func BenchmarkToken(b *testing.B) {
 	b.Run("raw-gcm", benchTokenRawGCM)
+	b.Run("floor", benchTokenFloor)
 	b.Run("compact", func(b *testing.B) { benchTokenFormat(b, token.Compact) })
 	b.Run("jwe", func(b *testing.B) { benchTokenFormat(b, token.JWE) })
 }
@@ -103,6 +108,30 @@ func benchTokenRawGCM(b *testing.B) {
 	for b.Loop() {
 		sealed := aead.Seal(nil, nil, pt, nil)
 		if _, err := aead.Open(nil, nil, sealed, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchTokenFloor(b *testing.B) {
+	_, k := tokenService(b)
+	sealer := k.Sealer()
+	pt := claimBytes(b)
+	bind := envelope.Binding{Purpose: "token/url", Unbound: true}
+	var id [16]byte
+	b.ReportAllocs()
+	for b.Loop() {
+		rand.Read(id[:])
+		sealed, err := sealer.Seal(bind, pt, time.Now().Add(token.URL.DefaultTTL()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		text := base64.RawURLEncoding.EncodeToString(sealed)
+		back, err := base64.RawURLEncoding.DecodeString(text)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := sealer.Open(bind, back); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -144,34 +173,31 @@ func raceEnabled() bool {
 // The design's targets for BenchmarkToken, and the bound this test holds
 // compact to instead of the first one.
 //
-// compact ≤ 2 × raw-gcm is not met: a compact token is an envelope (whose
-// Seal and Open, with their cache lookups, AAD and time check, alone cost
-// about 1.7 × raw-gcm on 75 bytes of claims), in base64url (encoding and
-// strict decoding of ~150 characters cost about as much as one GCM
-// operation here), around claims packed to keep URL tokens ≤ 160
-// characters, with a fresh random token ID. Measured on the project's
-// 2-core machine: about 5 × raw-gcm. maxCompactOverRaw catches regressions
-// from there; it is not the design's target.
+// compact ≤ 2 × raw-gcm cannot be met by any token of the design: the floor
+// sub-benchmark — an envelope Seal+Open of the same bytes, base64url there
+// and back, and a random 128-bit token ID, with no claim encoded at all —
+// already costs about 3 × raw-gcm on the project's machine. What the token
+// layer adds on top of that floor is what this package controls, and
+// maxCompactOverFloor bounds it.
 const (
 	designCompactOverRaw = 2.0
-	maxCompactOverRaw    = 7.0
+	maxCompactOverFloor  = 2.0
 	minJWEOverCompact    = 8.0
 )
 
-// TestTokenRatios runs BenchmarkToken's three cases in one process and
-// reports compact ÷ raw-gcm and jwe ÷ compact. It holds jwe ≥ 8 × compact,
-// as the design asks, and compact ≤ maxCompactOverRaw × raw-gcm (see
-// above). Each case runs three times, interleaved, and its fastest run
-// counts, which damps the noise of a shared machine. Skipped with -short and under the
-// race detector.
+// TestTokenRatios runs BenchmarkToken's cases in one process and reports
+// compact ÷ raw-gcm, compact ÷ floor and jwe ÷ compact. It holds jwe ≥ 8 ×
+// compact, as the design asks, and compact ≤ maxCompactOverFloor × floor
+// (see above). Each case runs three times, interleaved, and its fastest run
+// counts, which damps the noise of a shared machine. Skipped with -short
+// and under the race detector.
 func TestTokenRatios(t *testing.T) {
 	if testing.Short() || raceEnabled() {
 		t.Skip("measurements need a build without -race and without -short")
 	}
-	// Three rounds, the cases interleaved so that a burst of load from
-	// elsewhere on the machine hits them alike; the best run of each counts.
 	cases := []func(*testing.B){
 		benchTokenRawGCM,
+		benchTokenFloor,
 		func(b *testing.B) { benchTokenFormat(b, token.Compact) },
 		func(b *testing.B) { benchTokenFormat(b, token.JWE) },
 	}
@@ -187,16 +213,18 @@ func TestTokenRatios(t *testing.T) {
 			}
 		}
 	}
-	raw, compact, jwe := best[0], best[1], best[2]
+	raw, floor, compact, jwe := best[0], best[1], best[2], best[3]
 	met := "met"
 	if compact > designCompactOverRaw*raw {
-		met = "NOT met"
+		met = "NOT met: see floor"
 	}
-	t.Logf("raw-gcm %.0f ns, compact %.0f ns, jwe %.0f ns", raw, compact, jwe)
-	t.Logf("compact / raw-gcm = %.2f (design target ≤ %.0f: %s; regression bound %.0f)", compact/raw, designCompactOverRaw, met, maxCompactOverRaw)
+	t.Logf("raw-gcm %.0f ns, floor %.0f ns, compact %.0f ns, jwe %.0f ns", raw, floor, compact, jwe)
+	t.Logf("floor / raw-gcm = %.2f", floor/raw)
+	t.Logf("compact / raw-gcm = %.2f (design target ≤ %.0f: %s)", compact/raw, designCompactOverRaw, met)
+	t.Logf("compact / floor = %.2f (bound %.1f)", compact/floor, maxCompactOverFloor)
 	t.Logf("jwe / compact = %.1f (design target ≥ %.0f)", jwe/compact, minJWEOverCompact)
-	if compact > maxCompactOverRaw*raw {
-		t.Errorf("compact is %.2f × raw-gcm, over the regression bound %.0f", compact/raw, maxCompactOverRaw)
+	if compact > maxCompactOverFloor*floor {
+		t.Errorf("compact is %.2f × floor, over the bound %.1f", compact/floor, maxCompactOverFloor)
 	}
 	if jwe < minJWEOverCompact*compact {
 		t.Errorf("jwe is %.1f × compact, want ≥ %.0f", jwe/compact, minJWEOverCompact)
