@@ -347,8 +347,8 @@ func addStoredSeeds(f *testing.F, k known) {
 // header without a key. Neither may panic, and RecordHeader agrees with the
 // documented layout. OpenRecord succeeds only when both parts are
 // authentic (a payload sealed for target, a box naming target) and gives
-// the payload's plaintext; it reports expired only when the payload is
-// authentic and one of the two parts is expired. Anything else is invalid
+// the payload's plaintext; it reports expired only when both parts are
+// authentic and expired. Anything else is invalid
 // or unknown key.
 //
 // The parts are checked one by one, not the record as a whole: the box of
@@ -405,7 +405,7 @@ func FuzzOpenRecord(f *testing.F) {
 				t.Fatalf("a record that is not authentic opened")
 			}
 		case errors.Is(err, envelope.ErrExpired):
-			if !ok || !payloadOK || !(p.expired || (boxOK && boxExpired)) {
+			if !ok || !payloadOK || !p.expired || !boxOK || !boxExpired {
 				t.Fatalf("expired for a record whose parts are not authentic and expired")
 			}
 		default:
@@ -525,7 +525,7 @@ func FuzzLoadPrevious(f *testing.F) {
 	shape := regexp.MustCompile(`^rotation: (` +
 		`MCP_ELICITATION_SECRET is not set|` +
 		`MCP_ELICITATION_SECRET: hkdf: secret is shorter than 32 bytes|` +
-		`MCP_ELICITATION_SECRET_PREVIOUS, entry [1-9][0-9]*: (empty secret|hkdf: secret is shorter than 32 bytes)|` +
+		`MCP_ELICITATION_SECRET_PREVIOUS, entry [1-9][0-9]*: (empty secret|hkdf: secret is shorter than 32 bytes|leading or trailing whitespace \(separate secrets with commas only\))|` +
 		`envelope: two secrets have the same key ID \([0-9a-f]{8}\))$`)
 
 	f.Fuzz(func(t *testing.T, primary, previous string) {
@@ -552,6 +552,9 @@ func FuzzLoadPrevious(f *testing.F) {
 			for i, e := range entries {
 				if e == "" {
 					return fmt.Sprintf("MCP_ELICITATION_SECRET_PREVIOUS, entry %d: empty secret", i+1)
+				}
+				if strings.TrimSpace(e) != e {
+					return fmt.Sprintf("MCP_ELICITATION_SECRET_PREVIOUS, entry %d: leading or trailing whitespace (separate secrets with commas only)", i+1)
 				}
 			}
 			if len(primary) < 32 {

@@ -112,6 +112,11 @@ func Load(opts LoadOptions, sealerOpts ...envelope.Option) (*Keyring, error) {
 			if p == "" {
 				return nil, fmt.Errorf("rotation: %s, entry %d: empty secret", EnvPrevious, i+1)
 			}
+			// Secrets are used as given; "A, B" would make " B" a secret of
+			// its own, whose records then show as unknown key. Refuse it.
+			if strings.TrimSpace(p) != p {
+				return nil, fmt.Errorf("rotation: %s, entry %d: leading or trailing whitespace (separate secrets with commas only)", EnvPrevious, i+1)
+			}
 			previous = append(previous, []byte(p))
 		}
 	}

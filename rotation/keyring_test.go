@@ -30,6 +30,7 @@ func TestLoadErrors(t *testing.T) {
 		{"short", map[string]string{rotation.EnvSecret: "too-short"}, rotation.ErrShortSecret, rotation.EnvSecret},
 		{"short previous", map[string]string{rotation.EnvSecret: secretA, rotation.EnvPrevious: secretB + ",short"}, rotation.ErrShortSecret, "entry 2"},
 		{"empty previous entry", map[string]string{rotation.EnvSecret: secretA, rotation.EnvPrevious: secretB + ","}, nil, "entry 2"},
+		{"space after comma", map[string]string{rotation.EnvSecret: secretA, rotation.EnvPrevious: secretB + ", " + secretC}, nil, "whitespace"},
 		{"duplicate", map[string]string{rotation.EnvSecret: secretA, rotation.EnvPrevious: secretB + "," + secretA}, rotation.ErrDuplicateKeyID, ""},
 	}
 	for _, c := range cases {
@@ -153,5 +154,27 @@ func TestStoreKeys(t *testing.T) {
 	c, _ := rotation.New([]byte(secretC), nil)
 	if _, ok := c.StoreKeyUnder(a.PrimaryKeyID(), binding); ok {
 		t.Fatal("StoreKeyUnder an unknown key ID succeeded")
+	}
+}
+
+// TestRecordExpiredOnlyWhenBothPartsVerify: a record whose payload is
+// authentic and expired but whose binding box is garbage is invalid, not
+// expired (found by FuzzOpenRecord).
+func TestRecordExpiredOnlyWhenBothPartsVerify(t *testing.T) {
+	now := time.Now()
+	clock := func() time.Time { return now }
+	k, _ := rotation.New([]byte(secretA), nil, envelope.WithClock(clock))
+	rec, err := k.SealRecord(binding, []byte("answer"), now.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(2 * time.Minute)
+	if _, err := k.OpenRecord(binding, rec); !errors.Is(err, envelope.ErrExpired) {
+		t.Fatalf("expired record: %v", err)
+	}
+	bad := bytes.Clone(rec)
+	bad[10] ^= 1 // inside the binding box
+	if _, err := k.OpenRecord(binding, bad); !errors.Is(err, envelope.ErrInvalid) {
+		t.Fatalf("expired record with a forged box: %v, want ErrInvalid", err)
 	}
 }

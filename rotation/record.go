@@ -59,24 +59,30 @@ func (k *Keyring) SealRecord(b envelope.Binding, plaintext []byte, expiry time.T
 //
 // Both parts are verified: the payload under b, and the binding box, which
 // must name b. A record that opens is therefore one a rewrap can re-seal.
+// Both carry the same authenticated expiry, so ErrExpired is reported only
+// when both tags verified and both have expired; a box under a secret that
+// is not configured is ErrUnknownKey; any other mix is ErrInvalid.
 func (k *Keyring) OpenRecord(b envelope.Binding, record []byte) ([]byte, error) {
 	box, payload, err := splitRecord(record)
 	if err != nil {
 		return nil, envelope.ErrInvalid
 	}
 	plaintext, err := k.sealer.Open(b, payload)
-	if err != nil {
+	if err != nil && !errors.Is(err, envelope.ErrExpired) {
 		return nil, err
 	}
-	raw, err := k.sealer.Open(bindingBox, box)
-	if err == nil && !bytes.Equal(raw, encodeBinding(b)) {
-		err = envelope.ErrInvalid
-	}
-	if err != nil {
+	raw, boxErr := k.sealer.Open(bindingBox, box)
+	switch {
+	case err == nil && boxErr == nil && bytes.Equal(raw, encodeBinding(b)):
+		return plaintext, nil
+	case errors.Is(err, envelope.ErrExpired) && errors.Is(boxErr, envelope.ErrExpired):
+		return nil, envelope.ErrExpired
+	case errors.Is(boxErr, envelope.ErrUnknownKey):
 		clear(plaintext)
-		return nil, err
+		return nil, envelope.ErrUnknownKey
 	}
-	return plaintext, nil
+	clear(plaintext)
+	return nil, envelope.ErrInvalid
 }
 
 // RecordHeader returns the unauthenticated header of a stored record's
