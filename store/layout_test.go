@@ -1,0 +1,59 @@
+package store_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestStoresKnowNoCrypto holds the design's rule that a store holds opaque
+// keys and sealed bytes only: nothing under store/, backends included,
+// imports the key schedule, the envelope, the keyring or the tokens.
+func TestStoresKnowNoCrypto(t *testing.T) {
+	out := goList(t, "", "list", "-deps", "-test", "-f", "{{.ImportPath}}",
+		"./store/...", "./store/redis/...", "./store/postgres/...")
+	if !strings.Contains(out, "github.com/elicitvault/elicitvault/store/redis") ||
+		!strings.Contains(out, "github.com/elicitvault/elicitvault/store/postgres") {
+		t.Fatalf("the backends were not listed:\n%s", out)
+	}
+	for _, forbidden := range []string{"hkdf", "envelope", "rotation", "token"} {
+		path := "github.com/elicitvault/elicitvault/" + forbidden
+		for _, line := range strings.Split(out, "\n") {
+			if line == path || strings.HasPrefix(line, path+"/") {
+				t.Errorf("a store package depends on %s", line)
+			}
+		}
+	}
+}
+
+// TestCoreModuleHasNoDrivers holds that a user of the core module (memory
+// store) never downloads a database driver or a container library: they
+// are not in the core module's graph at all.
+func TestCoreModuleHasNoDrivers(t *testing.T) {
+	out := goList(t, "off", "list", "-m", "all")
+	if !strings.Contains(out, "github.com/modelcontextprotocol/go-sdk") {
+		t.Fatalf("unexpected module list:\n%s", out)
+	}
+	for _, forbidden := range []string{"redis", "pgx", "jackc", "testcontainers", "docker", "lib/pq"} {
+		if strings.Contains(out, forbidden) {
+			t.Errorf("the core module's graph lists %q", forbidden)
+		}
+	}
+}
+
+func goList(t *testing.T, gowork string, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the go command is not available")
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = ".."
+	if gowork != "" {
+		cmd.Env = append(cmd.Environ(), "GOWORK="+gowork)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
