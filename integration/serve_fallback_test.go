@@ -108,19 +108,31 @@ func TestServeLLMFallback(t *testing.T) {
 				}
 			})
 			t.Run("confirm", func(t *testing.T) {
-				id := pendingID(t, call(t, cs, "delete_contacts", map[string]any{"count": 3}))
-				if out := resultText(answer(t, cs, id, "accept", map[string]any{"confirm": true})); out != "Deleted 3 contacts." {
+				id := pendingID(t, call(t, cs, "subscribe_newsletter", nil))
+				if out := resultText(answer(t, cs, id, "accept", map[string]any{"confirm": true})); out != "Subscribed." {
 					t.Errorf("got %q", out)
 				}
-				id = pendingID(t, call(t, cs, "delete_contacts", nil))
-				if out := resultText(answer(t, cs, id, "accept", map[string]any{"confirm": false})); out != "Nothing was deleted." {
+				id = pendingID(t, call(t, cs, "subscribe_newsletter", nil))
+				if out := resultText(answer(t, cs, id, "accept", map[string]any{"confirm": false})); out != "Not subscribed." {
 					t.Errorf("unconfirmed: got %q", out)
 				}
 			})
 			t.Run("decline", func(t *testing.T) {
-				id := pendingID(t, call(t, cs, "delete_contacts", nil))
-				if out := resultText(answer(t, cs, id, "decline", nil)); out != "Nothing was deleted." {
+				id := pendingID(t, call(t, cs, "subscribe_newsletter", nil))
+				if out := resultText(answer(t, cs, id, "decline", nil)); out != "Not subscribed." {
 					t.Errorf("got %q", out)
+				}
+			})
+			t.Run("destructive-confirmation-refuses-the-model", func(t *testing.T) {
+				// delete_contacts allows only the browser form: the model
+				// is never asked to confirm it, and nothing is pending.
+				res := call(t, cs, "delete_contacts", map[string]any{"count": 3})
+				out := resultText(res)
+				if !strings.HasPrefix(out, "Nothing was deleted: deleting contacts needs a confirmation from the user") {
+					t.Errorf("got %q", out)
+				}
+				if res.Meta[elicit.MetaElicitationPending] != nil || strings.Contains(out, elicit.FallbackTool) {
+					t.Errorf("delete_contacts asked the model: %q", out)
 				}
 			})
 			t.Run("cancel", func(t *testing.T) {
@@ -141,7 +153,7 @@ func TestServeLLMFallback(t *testing.T) {
 				}
 			})
 			t.Run("double-submission", func(t *testing.T) {
-				id := pendingID(t, call(t, cs, "delete_contacts", map[string]any{"count": 5}))
+				id := pendingID(t, call(t, cs, "subscribe_newsletter", nil))
 				const n = 8
 				results := make(chan *mcp.CallToolResult, n)
 				var wg sync.WaitGroup
@@ -155,7 +167,7 @@ func TestServeLLMFallback(t *testing.T) {
 				ran := 0
 				for res := range results {
 					switch out := resultText(res); {
-					case out == "Deleted 5 contacts.":
+					case out == "Subscribed.":
 						ran++
 					case res.IsError && (strings.Contains(out, elicit.ErrAnswered.Error()) || strings.Contains(out, elicit.ErrUnknownElicitation.Error())):
 					default:
@@ -174,12 +186,12 @@ func TestServeLLMFallback(t *testing.T) {
 					t.Skip("no sessions on 2026-07-28 over HTTP")
 				}
 				other := muteClient(t, srv.mcpURL(), v.version, nil)
-				id := pendingID(t, call(t, cs, "delete_contacts", nil))
+				id := pendingID(t, call(t, cs, "subscribe_newsletter", nil))
 				res := answer(t, other, id, "accept", map[string]any{"confirm": true})
 				if !res.IsError || !strings.Contains(resultText(res), elicit.ErrUnknownElicitation.Error()) {
 					t.Errorf("another session's answer: %q (error %v)", resultText(res), res.IsError)
 				}
-				if out := resultText(answer(t, cs, id, "decline", nil)); out != "Nothing was deleted." {
+				if out := resultText(answer(t, cs, id, "decline", nil)); out != "Not subscribed." {
 					t.Errorf("the owner's answer: %q", out)
 				}
 			})

@@ -28,14 +28,17 @@ and the callback that completes the elicitation (/elicit/callback).
 
 Its tools show each flow of the elicit package:
 
-  delete_contacts     a confirmation (elicit.Confirm)
-  register_attendee   a form with every field kind, bounds and defaults
-  connect_account     URL mode with the built-in consent page; with
-                      {"url_required_error": true} it answers -32042 and
-                      the client retries once the account is connected
+  delete_contacts      a confirmation (elicit.Confirm) only the user may give:
+                       no LLM-mediated fallback
+  subscribe_newsletter a confirmation the model may relay when the client
+                       cannot elicit (LLM-mediated fallback)
+  register_attendee    a form with every field kind, bounds and defaults
+  connect_account      URL mode with the built-in consent page; with
+                       {"url_required_error": true} it answers -32042 and
+                       the client retries once the account is connected
   test_elicitation, test_elicitation_sep1034_defaults,
   test_elicitation_sep1330_enums
-                      the elicitation tools of the MCP conformance suite
+                       the elicitation tools of the MCP conformance suite
 
 Without MCP_ELICITATION_SECRET it generates an ephemeral development
 secret and says so on stderr: state then lives as long as the process,

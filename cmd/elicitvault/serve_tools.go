@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -23,6 +24,11 @@ func (r *reference) addTools() {
 		Title:       "Delete contacts",
 		Description: "Deletes contacts from the address book after the user confirms. (A demo: nothing is deleted.)",
 	}, deleteContacts)
+	mcp.AddTool(r.server, &mcp.Tool{
+		Name:        "subscribe_newsletter",
+		Title:       "Subscribe to the newsletter",
+		Description: "Subscribes the user to the newsletter after the user confirms. (A demo: nothing is sent.)",
+	}, subscribeNewsletter)
 	mcp.AddTool(r.server, &mcp.Tool{
 		Name:        "register_attendee",
 		Title:       "Register an attendee",
@@ -49,7 +55,14 @@ func deleteContacts(ctx context.Context, req *mcp.CallToolRequest, in deleteArgs
 	if n <= 0 {
 		n = 47
 	}
-	ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("Delete %d contacts? This cannot be undone.", n))
+	// A destructive action is confirmed by the user, never by the model: of
+	// the fallbacks for clients that cannot elicit, only the browser form
+	// (which the user answers) may stand in; the LLM-mediated one may not.
+	ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("Delete %d contacts? This cannot be undone.", n),
+		elicit.WithFallbacks(elicit.BrowserForm))
+	if errors.Is(err, elicit.ErrUnsupported) {
+		return text("Nothing was deleted: deleting contacts needs a confirmation from the user, and this client cannot ask for one."), nil, nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -57,6 +70,19 @@ func deleteContacts(ctx context.Context, req *mcp.CallToolRequest, in deleteArgs
 		return text("Nothing was deleted."), nil, nil
 	}
 	return text("Deleted %d contacts.", n), nil, nil
+}
+
+// subscribeNewsletter is a confirmation whose stakes are low: the model
+// may relay the user's answer when the client cannot elicit.
+func subscribeNewsletter(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	ok, err := elicit.Confirm(ctx, req, "Subscribe to the monthly newsletter?")
+	if err != nil {
+		return nil, nil, err
+	}
+	if !ok {
+		return text("Not subscribed."), nil, nil
+	}
+	return text("Subscribed."), nil, nil
 }
 
 // attendee is the form of register_attendee. The Go type gives the fields
