@@ -57,6 +57,7 @@ package redis
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -87,6 +88,7 @@ type Option func(*config)
 
 type config struct {
 	prefix string
+	tls    *tls.Config
 }
 
 // WithPrefix sets the prefix of every Redis key and channel name the store
@@ -95,6 +97,15 @@ type config struct {
 // must not contain '{' or '}'.
 func WithPrefix(prefix string) Option {
 	return func(c *config) { c.prefix = prefix }
+}
+
+// WithTLSConfig sets the TLS configuration of a rediss:// connection made
+// by New, for a server whose certificate a private CA signed (RootCAs) or
+// that wants a client certificate. The URL's host stays the name the
+// certificate is checked against unless tc sets ServerName. New refuses
+// it with a URL that is not rediss://.
+func WithTLSConfig(tc *tls.Config) Option {
+	return func(c *config) { c.tls = tc }
 }
 
 // New connects to the Redis server at url, checks that it answers, and
@@ -117,6 +128,23 @@ func New(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if err != nil {
 		// The parser's message may quote part of the URL, password included.
 		return nil, fmt.Errorf("redis: invalid URL, want redis://[[user]:password@]host[:port][/db], rediss://… or unix://…: %w", store.ErrInvalidArgument)
+	}
+	var cfg config
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	if cfg.tls != nil {
+		if o.TLSConfig == nil {
+			return nil, fmt.Errorf("redis: WithTLSConfig needs a rediss:// URL: %w", store.ErrInvalidArgument)
+		}
+		t := cfg.tls.Clone()
+		if t.ServerName == "" {
+			t.ServerName = o.TLSConfig.ServerName
+		}
+		if t.MinVersion == 0 {
+			t.MinVersion = o.TLSConfig.MinVersion
+		}
+		o.TLSConfig = t
 	}
 	c := redis.NewClient(o)
 	s, err := newStore(c, true, opts)
