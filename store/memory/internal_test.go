@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/store/internal/mailbox"
 )
 
 // fakeClock is a clock that moves only when told to.
@@ -179,8 +180,8 @@ func TestOverflow(t *testing.T) {
 		return s
 	}
 
-	publish(0, bufferSize+10)
-	if got, want := drain(), append(seq(0, bufferSize), "!"); !slices.Equal(got, want) {
+	publish(0, mailbox.Size+10)
+	if got, want := drain(), append(seq(0, mailbox.Size), "!"); !slices.Equal(got, want) {
 		t.Errorf("after overflowing: got %q, want %q", got, want)
 	}
 
@@ -190,12 +191,12 @@ func TestOverflow(t *testing.T) {
 	if got, want := drain(), seq(100, 101); !slices.Equal(got, want) {
 		t.Errorf("after draining: got %q, want %q", got, want)
 	}
-	publish(200, 200+bufferSize+1)
+	publish(200, 200+mailbox.Size+1)
 	// While the notice is the last message buffered, it covers every
 	// message dropped, even when there is room for it again.
 	<-sub.Messages()
 	publish(300, 302)
-	if got, want := drain(), append(seq(201, 200+bufferSize), "!"); !slices.Equal(got, want) {
+	if got, want := drain(), append(seq(201, 200+mailbox.Size), "!"); !slices.Equal(got, want) {
 		t.Errorf("after a second overflow: got %q, want %q", got, want)
 	}
 	publish(400, 401)

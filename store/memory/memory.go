@@ -11,7 +11,6 @@
 package memory
 
 import (
-	"bytes"
 	"container/heap"
 	"context"
 	"fmt"
@@ -23,14 +22,12 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/store/internal/mailbox"
 )
 
 const (
 	// numShards is the number of independently locked maps.
 	numShards = 64
-	// bufferSize is the number of messages a subscription buffers before
-	// Publish drops messages for it.
-	bufferSize = 64
 	// defaultSweepInterval is how often the sweeper removes expired entries.
 	defaultSweepInterval = time.Second
 )
@@ -436,11 +433,7 @@ type pubsub struct {
 type subscription struct {
 	ps      *pubsub
 	channel string
-	// ch buffers bufferSize data messages, plus one slot kept free for the
-	// notice that a message was dropped.
-	ch      chan store.Message
-	dropped bool // a notice is the last message sent on ch; guarded by ps.mu
-	closed  bool // ch is closed; guarded by ps.mu
+	box     *mailbox.Box // guarded by ps.mu
 }
 
 // Publish implements store.Store. It never blocks: a subscriber whose
@@ -461,38 +454,13 @@ func (s *Store) Publish(ctx context.Context, channel string, msg []byte) error {
 		return store.ErrClosed
 	}
 	for sub := range s.ps.subs[channel] {
-		sub.deliver(msg)
+		sub.box.Deliver(store.Message{Data: msg})
 	}
 	return nil
 }
 
-// deliver sends a copy of msg on sub's channel, or a notice that it was
-// dropped if the buffer is full. The pubsub must be locked.
-//
-// Data messages never take the last slot of the buffer. Only the holder of
-// the lock sends, and the subscriber only receives, so when a message is
-// dropped there is room for the notice, unless the notice is already the
-// last message buffered, which dropped records. The selects never block;
-// they only make that visible.
-func (sub *subscription) deliver(msg []byte) {
-	if len(sub.ch) < cap(sub.ch)-1 {
-		select {
-		case sub.ch <- store.Message{Data: bytes.Clone(msg)}:
-			sub.dropped = false
-			return
-		default:
-		}
-	}
-	if !sub.dropped {
-		select {
-		case sub.ch <- store.Message{Resubscribed: true}:
-			sub.dropped = true
-		default:
-		}
-	}
-}
-
-// Subscribe implements store.Store. The subscription buffers 64 messages;
+// Subscribe implements store.Store. The subscription buffers
+// mailbox.Size messages;
 // see Publish for what happens when its buffer is full. It returns
 // ErrInvalidArgument for an empty channel.
 func (s *Store) Subscribe(ctx context.Context, channel string) (store.Subscription, error) {
@@ -510,7 +478,7 @@ func (s *Store) Subscribe(ctx context.Context, channel string) (store.Subscripti
 	sub := &subscription{
 		ps:      &s.ps,
 		channel: channel,
-		ch:      make(chan store.Message, bufferSize+1),
+		box:     mailbox.New(),
 	}
 	subs := s.ps.subs[channel]
 	if subs == nil {
@@ -528,15 +496,14 @@ func (ps *pubsub) close() {
 	ps.closed = true
 	for _, subs := range ps.subs {
 		for sub := range subs {
-			sub.closed = true
-			close(sub.ch)
+			sub.box.Close()
 		}
 	}
 	ps.subs = nil
 }
 
 // Messages implements store.Subscription.
-func (sub *subscription) Messages() <-chan store.Message { return sub.ch }
+func (sub *subscription) Messages() <-chan store.Message { return sub.box.C() }
 
 // Err implements store.Subscription. A memory subscription never fails, so
 // Err always returns nil.
@@ -547,11 +514,9 @@ func (sub *subscription) Close() error {
 	ps := sub.ps
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	if sub.closed {
+	if !sub.box.Close() {
 		return nil
 	}
-	sub.closed = true
-	close(sub.ch)
 	subs := ps.subs[sub.channel]
 	delete(subs, sub)
 	if len(subs) == 0 {

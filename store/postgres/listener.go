@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/store/internal/mailbox"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
@@ -22,10 +22,6 @@ import (
 // NOTIFY payloads of 8000 bytes or more, and the payload is the message in
 // base64, which takes 4 bytes for every 3: 5900 bytes make 7868.
 const MaxMessageSize = 5900
-
-// bufferSize is the number of data messages a subscription buffers. One
-// more slot is kept for the notice that a message was dropped.
-const bufferSize = 64
 
 // The listener's timings.
 const (
@@ -186,7 +182,7 @@ func (l *listener) add(name string) (*subscription, <-chan struct{}, error) {
 	sub := &subscription{
 		l:    l,
 		name: name,
-		ch:   make(chan store.Message, bufferSize+1),
+		box:  mailbox.New(),
 		// A subscription that joins a channel already listened to is
 		// active at once; any other becomes active with the LISTEN.
 		active: c.listening,
@@ -218,8 +214,7 @@ func (l *listener) close() {
 	l.closed = true
 	for _, c := range l.channels {
 		for sub := range c.subs {
-			sub.closed = true
-			close(sub.ch)
+			sub.box.Close()
 		}
 	}
 	l.channels = nil
@@ -437,40 +432,18 @@ func (l *listener) deliver(n *pgconn.Notification) {
 
 // subscription implements store.Subscription.
 type subscription struct {
-	l    *listener
-	name string // the PostgreSQL channel
-	// ch buffers bufferSize data messages, plus one slot kept free for the
-	// notice that a message was dropped or the channel resubscribed.
-	ch      chan store.Message
-	active  bool // Subscribe returned, or will; guarded by l.mu
-	noticed bool // a notice is the last message sent on ch; guarded by l.mu
-	closed  bool // ch is closed; guarded by l.mu
+	l      *listener
+	name   string       // the PostgreSQL channel
+	box    *mailbox.Box // guarded by l.mu
+	active bool         // Subscribe returned, or will; guarded by l.mu
 }
 
-// deliver sends m on sub's channel without blocking. A data message never
-// takes the last slot of the buffer: when it does not fit, it is dropped
-// and a Resubscribed notice takes its place. A notice is not sent when the
-// last message sent is a notice still buffered (the channel is not empty,
-// so the last message sent has not been received yet). Only the holder of
-// the listener's lock sends, so the sends never block. The listener must be
-// locked.
-func (sub *subscription) deliver(m store.Message) {
-	if !m.Resubscribed && len(sub.ch) < cap(sub.ch)-1 {
-		sub.ch <- store.Message{Data: bytes.Clone(m.Data)}
-		sub.noticed = false
-		return
-	}
-	if sub.noticed && len(sub.ch) > 0 {
-		return
-	}
-	if len(sub.ch) < cap(sub.ch) {
-		sub.ch <- store.Message{Resubscribed: true}
-		sub.noticed = true
-	}
-}
+// deliver sends m on sub's channel without blocking (see package
+// mailbox). The listener must be locked.
+func (sub *subscription) deliver(m store.Message) { sub.box.Deliver(m) }
 
 // Messages implements store.Subscription.
-func (sub *subscription) Messages() <-chan store.Message { return sub.ch }
+func (sub *subscription) Messages() <-chan store.Message { return sub.box.C() }
 
 // Err implements store.Subscription. The listener reconnects for as long
 // as the store is open, so a subscription never fails: Err always returns
@@ -483,11 +456,9 @@ func (sub *subscription) Close() error {
 	l := sub.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if sub.closed {
+	if !sub.box.Close() {
 		return nil
 	}
-	sub.closed = true
-	close(sub.ch)
 	c := l.channels[sub.name]
 	delete(c.subs, sub)
 	if len(c.subs) == 0 {

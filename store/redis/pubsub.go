@@ -1,19 +1,15 @@
 package redis
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/store/internal/mailbox"
 	"github.com/redis/go-redis/v9"
 )
-
-// bufferSize is the number of data messages a subscription buffers. One
-// more slot is kept for the notice that a message was dropped.
-const bufferSize = 64
 
 // Publish implements store.Store: PUBLISH <prefix>{<channel>} msg. It returns
 // ErrInvalidArgument for an empty channel or a nil msg.
@@ -134,7 +130,7 @@ func (h *hub) add(ctx context.Context, name string) (sub *subscription, ready <-
 	sub = &subscription{
 		h:    h,
 		name: name,
-		ch:   make(chan store.Message, bufferSize+1),
+		box:  mailbox.New(),
 	}
 	c.subs[sub] = struct{}{}
 	return sub, c.ready, writeErr, nil
@@ -198,8 +194,7 @@ func (h *hub) close() error {
 	close(h.stop)
 	for _, c := range h.channels {
 		for sub := range c.subs {
-			sub.closed = true
-			close(sub.ch)
+			sub.box.Close()
 		}
 	}
 	h.channels = nil
@@ -220,37 +215,16 @@ func (h *hub) close() error {
 // subscription implements store.Subscription.
 type subscription struct {
 	h    *hub
-	name string // the Redis channel
-	// ch buffers bufferSize data messages, plus one slot kept free for the
-	// notice that a message was dropped or the channel resubscribed.
-	ch      chan store.Message
-	noticed bool // a notice is the last message sent on ch; guarded by h.mu
-	closed  bool // ch is closed; guarded by h.mu
+	name string       // the Redis channel
+	box  *mailbox.Box // guarded by h.mu
 }
 
-// deliver sends m on sub's channel without blocking. A data message never
-// takes the last slot of the buffer: when it does not fit, it is dropped
-// and a Resubscribed notice takes its place. A notice is not sent when the
-// last message sent is a notice still buffered (the channel is not empty,
-// so the last message sent has not been received yet). Only the holder of
-// the hub's lock sends, so the sends never block. The hub must be locked.
-func (sub *subscription) deliver(m store.Message) {
-	if !m.Resubscribed && len(sub.ch) < cap(sub.ch)-1 {
-		sub.ch <- store.Message{Data: bytes.Clone(m.Data)}
-		sub.noticed = false
-		return
-	}
-	if sub.noticed && len(sub.ch) > 0 {
-		return
-	}
-	if len(sub.ch) < cap(sub.ch) {
-		sub.ch <- store.Message{Resubscribed: true}
-		sub.noticed = true
-	}
-}
+// deliver sends m on sub's channel without blocking (see package
+// mailbox). The hub must be locked.
+func (sub *subscription) deliver(m store.Message) { sub.box.Deliver(m) }
 
 // Messages implements store.Subscription.
-func (sub *subscription) Messages() <-chan store.Message { return sub.ch }
+func (sub *subscription) Messages() <-chan store.Message { return sub.box.C() }
 
 // Err implements store.Subscription. go-redis reconnects the PubSub for as
 // long as the store is open, so a Redis subscription never fails: Err
@@ -265,11 +239,9 @@ func (sub *subscription) Close() error {
 	h := sub.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if sub.closed {
+	if !sub.box.Close() {
 		return nil
 	}
-	sub.closed = true
-	close(sub.ch)
 	c := h.channels[sub.name]
 	delete(c.subs, sub)
 	if len(c.subs) == 0 {
