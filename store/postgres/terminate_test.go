@@ -41,9 +41,9 @@ func terminatePrefix(t *testing.T, conn *pgx.Conn, prefix string) int {
 // it gets the result written after the last. Nothing is left running after
 // Close.
 //
-// A shared server cannot be restarted by a test; terminating every
-// connection is what a restart does to a client, except that the server
-// answers again at once.
+// This is what a restart does to a client, except that the server answers
+// again at once; TestServerRestartedUnderLoad restarts a server of the
+// test's own.
 func TestConnectionsTerminatedUnderLoad(t *testing.T) {
 	url := serverURL(t)
 	admin := connect(t, url)

@@ -1,0 +1,289 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/store/internal/testservers"
+	evpostgres "github.com/elicitvault/elicitvault/store/postgres"
+	"github.com/elicitvault/elicitvault/store/storetest"
+	"github.com/jackc/pgx/v5"
+)
+
+// pgServer is a PostgreSQL cluster of the test's own, which it may stop
+// and start again on the same port with the same data.
+type pgServer struct {
+	t          *testing.T
+	bin, data  string
+	port       int
+	asPostgres bool // run the server as the postgres user (the test runs as root)
+	cmd        *exec.Cmd
+	done       chan struct{}
+}
+
+// startPrivatePostgres creates a cluster in a temporary folder and starts
+// it on a free port. It skips t when PostgreSQL's server binaries are not
+// installed (and fails it when ELICITVAULT_REQUIRE_BACKENDS=1).
+func startPrivatePostgres(t *testing.T) *pgServer {
+	t.Helper()
+	skip := func(msg string) {
+		t.Helper()
+		if os.Getenv(testservers.RequireEnv) == "1" {
+			t.Fatalf("%s, and %s=1", msg, testservers.RequireEnv)
+		}
+		t.Skip(msg)
+	}
+	initdbs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(initdbs) == 0 {
+		skip("PostgreSQL's server binaries are not installed; this test runs a server of its own")
+	}
+	s := &pgServer{t: t, bin: filepath.Dir(initdbs[len(initdbs)-1])}
+
+	// The server refuses to run as root: the folder then belongs to the
+	// postgres user, under a parent it can enter.
+	parent, err := os.MkdirTemp("", "elicitvault-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	os.Chmod(parent, 0o755)
+	s.data = filepath.Join(parent, "data")
+	if err := os.Mkdir(s.data, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			skip("running as root without a postgres user to run the server as")
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(s.data, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+		s.asPostgres = true
+	}
+	if out, err := s.command("initdb", "-D", s.data, "-A", "trust", "-U", "postgres", "--no-sync").CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.port = ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	s.start()
+	t.Cleanup(func() {
+		if s.cmd != nil {
+			s.stop()
+		}
+	})
+	return s
+}
+
+func (s *pgServer) command(name string, args ...string) *exec.Cmd {
+	path := filepath.Join(s.bin, name)
+	if s.asPostgres {
+		return exec.Command("runuser", append([]string{"-u", "postgres", "--", path}, args...)...)
+	}
+	return exec.Command(path, args...)
+}
+
+func (s *pgServer) url() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", s.port)
+}
+
+// start starts the server and waits until it accepts connections.
+func (s *pgServer) start() {
+	s.t.Helper()
+	s.cmd = s.command("postgres", "-D", s.data, "-p", strconv.Itoa(s.port), "-k", s.data,
+		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=50")
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatalf("starting postgres: %v", err)
+	}
+	s.done = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) {
+		cmd.Wait()
+		close(done)
+	}(s.cmd, s.done)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		c, err := pgx.Connect(ctx, s.url())
+		cancel()
+		if err == nil {
+			c.Close(context.Background())
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("postgres did not accept connections within 20s: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop shuts the server down (fast shutdown: every session is ended) and
+// waits until it has exited.
+func (s *pgServer) stop() {
+	s.t.Helper()
+	if out, err := s.command("pg_ctl", "stop", "-D", s.data, "-m", "fast", "-w").CombinedOutput(); err != nil {
+		s.t.Errorf("pg_ctl stop: %v\n%s", err, out)
+	}
+	select {
+	case <-s.done:
+	case <-time.After(20 * time.Second):
+		s.cmd.Process.Kill()
+		s.t.Fatal("postgres did not stop within 20s")
+	}
+	s.cmd = nil
+}
+
+// TestServerRestartedUnderLoad stops a PostgreSQL server of the test's own
+// in the middle of a burst of every operation, while a waiter waits for a
+// result, and starts it again on the same port. While it is down every
+// operation fails with a wrapped error (never not-found, never a panic);
+// after it is back the same two stores work again without being recreated,
+// the waiter is resubscribed, and it gets the result written after the
+// restart. Nothing is left running after Close.
+func TestServerRestartedUnderLoad(t *testing.T) {
+	srv := startPrivatePostgres(t)
+	ctx := t.Context()
+	{
+		conn, err := pgx.Connect(ctx, srv.url())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := evpostgres.Migrate(ctx, conn); err != nil {
+			t.Fatal(err)
+		}
+		conn.Close(ctx)
+	}
+	storetest.CheckNoLeaks(t)
+	open := func() *evpostgres.Store {
+		s, err := evpostgres.New(ctx, srv.url(), evpostgres.WithLogger(testLogger(t)))
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		return s
+	}
+	waiter, resolver := open(), open()
+	defer waiter.Close()
+	defer resolver.Close()
+
+	sub, err := waiter.Subscribe(ctx, "result-channel")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	var resubscribed atomic.Int32
+	result := make(chan []byte, 1)
+	go func() {
+		for m := range sub.Messages() {
+			if m.Resubscribed {
+				resubscribed.Add(1)
+			}
+			if v, err := waiter.Get(ctx, "result"); err == nil {
+				result <- v
+				return
+			}
+		}
+	}()
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var failures atomic.Int64
+	lastOK := make([]atomic.Int64, 6)
+	for w := range lastOK {
+		st := waiter
+		if w%2 == 1 {
+			st = resolver
+		}
+		wg.Go(func() {
+			key := fmt.Sprintf("burst-%d", w)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				octx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				err := burstOp(octx, st, key, i)
+				cancel()
+				if err != nil {
+					failures.Add(1)
+					if !strings.HasPrefix(err.Error(), "postgres: ") || errors.Is(err, store.ErrClosed) ||
+						errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidArgument) {
+						t.Errorf("worker %d: %v, want the server's error, wrapped", w, err)
+					}
+					time.Sleep(5 * time.Millisecond) // the server is down: no busy loop
+					continue
+				}
+				lastOK[w].Store(time.Now().UnixNano())
+			}
+		})
+	}
+
+	time.Sleep(200 * time.Millisecond) // the burst runs on a live server
+	before := resubscribed.Load()
+	failedBefore := failures.Load()
+	srv.stop()
+	time.Sleep(500 * time.Millisecond) // operations meet a server that is down
+	if failures.Load() == failedBefore {
+		t.Error("no operation failed while the server was down")
+	}
+	srv.start()
+	at := time.Now()
+	deadline := at.Add(30 * time.Second)
+	for resubscribed.Load() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("the waiter's subscription was not resubscribed after the restart")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for w := range lastOK {
+		for lastOK[w].Load() < at.UnixNano() {
+			if time.Now().After(deadline) {
+				t.Fatalf("burst worker %d did not recover after the restart", w)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d operations failed while the server was down or restarting", failures.Load())
+
+	if err := resolver.Put(ctx, "result", []byte("the answer"), time.Now().Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := resolver.Publish(ctx, "result-channel", []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case v := <-result:
+		if string(v) != "the answer" {
+			t.Fatalf("the waiter got %q", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiter did not get the result written after the restart")
+	}
+	sub.Close()
+	if err := resolver.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if err := waiter.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
