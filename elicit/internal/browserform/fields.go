@@ -3,6 +3,7 @@ package browserform
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -174,18 +175,19 @@ func parseContent(fields []field, form url.Values) (map[string]any, map[string]s
 				}
 				vals = append(vals, v)
 			}
+			if len(vals) == 0 && !f.required {
+				continue // an optional field left empty: absent, not an empty list
+			}
 			if f.minItems != nil && len(vals) < *f.minItems {
 				problems[f.name] = fmt.Sprintf("choose at least %d", *f.minItems)
 			}
 			if f.maxItems != nil && len(vals) > *f.maxItems {
 				problems[f.name] = fmt.Sprintf("choose at most %d", *f.maxItems)
 			}
-			if len(vals) > 0 || f.required {
-				if vals == nil {
-					vals = []any{}
-				}
-				content[f.name] = vals
+			if vals == nil {
+				vals = []any{}
 			}
+			content[f.name] = vals
 			continue
 		}
 		if one == "" {
@@ -221,7 +223,7 @@ func parseContent(fields []field, form url.Values) (map[string]any, map[string]s
 				content[f.name] = v
 			}
 			switch {
-			case err != nil:
+			case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
 				problems[f.name] = "not a number"
 			case f.minimum != nil && v < *f.minimum:
 				problems[f.name] = "below the minimum " + strconv.FormatFloat(*f.minimum, 'g', -1, 64)

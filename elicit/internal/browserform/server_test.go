@@ -343,3 +343,28 @@ func TestRefusesSchemasOutsideTheSubset(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionalFieldsLeftEmpty: an optional multi-select with minItems that
+// the user leaves empty is absent, not a too-short list (JSON Schema's
+// minItems applies to a value that is there); a number that is not finite
+// is refused.
+func TestOptionalFieldsLeftEmpty(t *testing.T) {
+	fields, err := fieldsOf(everyKind())
+	if err != nil {
+		t.Fatal(err)
+	}
+	form := url.Values{"name": {"Ada"}, "email": {"ada@example.com"}, "age": {"36"}, "warehouse": {"berlin"}}
+	content, problems := parseContent(fields, form)
+	if len(problems) != 0 {
+		t.Fatalf("problems %v", problems)
+	}
+	if _, ok := content["tags"]; ok {
+		t.Fatalf("an empty optional multi-select is present: %v", content["tags"])
+	}
+	for _, bad := range []string{"NaN", "+Inf", "-Inf"} {
+		form.Set("ratio", bad)
+		if _, problems := parseContent(fields, form); problems["ratio"] != "not a number" {
+			t.Errorf("ratio %s: problems %v", bad, problems)
+		}
+	}
+}
