@@ -1,7 +1,7 @@
 // Package fuzz holds elicitvault's fuzz targets: one for every parser of
 // bytes that come from outside the process (sealed records, stored
-// records, key IDs, the secret list in the environment, tokens, elicited
-// content).
+// records, key IDs, the secret list in the environment, tokens, tool
+// arguments, elicited content).
 //
 // The package has no code of its own; its targets are tests. A plain
 //
@@ -37,7 +37,10 @@
 // unknown key.
 //
 // Targets: FuzzOpen, FuzzParseHeader, FuzzOpenRecord, FuzzRewrap,
-// FuzzParseKeyID, FuzzLoadPrevious (envelope_test.go); the token targets
-// live in token_test.go and the elicitation content targets in
-// elicit_test.go.
+// FuzzParseKeyID, FuzzLoadPrevious (envelope_test.go); FuzzCompactVerify,
+// FuzzJWEVerify (token_test.go); FuzzHashArgs (args_test.go);
+// FuzzElicitContent, FuzzElicitSchema (elicit_test.go). Parsers inside
+// internal packages keep their targets beside them: FuzzAppend and
+// FuzzReadString (token/internal/wire), FuzzParseContent (the browser
+// form's posted fields, elicit/internal/browserform).
 package fuzz
