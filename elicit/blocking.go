@@ -136,15 +136,9 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 		case _, ok := <-sub.Messages():
 			if !ok {
 				// The subscription ended: subscribe again, then read.
-				sub.Close()
-				ns, err := e.store.Subscribe(wctx, s.channel())
-				if err != nil {
-					if wctx.Err() != nil {
-						return nil, e.waitErr(ctx)
-					}
-					return nil, fmt.Errorf("elicit: subscribe: %w", err)
+				if err := e.resubscribe(ctx, wctx, s, sub); err != nil {
+					return nil, err
 				}
-				sub.Subscription = ns
 			}
 			res, ok, err := e.readResult(ctx, s)
 			if err != nil {

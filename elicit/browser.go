@@ -126,15 +126,9 @@ func (e *Elicitor) viaBrowser(ctx context.Context, r *Request, ttl time.Duration
 			return &Response{Action: Action(a.res.Action), Content: a.res.Content}, nil
 		case _, ok := <-sub.Messages():
 			if !ok {
-				sub.Close()
-				ns, err := e.store.Subscribe(wctx, s.channel())
-				if err != nil {
-					if wctx.Err() != nil {
-						return nil, e.waitErr(ctx)
-					}
-					return nil, fmt.Errorf("elicit: subscribe: %w", err)
+				if err := e.resubscribe(ctx, wctx, s, sub); err != nil {
+					return nil, err
 				}
-				sub.Subscription = ns
 			}
 			if _, done, err := e.readResult(ctx, s); done {
 				// Only a newer elicitation writes here.

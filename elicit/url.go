@@ -221,6 +221,23 @@ type subscription struct {
 	store.Subscription
 }
 
+// resubscribe replaces sub's ended subscription with a new one to the
+// slot's channel; the caller reads the store after it, as after every
+// message. When the wait (wctx) ends meanwhile, it returns the wait's own
+// error.
+func (e *Elicitor) resubscribe(ctx, wctx context.Context, s *slot, sub *subscription) error {
+	sub.Close()
+	ns, err := e.store.Subscribe(wctx, s.channel())
+	if err != nil {
+		if wctx.Err() != nil {
+			return e.waitErr(ctx)
+		}
+		return fmt.Errorf("elicit: subscribe: %w", err)
+	}
+	sub.Subscription = ns
+	return nil
+}
+
 // await waits for the slot's result until expiry, reading the store first,
 // then after every message and every resubscription. It ends with
 // ErrTimeout at expiry, or ctx's error.
@@ -236,15 +253,9 @@ func (e *Elicitor) await(ctx context.Context, expiry time.Time, s *slot, sub *su
 			if ok {
 				continue
 			}
-			sub.Close()
-			ns, err := e.store.Subscribe(wctx, s.channel())
-			if err != nil {
-				if wctx.Err() != nil {
-					return nil, e.waitErr(ctx)
-				}
-				return nil, fmt.Errorf("elicit: subscribe: %w", err)
+			if err := e.resubscribe(ctx, wctx, s, sub); err != nil {
+				return nil, err
 			}
-			sub.Subscription = ns
 		case <-wctx.Done():
 			return nil, e.waitErr(ctx)
 		}
