@@ -61,7 +61,7 @@ func newReference(keys *rotation.Keyring, st store.Store, o *referenceOptions) (
 		Version: moduleVersion(),
 	}, &mcp.ServerOptions{
 		Instructions: "The tools of this server ask the user for input with MCP elicitation: " +
-			"a confirmation (delete_contacts), a form (register_attendee) and an account connection " +
+			"confirmations (delete_contacts, which only the user may give; subscribe_newsletter), a form (register_attendee) and an account connection " +
 			"in the browser (connect_account). Nothing they do leaves the server.",
 	})
 	r := &reference{server: server, ev: ev, tokens: tokens, base: strings.TrimRight(o.BaseURL, "/")}
