@@ -11,8 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -179,91 +177,38 @@ func TestServerRestartedUnderLoad(t *testing.T) {
 		}
 		return s
 	}
-	waiter, resolver := open(), open()
-	defer waiter.Close()
+	node, resolver := open(), open()
+	defer node.Close()
 	defer resolver.Close()
 
-	sub, err := waiter.Subscribe(ctx, "result-channel")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
-	var resubscribed atomic.Int32
-	result := make(chan []byte, 1)
-	go func() {
-		for m := range sub.Messages() {
-			if m.Resubscribed {
-				resubscribed.Add(1)
-			}
-			if v, err := waiter.Get(ctx, "result"); err == nil {
-				result <- v
-				return
-			}
-		}
-	}()
+	waiter := storetest.StartWaiter(t, ctx, node, "result-channel", "result")
+	defer waiter.Close()
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var failures atomic.Int64
-	lastOK := make([]atomic.Int64, 6)
-	for w := range lastOK {
-		st := waiter
-		if w%2 == 1 {
-			st = resolver
+	burst := storetest.StartBurst(ctx, 6, []store.Store{node, resolver}, func(w int, err error) {
+		if !strings.HasPrefix(err.Error(), "postgres: ") || errors.Is(err, store.ErrClosed) ||
+			errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidArgument) {
+			t.Errorf("worker %d: %v, want the server's error, wrapped", w, err)
 		}
-		wg.Go(func() {
-			key := fmt.Sprintf("burst-%d", w)
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				octx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				err := burstOp(octx, st, key, i)
-				cancel()
-				if err != nil {
-					failures.Add(1)
-					if !strings.HasPrefix(err.Error(), "postgres: ") || errors.Is(err, store.ErrClosed) ||
-						errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidArgument) {
-						t.Errorf("worker %d: %v, want the server's error, wrapped", w, err)
-					}
-					time.Sleep(5 * time.Millisecond) // the server is down: no busy loop
-					continue
-				}
-				lastOK[w].Store(time.Now().UnixNano())
-			}
-		})
-	}
+	})
 
 	time.Sleep(200 * time.Millisecond) // the burst runs on a live server
-	before := resubscribed.Load()
-	failedBefore := failures.Load()
+	before := waiter.Resubscriptions()
+	failedBefore := burst.Failures()
 	srv.stop()
 	time.Sleep(500 * time.Millisecond) // operations meet a server that is down
-	if failures.Load() == failedBefore {
+	if burst.Failures() == failedBefore {
 		t.Error("no operation failed while the server was down")
 	}
 	srv.start()
 	at := time.Now()
 	deadline := at.Add(30 * time.Second)
-	for resubscribed.Load() == before {
-		if time.Now().After(deadline) {
-			t.Fatal("the waiter's subscription was not resubscribed after the restart")
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !waiter.AwaitResubscribed(before, deadline) {
+		t.Fatal("the waiter's subscription was not resubscribed after the restart")
 	}
-	for w := range lastOK {
-		for lastOK[w].Load() < at.UnixNano() {
-			if time.Now().After(deadline) {
-				t.Fatalf("burst worker %d did not recover after the restart", w)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+	if w := burst.AwaitRecovered(at, deadline); w >= 0 {
+		t.Fatalf("burst worker %d did not recover after the restart", w)
 	}
-	close(stop)
-	wg.Wait()
-	t.Logf("%d operations failed while the server was down or restarting", failures.Load())
+	t.Logf("%d operations failed while the server was down or restarting", burst.Stop())
 
 	if err := resolver.Put(ctx, "result", []byte("the answer"), time.Now().Add(time.Minute)); err != nil {
 		t.Fatal(err)
@@ -271,19 +216,14 @@ func TestServerRestartedUnderLoad(t *testing.T) {
 	if err := resolver.Publish(ctx, "result-channel", []byte{1}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case v := <-result:
-		if string(v) != "the answer" {
-			t.Fatalf("the waiter got %q", v)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiter did not get the result written after the restart")
+	if v := waiter.Result(t, 10*time.Second); string(v) != "the answer" {
+		t.Fatalf("the waiter got %q", v)
 	}
-	sub.Close()
+	waiter.Close()
 	if err := resolver.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
-	if err := waiter.Close(); err != nil {
+	if err := node.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
 }

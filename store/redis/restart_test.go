@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -150,58 +149,19 @@ func TestServerRestart(t *testing.T) {
 
 	// The waiter: subscribed before anything happens, it reads the store
 	// again after every message and every resubscription.
-	sub, err := s.Subscribe(ctx, "result-channel")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
-	var resubscribed atomic.Int32
-	result := make(chan []byte, 1)
-	go func() {
-		for m := range sub.Messages() {
-			if m.Resubscribed {
-				resubscribed.Add(1)
-			}
-			if v, err := s.Get(ctx, "result"); err == nil {
-				result <- v
-				return
-			}
-		}
-	}()
+	waiter := storetest.StartWaiter(t, ctx, s, "result-channel", "result")
+	defer waiter.Close()
 
 	// The burst: workers run every operation in turn until told to stop.
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var failures atomic.Int64
-	lastOK := make([]atomic.Int64, 8) // per worker, when an operation last succeeded
-	for w := range lastOK {
-		wg.Go(func() {
-			key := fmt.Sprintf("burst-%d", w)
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				octx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				err := burstOp(octx, s, key, i)
-				cancel()
-				if err != nil {
-					failures.Add(1)
-					if !strings.HasPrefix(err.Error(), "redis: ") || errors.Is(err, store.ErrClosed) {
-						t.Errorf("worker %d: %v", w, err)
-					}
-					time.Sleep(10 * time.Millisecond)
-					continue
-				}
-				lastOK[w].Store(time.Now().UnixNano())
-			}
-		})
-	}
+	burst := storetest.StartBurst(ctx, 8, []store.Store{s}, func(w int, err error) {
+		if !strings.HasPrefix(err.Error(), "redis: ") || errors.Is(err, store.ErrClosed) {
+			t.Errorf("worker %d: %v", w, err)
+		}
+	})
 
 	for round, kill := range []bool{false, true} {
 		time.Sleep(200 * time.Millisecond) // let the burst run against a live server
-		before := resubscribed.Load()
+		before := waiter.Resubscriptions()
 		srv.stop(kill)
 		down := time.Now()
 
@@ -245,24 +205,15 @@ func TestServerRestart(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		for resubscribed.Load() == before {
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: the waiter's subscription was not resubscribed", round)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !waiter.AwaitResubscribed(before, deadline) {
+			t.Fatalf("round %d: the waiter's subscription was not resubscribed", round)
 		}
-		for w := range lastOK {
-			for lastOK[w].Load() < up.UnixNano() {
-				if time.Now().After(deadline) {
-					t.Fatalf("round %d: burst worker %d did not recover", round, w)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+		if w := burst.AwaitRecovered(up, deadline); w >= 0 {
+			t.Fatalf("round %d: burst worker %d did not recover", round, w)
 		}
 	}
-	close(stop)
-	wg.Wait()
-	if failures.Load() == 0 {
+	failures := burst.Stop()
+	if failures == 0 {
 		t.Error("no operation of the burst failed: the server was not stopped under it")
 	}
 
@@ -274,16 +225,11 @@ func TestServerRestart(t *testing.T) {
 	if err := resolver.Publish(ctx, "result-channel", []byte{1}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case v := <-result:
-		if string(v) != "the answer" {
-			t.Fatalf("the waiter got %q", v)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the waiter did not get the result")
+	if v := waiter.Result(t, 10*time.Second); string(v) != "the answer" {
+		t.Fatalf("the waiter got %q", v)
 	}
-	t.Logf("%d operations of the burst failed while the server was down", failures.Load())
-	sub.Close()
+	t.Logf("%d operations of the burst failed while the server was down", failures)
+	waiter.Close()
 	if err := resolver.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
@@ -306,35 +252,4 @@ func (l *quietLogger) Printf(_ context.Context, format string, v ...any) {
 	if !l.quiet.Load() {
 		log.Printf(format, v...)
 	}
-}
-
-// burstOp runs the i-th operation of a burst worker on key.
-func burstOp(ctx context.Context, s store.Store, key string, i int) error {
-	exp := time.Now().Add(time.Minute)
-	v := []byte(strconv.Itoa(i))
-	var err error
-	switch i % 9 {
-	case 0:
-		err = s.Put(ctx, key, v, exp)
-	case 1:
-		_, err = s.Get(ctx, key)
-	case 2:
-		_, err = s.Swap(ctx, key, v, exp)
-	case 3:
-		_, err = s.CompareAndSwap(ctx, key, v, []byte("x"), exp)
-	case 4:
-		_, err = s.Take(ctx, key)
-	case 5:
-		_, err = s.PutIfAbsent(ctx, key, v, exp)
-	case 6:
-		err = s.Delete(ctx, key)
-	case 7:
-		_, _, err = s.Scan(ctx, "", 10)
-	case 8:
-		err = s.Publish(ctx, "burst", v)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		err = nil
-	}
-	return err
 }

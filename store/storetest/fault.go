@@ -1,0 +1,179 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/elicitvault/elicitvault/store"
+)
+
+// The helpers below are for a backend's fault tests: a server stopped,
+// restarted or cut off under load.
+
+// Waiter waits for the value under a key the way the elicit flow does:
+// subscribed to its channel before anything else happens, it reads the
+// store again after every message and after every resubscription.
+type Waiter struct {
+	sub          store.Subscription
+	resubscribed atomic.Int32
+	result       chan []byte
+}
+
+// StartWaiter subscribes to channel on s and starts waiting for key. It
+// fails t if it cannot subscribe; Close ends it.
+func StartWaiter(t testing.TB, ctx context.Context, s store.Store, channel, key string) *Waiter {
+	t.Helper()
+	sub, err := s.Subscribe(ctx, channel)
+	if err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	w := &Waiter{sub: sub, result: make(chan []byte, 1)}
+	go func() {
+		for m := range sub.Messages() {
+			if m.Resubscribed {
+				w.resubscribed.Add(1)
+			}
+			if v, err := s.Get(ctx, key); err == nil {
+				w.result <- v
+				return
+			}
+		}
+	}()
+	return w
+}
+
+// Resubscriptions returns how many Resubscribed messages the waiter got.
+func (w *Waiter) Resubscriptions() int32 { return w.resubscribed.Load() }
+
+// AwaitResubscribed reports whether the waiter got more than before
+// resubscriptions by deadline.
+func (w *Waiter) AwaitResubscribed(before int32, deadline time.Time) bool {
+	for w.resubscribed.Load() == before {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// Result returns what the waiter read under its key, failing t when it
+// read nothing within timeout.
+func (w *Waiter) Result(t testing.TB, timeout time.Duration) []byte {
+	t.Helper()
+	select {
+	case v := <-w.result:
+		return v
+	case <-time.After(timeout):
+		t.Fatal("the waiter did not get the result")
+		return nil
+	}
+}
+
+// Close ends the waiter's subscription.
+func (w *Waiter) Close() { w.sub.Close() }
+
+// Burst runs every operation of the contract, in turn, in workers spread
+// over some stores, until Stop.
+type Burst struct {
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	failures atomic.Int64
+	lastOK   []atomic.Int64 // per worker, Unix ns of its last success
+}
+
+// StartBurst starts workers workers, worker i on stores[i%len(stores)] and
+// a key of its own. Every failed operation is counted and passed to check,
+// which judges whether it failed cleanly; after a failure the worker
+// pauses briefly, so that a server that is down is not spun against.
+func StartBurst(ctx context.Context, workers int, stores []store.Store, check func(worker int, err error)) *Burst {
+	b := &Burst{stop: make(chan struct{}), lastOK: make([]atomic.Int64, workers)}
+	for w := range workers {
+		s := stores[w%len(stores)]
+		b.wg.Go(func() {
+			key := fmt.Sprintf("burst-%d", w)
+			for i := 0; ; i++ {
+				select {
+				case <-b.stop:
+					return
+				default:
+				}
+				octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				err := BurstOp(octx, s, key, i)
+				cancel()
+				if err != nil {
+					b.failures.Add(1)
+					check(w, err)
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
+				b.lastOK[w].Store(time.Now().UnixNano())
+			}
+		})
+	}
+	return b
+}
+
+// Failures returns how many operations have failed so far.
+func (b *Burst) Failures() int64 { return b.failures.Load() }
+
+// AwaitRecovered waits until every worker has succeeded after since. It
+// returns -1 when they all have, or the first worker that had not by
+// deadline.
+func (b *Burst) AwaitRecovered(since, deadline time.Time) int {
+	for w := range b.lastOK {
+		for b.lastOK[w].Load() < since.UnixNano() {
+			if time.Now().After(deadline) {
+				return w
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return -1
+}
+
+// Stop stops the workers, waits for them and returns how many operations
+// failed.
+func (b *Burst) Stop() int64 {
+	close(b.stop)
+	b.wg.Wait()
+	return b.failures.Load()
+}
+
+// BurstOp runs the i-th operation of a burst worker on key: each operation
+// of the contract in turn. Not found is not a failure.
+func BurstOp(ctx context.Context, s store.Store, key string, i int) error {
+	exp := time.Now().Add(time.Minute)
+	v := []byte(strconv.Itoa(i))
+	var err error
+	switch i % 9 {
+	case 0:
+		err = s.Put(ctx, key, v, exp)
+	case 1:
+		_, err = s.Get(ctx, key)
+	case 2:
+		_, err = s.Swap(ctx, key, v, exp)
+	case 3:
+		_, err = s.CompareAndSwap(ctx, key, v, []byte("x"), exp)
+	case 4:
+		_, err = s.Take(ctx, key)
+	case 5:
+		_, err = s.PutIfAbsent(ctx, key, v, exp)
+	case 6:
+		err = s.Delete(ctx, key)
+	case 7:
+		_, _, err = s.Scan(ctx, "", 10)
+	case 8:
+		err = s.Publish(ctx, "burst", v)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		err = nil
+	}
+	return err
+}
