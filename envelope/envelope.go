@@ -230,6 +230,85 @@ func (s *Sealer) seal(secret *hkdf.Secret, b Binding, plaintext []byte, expiry t
 	return out, nil
 }
 
+// AppendSeal appends to dst the record Seal returns. It copies plaintext
+// before it writes to dst, so dst may be plaintext[:0]. Neither buffer is
+// retained, and none is allocated when dst has room: for callers that seal
+// small records on a hot path.
+func (s *Sealer) AppendSeal(dst []byte, b Binding, plaintext []byte, expiry time.Time) ([]byte, error) {
+	if expiry.IsZero() {
+		return dst, errors.New("envelope: seal without expiry")
+	}
+	e, err := s.entry(s.primary, &b)
+	if err != nil {
+		return dst, err
+	}
+	var header [HeaderSize]byte
+	header[0] = Version
+	id := s.primary.KeyID()
+	copy(header[1:5], id[:])
+	binary.BigEndian.PutUint64(header[5:13], uint64(expiry.UnixMilli()))
+	aad, pooled, err := e.buildAAD(&b, header[:])
+	if err != nil {
+		return dst, err
+	}
+	// The record is sealed in place in the AAD's buffer, after the AAD.
+	aad, work := withRoom(aad, 12+len(plaintext)+16)
+	work = append(work, plaintext...)
+	sealed := e.aead.Seal(work[:0], nil, work, aad)
+	dst = append(append(dst, header[:]...), sealed...)
+	e.releaseAAD(aad, pooled)
+	return dst, nil
+}
+
+// AppendOpen is OpenHeader that appends the plaintext to dst. sealed is
+// not retained and may overlap dst; no buffer is allocated when dst has
+// room. On error dst is returned unchanged.
+func (s *Sealer) AppendOpen(dst []byte, b Binding, sealed []byte) ([]byte, Header, error) {
+	id, expiry, ok := parseHeader(sealed)
+	if !ok {
+		return dst, Header{}, ErrInvalid
+	}
+	secret := s.primary
+	if id != secret.KeyID() {
+		if secret, ok = s.secrets[id]; !ok {
+			return dst, Header{}, ErrUnknownKey
+		}
+	}
+	e, err := s.entry(secret, &b)
+	if err != nil {
+		return dst, Header{}, err
+	}
+	aad, pooled, err := e.buildAAD(&b, sealed[:HeaderSize])
+	if err != nil {
+		return dst, Header{}, err
+	}
+	// The record is opened in place in the AAD's buffer, after the AAD.
+	aad, work := withRoom(aad, len(sealed)-HeaderSize)
+	work = append(work, sealed[HeaderSize:]...)
+	pt, err := e.aead.Open(work[:0], nil, work, aad)
+	switch {
+	case err != nil:
+		err = ErrInvalid
+	case s.nowMilli() >= expiry:
+		err = ErrExpired
+	default:
+		dst = append(dst, pt...)
+	}
+	clear(work)
+	e.releaseAAD(aad, pooled)
+	if err != nil {
+		return dst, Header{}, err
+	}
+	return dst, Header{KeyID: id, Expiry: time.UnixMilli(expiry)}, nil
+}
+
+// withRoom returns aad, moved to a larger buffer if need be, and the empty
+// slice that follows it, with room for n bytes.
+func withRoom(aad []byte, n int) (moved, room []byte) {
+	aad = slices.Grow(aad, n)
+	return aad, aad[len(aad):len(aad)]
+}
+
 // aadBuffers holds buffers for AADs, for when a cache entry's own buffer is
 // in use. A buffer passed to an AEAD, an interface, escapes to the heap:
 // without them every Seal and Open would allocate one.

@@ -40,7 +40,8 @@
 // FuzzParseKeyID, FuzzLoadPrevious (envelope_test.go); FuzzCompactVerify,
 // FuzzJWEVerify (token_test.go); FuzzHashArgs (args_test.go);
 // FuzzElicitContent, FuzzElicitSchema (elicit_test.go). Parsers inside
-// internal packages keep their targets beside them: FuzzAppend and
-// FuzzReadString (token/internal/wire), FuzzParseContent (the browser
-// form's posted fields, elicit/internal/browserform).
+// internal packages keep their targets beside them: FuzzAppend
+// (token/internal/jcs), FuzzReadString and FuzzAppendString
+// (token/internal/wire), FuzzParseContent (the browser form's posted
+// fields, elicit/internal/browserform).
 package fuzz

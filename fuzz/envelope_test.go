@@ -236,6 +236,11 @@ func FuzzOpen(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		plaintext, err := sealer.Open(target, data)
 		checkErrorText(t, err)
+		// AppendOpen, which opens in its own buffer, agrees with Open.
+		appended, _, aerr := sealer.AppendOpen([]byte("dst:"), target, data)
+		if aerr != err || string(appended) != "dst:"+string(plaintext) {
+			t.Fatalf("AppendOpen = %v, Open = %v", aerr, err)
+		}
 		if s, ok := k[string(data)]; ok {
 			checkKnown(t, s, plaintext, err)
 			return

@@ -1,6 +1,7 @@
 package token
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -57,13 +58,15 @@ func binding(k Kind) envelope.Binding {
 }
 
 func (s *Service) issueCompact(c *Claims) (string, error) {
-	var buf [160]byte
+	// Typical tokens are built on the stack and copied once, into the
+	// string. The claims are sealed in place.
+	var buf [256]byte
 	pt := appendCompactClaims(buf[:0], c)
-	sealed, err := s.sealer.Seal(binding(c.Kind), pt, c.Expiry)
+	sealed, err := s.sealer.AppendSeal(pt[:0], binding(c.Kind), pt, c.Expiry)
 	if err != nil {
 		return "", fmt.Errorf("token: %w", err)
 	}
-	var text [256]byte // typical tokens are built on the stack, then copied once
+	var text [384]byte
 	out := append(text[:0], compactPrefix...)
 	out = b64.AppendEncode(out, sealed)
 	return string(out), nil
@@ -89,22 +92,31 @@ func appendCompactClaims(dst []byte, c *Claims) []byte {
 // decodeB64 decodes strict, canonical base64url: CR and LF, which
 // encoding/base64 skips even in strict mode, are caught by the length check.
 func decodeB64(s string) ([]byte, bool) {
-	out, err := b64.DecodeString(s)
-	if err != nil || b64.EncodedLen(len(out)) != len(s) {
-		return nil, false
+	return appendDecodeB64(nil, s)
+}
+
+// appendDecodeB64 is decodeB64 that appends to dst.
+func appendDecodeB64(dst []byte, s string) ([]byte, bool) {
+	out, err := b64.AppendDecode(dst, []byte(s))
+	if err != nil || b64.EncodedLen(len(out)-len(dst)) != len(s) {
+		return dst, false
 	}
 	return out, true
 }
 
 func (s *Service) verifyCompact(tok string, kind Kind) (*Claims, error) {
-	sealed, ok := decodeB64(tok[len(compactPrefix):])
+	// Typical tokens are decoded and opened in place on the stack; the
+	// plaintext is cleared before returning.
+	var buf [256]byte
+	sealed, ok := appendDecodeB64(buf[:0], tok[len(compactPrefix):])
 	if !ok {
 		return nil, ErrInvalid
 	}
-	pt, h, err := s.sealer.OpenHeader(binding(kind), sealed)
+	pt, h, err := s.sealer.AppendOpen(sealed[:0], binding(kind), sealed)
 	if err != nil {
 		return nil, envelopeError(err)
 	}
+	defer clear(pt)
 	c := &Claims{Kind: kind, KeyID: h.KeyID, Expiry: h.Expiry}
 	if err := decodeCompactClaims(pt, c); err != nil {
 		return nil, ErrInvalid
@@ -167,11 +179,12 @@ func decodeCompactClaims(pt []byte, c *Claims) error {
 			return err
 		}
 		copy(c.ArgsHash[:], h)
-		if c.State, rest, err = wire.ReadBytes(rest); err != nil {
+		var state []byte
+		if state, rest, err = wire.ReadBytes(rest); err != nil {
 			return err
 		}
-		if len(c.State) == 0 {
-			c.State = nil
+		if len(state) > 0 {
+			c.State = bytes.Clone(state) // pt is the caller's, and cleared
 		}
 	}
 	if len(rest) != 0 {

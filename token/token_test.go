@@ -738,3 +738,31 @@ func TestLargestTokens(t *testing.T) {
 		t.Logf("%v: largest token %d characters", f, len(tok))
 	}
 }
+
+// TestCompactAllocations pins the compact format's hot path: Issue
+// allocates the token's text and nothing else; Verify the Claims and one
+// string their text fields share. Tokens are built, decoded and opened in
+// stack buffers (envelope.AppendSeal, AppendOpen).
+func TestCompactAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector's instrumentation moves buffers to the heap")
+	}
+	s := service(t, keyring(t, nil, secretA), nil)
+	c := typical(token.URL)
+	tok, _ := issue(t, s, c, token.Compact)
+	want := token.Expect{Kind: token.URL, SessionID: c.SessionID, Subject: c.Subject}
+	issueAllocs := testing.AllocsPerRun(200, func() {
+		c := typical(token.URL)
+		if _, err := s.Issue(&c, 0, token.Compact); err != nil {
+			t.Fatal(err)
+		}
+	})
+	verifyAllocs := testing.AllocsPerRun(200, func() {
+		if _, err := s.Verify(tok, want); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if issueAllocs > 1 || verifyAllocs > 2 {
+		t.Errorf("compact: Issue %.1f allocations (want 1), Verify %.1f (want 2)", issueAllocs, verifyAllocs)
+	}
+}

@@ -181,51 +181,86 @@ func uvarintLen(v uint64) int {
 }
 
 // AppendString appends the encoding of s.
+//
+// Each packed mode is tried in the encoder's order (see the package
+// comment) by packing s and checking its alphabet in the same pass; the
+// first that applies is kept.
 func AppendString(dst []byte, s string) []byte {
-	switch m := mode(s); m {
-	case modeUUID:
-		dst = append(dst, modeUUID)
-		for i := 0; i < 36; i += 2 {
-			if s[i] == '-' {
-				i++
-			}
-			dst = append(dst, hexIndex[s[i]]<<4|hexIndex[s[i+1]])
+	start, n := len(dst), len(s)
+	if n == 36 {
+		if out, ok := appendUUID(dst, s); ok {
+			return out
 		}
-		return dst
-	case modeBase32:
-		dst = binary.AppendUvarint(dst, uint64(len(s))<<2|modeBase32)
-		return pack(dst, s, 5, &b32Index)
-	case modeBase64:
-		dst = binary.AppendUvarint(dst, uint64(len(s))<<2|modeBase64)
-		return pack(dst, s, 6, &b64Index)
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(s))<<2|modeRaw)
+	if packedLen(n, 5) < n {
+		dst = binary.AppendUvarint(dst, uint64(n)<<2|modeBase32)
+		if out, ok := pack(dst, s, 5, &b32Index); ok {
+			return out
+		}
+		dst = dst[:start]
+	}
+	if packedLen(n, 6) < n {
+		dst = binary.AppendUvarint(dst, uint64(n)<<2|modeBase64)
+		if out, ok := pack(dst, s, 6, &b64Index); ok {
+			return out
+		}
+		dst = dst[:start]
+	}
+	dst = binary.AppendUvarint(dst, uint64(n)<<2|modeRaw)
 	return append(dst, s...)
 }
 
-// pack appends the characters of s, bits bits each, most significant
-// first, zero-padded to a whole byte. Eight characters make exactly bits
-// bytes, so whole groups are packed without carrying bits over.
-func pack(dst []byte, s string, bits uint, index *[256]byte) []byte {
+// uuidDigits holds the offsets of the 16 pairs of hex digits of a UUID.
+var uuidDigits = [16]uint8{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
+
+// appendUUID appends the UUID mode's encoding of s, or reports that s is
+// not a canonical lowercase UUID.
+func appendUUID(dst []byte, s string) ([]byte, bool) {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return dst, false
+	}
+	var body [16]byte
+	var bad byte
+	for i, at := range uuidDigits {
+		hi, lo := hexIndex[s[at]], hexIndex[s[at+1]]
+		bad |= hi | lo
+		body[i] = hi<<4 | lo&0x0F
+	}
+	if bad == 0xFF {
+		return dst, false
+	}
+	return append(append(dst, modeUUID), body[:]...), true
+}
+
+// pack appends the characters of s, bits bits each (their index in the
+// alphabet whose table index is), most significant first, zero-padded to
+// a whole byte. It reports false, appending nothing, if s has a character
+// outside the alphabet. Eight characters make exactly bits bytes, so
+// whole groups are packed without carrying bits over.
+func pack(dst []byte, s string, bits uint, index *[256]byte) ([]byte, bool) {
 	start, size := len(dst), packedLen(len(s), int(bits))
-	dst = slices.Grow(dst, size)[:start+size]
-	out := dst[start:]
+	// Each group is stored as 8 bytes of which bits count: room for the
+	// last group's 8 - bits surplus bytes, cut off at the end.
+	dst = slices.Grow(dst, size+8)
+	out := dst[start : start+size+8]
+	var bad byte // 0xFF, the mark of a byte outside the alphabet, sticks
 	i, j := 0, 0
 	for ; i+8 <= len(s); i, j = i+8, j+int(bits) {
 		g := s[i : i+8]
-		v := uint64(index[g[0]])<<(7*bits) | uint64(index[g[1]])<<(6*bits) |
-			uint64(index[g[2]])<<(5*bits) | uint64(index[g[3]])<<(4*bits) |
-			uint64(index[g[4]])<<(3*bits) | uint64(index[g[5]])<<(2*bits) |
-			uint64(index[g[6]])<<bits | uint64(index[g[7]])
-		for k := int(bits) - 1; k >= 0; k-- {
-			out[j+k] = byte(v)
-			v >>= 8
-		}
+		c0, c1, c2, c3 := index[g[0]], index[g[1]], index[g[2]], index[g[3]]
+		c4, c5, c6, c7 := index[g[4]], index[g[5]], index[g[6]], index[g[7]]
+		bad |= c0 | c1 | c2 | c3 | c4 | c5 | c6 | c7
+		v := uint64(c0)<<(7*bits) | uint64(c1)<<(6*bits) | uint64(c2)<<(5*bits) |
+			uint64(c3)<<(4*bits) | uint64(c4)<<(3*bits) | uint64(c5)<<(2*bits) |
+			uint64(c6)<<bits | uint64(c7)
+		binary.BigEndian.PutUint64(out[j:], v<<(64-8*bits))
 	}
 	var acc uint64
 	var have uint
 	for ; i < len(s); i++ {
-		acc = acc<<bits | uint64(index[s[i]])
+		c := index[s[i]]
+		bad |= c
+		acc = acc<<bits | uint64(c)
 		have += bits
 	}
 	for ; have >= 8; j++ {
@@ -235,7 +270,10 @@ func pack(dst []byte, s string, bits uint, index *[256]byte) []byte {
 	if have > 0 {
 		out[j] = byte(acc << (8 - have))
 	}
-	return dst
+	if bad == 0xFF {
+		return dst[:start], false
+	}
+	return dst[:start+size], true
 }
 
 // ReadString reads a string written by AppendString and rejects any other

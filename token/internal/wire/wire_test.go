@@ -110,3 +110,28 @@ func FuzzReadString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAppendString checks the encoder against the package's rules: what
+// it writes reads back to the string, all of it, and has the length of
+// the mode StringLen picks (the first that applies, in order).
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "a", "AB", "ABC", "user", "5UO7Q7XMRZ3S6F4BMWIQQ7ZL4E",
+		"0b9f3c2e-8d41-4a6e-9f0c-3d2b1a7e5c44", "0B9F3C2E-8D41-4A6E-9F0C-3D2B1A7E5C44",
+		"dGhpcyBpcyAxNiBieXRlcw", "héllo", "\x00\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		enc := AppendString([]byte("dst"), s)
+		if string(enc[:3]) != "dst" {
+			t.Fatalf("%q: dst overwritten", s)
+		}
+		enc = enc[3:]
+		if len(enc) != StringLen(s) {
+			t.Fatalf("%q: %d bytes, StringLen %d", s, len(enc), StringLen(s))
+		}
+		got, rest, err := ReadString(enc)
+		if err != nil || got != s || len(rest) != 0 {
+			t.Fatalf("%q: encoded %x, read %q, %d left, %v", s, enc, got, len(rest), err)
+		}
+	})
+}
