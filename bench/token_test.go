@@ -5,6 +5,7 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/binary"
 	"runtime/debug"
 	"testing"
 	"time"
@@ -71,9 +72,9 @@ func tokenRawAEAD(b testing.TB) cipher.AEAD {
 //     sealing and opening the very claim bytes a compact token carries;
 //   - compact: token.Service Issue + Verify in the compact format;
 //   - jwe: token.Service Issue + Verify as JWE (go-jose, dir / A256GCM);
-//   - floor: what any token of the design costs before it carries a claim:
-//     an envelope Seal+Open of the same bytes (unbound token key), its
-//     base64url text and back, and a random 128-bit token ID.
+//   - floor: what any compact token costs before it encodes a claim: only
+//     the operations the design makes mandatory, with the standard library,
+//     in preallocated buffers (see benchTokenFloor).
 func BenchmarkToken(b *testing.B) {
 	b.Run("raw-gcm", benchTokenRawGCM)
 	b.Run("floor", benchTokenFloor)
@@ -113,28 +114,69 @@ func benchTokenRawGCM(b *testing.B) {
 	}
 }
 
+// benchTokenFloor is the least any compact token can cost: the operations
+// the design makes every token perform, done with the standard library,
+// in preallocated buffers, and nothing else:
+//
+//   - a random 128-bit token ID (crypto/rand);
+//   - a clock read for the expiry at issue and one for the expiry check at
+//     verify, each as the monotonic time since an anchor (the cheapest
+//     reading of the wall clock, as the envelope takes it);
+//   - AES-256-GCM with a random nonce, sealing and opening the claim bytes
+//     in place, with the envelope's AAD: its 13-byte header and the
+//     binding of an unbound token/url key;
+//   - base64url of the sealed record and back;
+//   - the two allocations a caller receives: the token's text and the
+//     verified claims' strings.
+//
+// What it leaves out is what the token package does beyond that: encode
+// and decode the claims, look the key up, check kind, expiry and binding,
+// return a Claims.
+// b64 is the compact format's base64url: no padding, strict.
+var b64 = base64.RawURLEncoding.Strict()
+
 func benchTokenFloor(b *testing.B) {
-	_, k := tokenService(b)
-	sealer := k.Sealer()
+	aead := tokenRawAEAD(b)
 	pt := claimBytes(b)
-	bind := envelope.Binding{Purpose: "token/url", Unbound: true}
-	var id [16]byte
+	const purpose = "token/url"
+	aad := make([]byte, 0, 64)
+	aad = append(aad, make([]byte, 13)...) // header: version, key ID, expiry
+	aad = binary.BigEndian.AppendUint32(aad, uint32(len(purpose)))
+	aad = append(aad, purpose...)
+	aad = append(aad, make([]byte, 3*4)...) // no subject, session ID, record ID
+	buf := make([]byte, 0, 512)
+	var text [384]byte
+	anchor, anchorUnix := time.Now(), time.Now().Unix()
+	var claimStrings string
 	b.ReportAllocs()
 	for b.Loop() {
-		rand.Read(id[:])
-		sealed, err := sealer.Seal(bind, pt, time.Now().Add(token.URL.DefaultTTL()))
+		// Issue.
+		record := append(buf[:0], make([]byte, 13)...)
+		record[0] = 1
+		expiry := anchorUnix + int64(time.Since(anchor)/time.Second) + 600
+		binary.BigEndian.PutUint64(record[5:13], uint64(expiry)*1000)
+		copy(aad, record[:13])
+		claims := append(record[13:], pt...)
+		rand.Read(claims[:16]) // the token ID
+		record = record[:13+len(aead.Seal(claims[:0], nil, claims, aad))]
+		tok := string(b64.AppendEncode(append(text[:0], "ev1."...), record))
+
+		// Verify.
+		record, err := b64.AppendDecode(buf[:0], []byte(tok[4:]))
 		if err != nil {
 			b.Fatal(err)
 		}
-		text := base64.RawURLEncoding.EncodeToString(sealed)
-		back, err := base64.RawURLEncoding.DecodeString(text)
+		copy(aad, record[:13])
+		opened, err := aead.Open(record[13:13], nil, record[13:], aad)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := sealer.Open(bind, back); err != nil {
-			b.Fatal(err)
+		if anchorUnix+int64(time.Since(anchor)/time.Second) >= int64(binary.BigEndian.Uint64(record[5:13])/1000) {
+			b.Fatal("expired")
 		}
+		claimStrings = string(opened[16:]) // stands for the claims' strings
 	}
+	_ = claimStrings
 }
 
 func benchTokenFormat(b *testing.B, f token.Format) {
@@ -174,14 +216,17 @@ func raceEnabled() bool {
 // compact to instead of the first one.
 //
 // compact ≤ 2 × raw-gcm cannot be met by any token of the design: the floor
-// sub-benchmark — an envelope Seal+Open of the same bytes, base64url there
-// and back, and a random 128-bit token ID, with no claim encoded at all —
-// already costs about 3 × raw-gcm on the project's machine. What the token
-// layer adds on top of that floor is what this package controls, and
-// maxCompactOverFloor bounds it.
+// sub-benchmark, which does only what every compact token must do (a
+// random token ID, two clock reads, the sealing and opening with the
+// envelope's AAD, base64url both ways, the caller's two allocations) in
+// preallocated buffers, already costs about 2.1 × raw-gcm on the project's
+// machine, leaving nothing for encoding, decoding and checking the claims.
+// What the token package adds on top of the floor is what it controls, and
+// maxCompactOverFloor bounds that; TestCompactAllocations in package token
+// pins its allocations.
 const (
 	designCompactOverRaw = 2.0
-	maxCompactOverFloor  = 2.0
+	maxCompactOverFloor  = 2.4
 	minJWEOverCompact    = 8.0
 )
 
@@ -219,7 +264,7 @@ func TestTokenRatios(t *testing.T) {
 		met = "NOT met: see floor"
 	}
 	t.Logf("raw-gcm %.0f ns, floor %.0f ns, compact %.0f ns, jwe %.0f ns", raw, floor, compact, jwe)
-	t.Logf("floor / raw-gcm = %.2f", floor/raw)
+	t.Logf("floor / raw-gcm = %.2f (what any compact token costs before its claims)", floor/raw)
 	t.Logf("compact / raw-gcm = %.2f (design target ≤ %.0f: %s)", compact/raw, designCompactOverRaw, met)
 	t.Logf("compact / floor = %.2f (bound %.1f)", compact/floor, maxCompactOverFloor)
 	t.Logf("jwe / compact = %.1f (design target ≥ %.0f)", jwe/compact, minJWEOverCompact)

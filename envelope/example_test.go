@@ -33,3 +33,30 @@ func Example() {
 	// {"confirm":true} <nil>
 	// true
 }
+
+// Small records on a hot path can be sealed and opened in the caller's
+// buffers, here arrays on the stack, without any allocation.
+func ExampleSealer_AppendSeal() {
+	secret, err := hkdf.New([]byte("an example secret of 32+ bytes!!"))
+	if err != nil {
+		panic(err)
+	}
+	sealer, err := envelope.New(secret, nil)
+	if err != nil {
+		panic(err)
+	}
+	b := envelope.Binding{Purpose: "token/url", Unbound: true}
+	var buf [128]byte
+	record := append(buf[:0], "claims"...)
+	record, err = sealer.AppendSeal(record[:0], b, record, time.Now().Add(time.Minute)) // in place
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(record) == len("claims")+envelope.Overhead)
+
+	plaintext, _, err := sealer.AppendOpen(record[:0], b, record) // in place again
+	fmt.Println(string(plaintext), err)
+	// Output:
+	// true
+	// claims <nil>
+}
