@@ -306,7 +306,7 @@ func (s *Sealer) AppendOpen(dst []byte, b Binding, sealed []byte) ([]byte, Heade
 // slice that follows it, with room for n bytes.
 func withRoom(aad []byte, n int) (moved, room []byte) {
 	aad = slices.Grow(aad, n)
-	return aad, aad[len(aad):len(aad)]
+	return aad, aad[len(aad):]
 }
 
 // aadBuffers holds buffers for AADs, for when a cache entry's own buffer is
