@@ -209,19 +209,12 @@ func (s *Sealer) Seal(b Binding, plaintext []byte, expiry time.Time) ([]byte, er
 }
 
 func (s *Sealer) seal(secret *hkdf.Secret, b Binding, plaintext []byte, expiry time.Time) ([]byte, error) {
-	if expiry.IsZero() {
-		return nil, errors.New("envelope: seal without expiry")
-	}
-	e, err := s.entry(secret, &b)
+	e, header, err := s.sealingEntry(secret, &b, expiry)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, HeaderSize, Overhead+len(plaintext))
-	out[0] = Version
-	id := secret.KeyID()
-	copy(out[1:5], id[:])
-	binary.BigEndian.PutUint64(out[5:13], uint64(expiry.UnixMilli()))
-	aad, pooled, err := e.buildAAD(&b, out[:HeaderSize])
+	out := append(make([]byte, 0, Overhead+len(plaintext)), header[:]...)
+	aad, pooled, err := e.buildAAD(&b, header[:])
 	if err != nil {
 		return nil, err
 	}
@@ -230,23 +223,33 @@ func (s *Sealer) seal(secret *hkdf.Secret, b Binding, plaintext []byte, expiry t
 	return out, nil
 }
 
+// sealingEntry returns the cache entry that seals for b under secret, and
+// the header of a record that expires at expiry.
+func (s *Sealer) sealingEntry(secret *hkdf.Secret, b *Binding, expiry time.Time) (*cacheEntry, [HeaderSize]byte, error) {
+	var header [HeaderSize]byte
+	if expiry.IsZero() {
+		return nil, header, errors.New("envelope: seal without expiry")
+	}
+	e, err := s.entry(secret, b)
+	if err != nil {
+		return nil, header, err
+	}
+	header[0] = Version
+	id := secret.KeyID()
+	copy(header[1:5], id[:])
+	binary.BigEndian.PutUint64(header[5:13], uint64(expiry.UnixMilli()))
+	return e, header, nil
+}
+
 // AppendSeal appends to dst the record Seal returns. It copies plaintext
 // before it writes to dst, so dst may be plaintext[:0]. Neither buffer is
 // retained, and none is allocated when dst has room: for callers that seal
 // small records on a hot path.
 func (s *Sealer) AppendSeal(dst []byte, b Binding, plaintext []byte, expiry time.Time) ([]byte, error) {
-	if expiry.IsZero() {
-		return dst, errors.New("envelope: seal without expiry")
-	}
-	e, err := s.entry(s.primary, &b)
+	e, header, err := s.sealingEntry(s.primary, &b, expiry)
 	if err != nil {
 		return dst, err
 	}
-	var header [HeaderSize]byte
-	header[0] = Version
-	id := s.primary.KeyID()
-	copy(header[1:5], id[:])
-	binary.BigEndian.PutUint64(header[5:13], uint64(expiry.UnixMilli()))
 	aad, pooled, err := e.buildAAD(&b, header[:])
 	if err != nil {
 		return dst, err
@@ -264,17 +267,7 @@ func (s *Sealer) AppendSeal(dst []byte, b Binding, plaintext []byte, expiry time
 // not retained and may overlap dst; no buffer is allocated when dst has
 // room. On error dst is returned unchanged.
 func (s *Sealer) AppendOpen(dst []byte, b Binding, sealed []byte) ([]byte, Header, error) {
-	id, expiry, ok := parseHeader(sealed)
-	if !ok {
-		return dst, Header{}, ErrInvalid
-	}
-	secret := s.primary
-	if id != secret.KeyID() {
-		if secret, ok = s.secrets[id]; !ok {
-			return dst, Header{}, ErrUnknownKey
-		}
-	}
-	e, err := s.entry(secret, &b)
+	e, id, expiry, err := s.openingEntry(&b, sealed)
 	if err != nil {
 		return dst, Header{}, err
 	}
@@ -332,17 +325,7 @@ func (s *Sealer) OpenHeader(b Binding, sealed []byte) ([]byte, Header, error) {
 }
 
 func (s *Sealer) open(b *Binding, sealed []byte) (pt []byte, id hkdf.KeyID, expiry int64, err error) {
-	id, expiry, ok := parseHeader(sealed)
-	if !ok {
-		return nil, id, 0, ErrInvalid
-	}
-	secret := s.primary
-	if id != secret.KeyID() {
-		if secret, ok = s.secrets[id]; !ok {
-			return nil, id, 0, ErrUnknownKey
-		}
-	}
-	e, err := s.entry(secret, b)
+	e, id, expiry, err := s.openingEntry(b, sealed)
 	if err != nil {
 		return nil, id, 0, err
 	}
@@ -360,6 +343,24 @@ func (s *Sealer) open(b *Binding, sealed []byte) (pt []byte, id hkdf.KeyID, expi
 		return nil, id, 0, ErrExpired
 	}
 	return pt, id, expiry, nil
+}
+
+// openingEntry checks sealed's length and version and returns the cache
+// entry that opens it for b, its key ID and its expiry (Unix ms, not yet
+// authenticated).
+func (s *Sealer) openingEntry(b *Binding, sealed []byte) (e *cacheEntry, id hkdf.KeyID, expiry int64, err error) {
+	id, expiry, ok := parseHeader(sealed)
+	if !ok {
+		return nil, id, 0, ErrInvalid
+	}
+	secret := s.primary
+	if id != secret.KeyID() {
+		if secret, ok = s.secrets[id]; !ok {
+			return nil, id, 0, ErrUnknownKey
+		}
+	}
+	e, err = s.entry(secret, b)
+	return e, id, expiry, err
 }
 
 // nowMilli returns the current time in Unix milliseconds: the unit of the
