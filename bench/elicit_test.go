@@ -3,13 +3,14 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"github.com/elicitvault/elicitvault/keyring"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 )
@@ -133,11 +134,11 @@ func benchElicitRedis(b *testing.B) {
 // benchElicitStore measures elicit.Confirm over st: the call a tool
 // handler makes, with the request the go-sdk gives it.
 func benchElicitStore(b *testing.B, st store.Store) {
-	keys, err := rotation.New([]byte("bench secret: thirty-two bytes or more"), nil)
+	keys, err := ring.New([]byte("bench secret: thirty-two bytes or more"), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ev, err := elicit.New(keys, st, nil)
+	ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

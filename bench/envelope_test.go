@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/hkdf"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
 )
 
 // plaintextSize is the size of every plaintext the envelope benchmarks seal.
@@ -83,7 +83,7 @@ func rawAEAD(b *testing.B) cipher.AEAD {
 }
 
 func newSealer(b *testing.B) *envelope.Sealer {
-	secret, err := hkdf.New(randomBytes(32))
+	secret, err := keyschedule.New(randomBytes(32))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/rotation"
-	"github.com/elicitvault/elicitvault/token"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/internal/token"
 )
 
 // benchClaims are typical URL-token claims: a go-sdk session ID and an
@@ -32,8 +32,8 @@ var benchExpect = token.Expect{
 	Subject:   "0b9f3c2e-8d41-4a6e-9f0c-3d2b1a7e5c44",
 }
 
-func tokenService(b testing.TB) (*token.Service, *rotation.Keyring) {
-	k, err := rotation.New(tokenRandom(32), nil)
+func tokenService(b testing.TB) (*token.Service, *ring.Keyring) {
+	k, err := ring.New(tokenRandom(32), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,9 +7,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/internal/token"
+	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/token"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -75,7 +76,7 @@ type Policy func(ctx context.Context, call *Call, r *Request) (*Response, error)
 // Create one per server with New and install it with Install. It is safe
 // for concurrent use.
 type Elicitor struct {
-	keys     *rotation.Keyring
+	keys     *ring.Keyring
 	store    store.Store
 	tokens   *token.Service
 	ttl      time.Duration
@@ -90,7 +91,7 @@ type Elicitor struct {
 }
 
 // New returns an Elicitor that seals its state with keys into st.
-func New(keys *rotation.Keyring, st store.Store, cfg *Config) (*Elicitor, error) {
+func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) {
 	if keys == nil || st == nil {
 		return nil, errors.New("elicit: New needs a keyring and a store")
 	}
@@ -98,7 +99,7 @@ func New(keys *rotation.Keyring, st store.Store, cfg *Config) (*Elicitor, error)
 		cfg = &Config{}
 	}
 	e := &Elicitor{
-		keys:     keys,
+		keys:     (*ring.Keyring)(keys),
 		store:    st,
 		tokens:   cfg.Tokens,
 		ttl:      cfg.TTL,
@@ -123,7 +124,7 @@ func New(keys *rotation.Keyring, st store.Store, cfg *Config) (*Elicitor, error)
 		e.maxSize = DefaultMaxContentSize
 	}
 	if e.tokens == nil {
-		ts, err := token.NewService(keys, st)
+		ts, err := token.NewService(e.keys, st)
 		if err != nil {
 			return nil, err
 		}

@@ -6,7 +6,7 @@ import (
 	"log"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -18,7 +18,7 @@ import (
 // so the second run does not create another.
 func ExampleSaveState() {
 	ctx := context.Background()
-	keys, err := rotation.New([]byte("example secret that is at least 32 bytes"), nil)
+	keys, err := keyring.New([]byte("example secret that is at least 32 bytes"))
 	if err != nil {
 		log.Fatal(err)
 	}

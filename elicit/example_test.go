@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -19,7 +19,7 @@ import (
 // calls the tool once at protocol version.
 func exampleServer(cfg *elicit.Config, content map[string]any, version string) {
 	ctx := context.Background()
-	keys, err := rotation.New([]byte("example secret that is at least 32 bytes"), nil)
+	keys, err := keyring.New([]byte("example secret that is at least 32 bytes"))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -5,13 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/elicitvault/elicitvault/keyring"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -44,13 +45,13 @@ func profileSchema(s *jsonschema.Schema) error {
 type env struct {
 	t      *testing.T
 	store  store.Store
-	keys   *rotation.Keyring
+	keys   *ring.Keyring
 	ev     *elicit.Elicitor
 	server *mcp.Server
 }
 
-func newKeyring(t testing.TB) *rotation.Keyring {
-	k, err := rotation.New([]byte("elicit test secret, thirty-two bytes long"), nil)
+func newKeyring(t testing.TB) *ring.Keyring {
+	k, err := ring.New([]byte("elicit test secret, thirty-two bytes long"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func newEnv(t *testing.T, cfg *elicit.Config) *env {
 	st := memory.New()
 	t.Cleanup(func() { st.Close() })
 	keys := newKeyring(t)
-	ev, err := elicit.New(keys, st, cfg)
+	ev, err := elicit.New((*keyring.Keyring)(keys), st, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

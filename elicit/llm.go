@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/elicitvault/elicitvault/hkdf"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -235,7 +235,7 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 // answer: blinded under the secret that was primary when it was asked, or,
 // once that secret is dropped everywhere, under the primary.
 func (s *slot) markerKey(keyID string) string {
-	if id, err := hkdf.ParseKeyID(keyID); err == nil {
+	if id, err := keyschedule.ParseKeyID(keyID); err == nil {
 		if key, ok := s.e.keys.StoreKeyUnder(id, s.binding(purposeUsed)); ok {
 			return key
 		}

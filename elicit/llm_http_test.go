@@ -3,6 +3,7 @@ package elicit_test
 import (
 	"bytes"
 	"context"
+	"github.com/elicitvault/elicitvault/keyring"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +14,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -44,7 +45,7 @@ func TestModelAcrossNodesAndUsers(t *testing.T) {
 	var runs [2]atomic.Int32
 	var nodes [2]http.Handler
 	for i := range nodes {
-		ev, err := elicit.New(keys, st, llmConfig)
+		ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,11 +116,11 @@ func TestModelAnsweredOnceDuringRotation(t *testing.T) {
 	var runs atomic.Int32
 	var urls [2]string
 	for i, secrets := range [][2][]byte{{oldSecret, newSecret}, {newSecret, oldSecret}} {
-		keys, err := rotation.New(secrets[0], [][]byte{secrets[1]})
+		keys, err := ring.New(secrets[0], [][]byte{secrets[1]})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev, err := elicit.New(keys, st, llmConfig)
+		ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
 		if err != nil {
 			t.Fatal(err)
 		}

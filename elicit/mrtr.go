@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/elicitvault/elicitvault/token"
+	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
+	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/store"
 )
 

@@ -2,6 +2,7 @@ package elicit_test
 
 import (
 	"context"
+	"github.com/elicitvault/elicitvault/keyring"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -46,7 +47,7 @@ func TestReleases(t *testing.T) {
 	before := runtime.NumGoroutine()
 	cs := &countingStore{Store: memory.New()}
 	defer cs.Close()
-	ev, err := elicit.New(newKeyring(t), cs, &elicit.Config{TTL: 100 * time.Millisecond})
+	ev, err := elicit.New((*keyring.Keyring)(newKeyring(t)), cs, &elicit.Config{TTL: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

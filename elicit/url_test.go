@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/elicitvault/elicitvault/keyring"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,7 +13,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/token"
+	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -157,7 +158,7 @@ func TestURLUnsupported(t *testing.T) {
 func TestURLAcrossNodes(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
 		e := newEnv(t, nil)
-		other, err := elicit.New(newKeyring(t), e.store, nil)
+		other, err := elicit.New((*keyring.Keyring)(newKeyring(t)), e.store, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/elicitvault/elicitvault/token"
+	"github.com/elicitvault/elicitvault/internal/token"
 )
 
 // FuzzHashArgs hashes arbitrary bytes as a tool call's arguments (what a

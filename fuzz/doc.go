@@ -41,7 +41,7 @@
 // FuzzJWEVerify (token_test.go); FuzzHashArgs (args_test.go);
 // FuzzElicitContent, FuzzElicitSchema (elicit_test.go). Parsers inside
 // internal packages keep their targets beside them: FuzzAppend
-// (token/internal/jcs), FuzzReadString and FuzzAppendString
-// (token/internal/wire), FuzzParseContent (the browser form's posted
+// (internal/token/internal/jcs), FuzzReadString and FuzzAppendString
+// (internal/token/internal/wire), FuzzParseContent (the browser form's posted
 // fields, elicit/internal/browserform).
 package fuzz

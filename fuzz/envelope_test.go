@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/hkdf"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 )
@@ -44,8 +44,8 @@ var (
 	other  = envelope.Binding{Purpose: "pending", Subject: "alice", SessionID: "sess-2", RecordID: "rec-1"}
 )
 
-func mustSecret(s string) *hkdf.Secret {
-	sec, err := hkdf.New([]byte(s))
+func mustSecret(s string) *keyschedule.Secret {
+	sec, err := keyschedule.New([]byte(s))
 	if err != nil {
 		panic(err)
 	}
@@ -60,7 +60,7 @@ func fixedClock() time.Time { return fuzzNow }
 //
 //	version 0x01 || key ID (4) || expiry (8, big-endian Unix ms) || nonce (12) || ciphertext || tag (16)
 //	AAD = header || lp(purpose) || lp(subject) || lp(session ID) || lp(record ID)
-func sealWith(secret *hkdf.Secret, b envelope.Binding, nonce byte, plaintext []byte, expiry time.Time) []byte {
+func sealWith(secret *keyschedule.Secret, b envelope.Binding, nonce byte, plaintext []byte, expiry time.Time) []byte {
 	binding := []string{b.Subject, b.SessionID}
 	if b.Unbound {
 		binding = nil
@@ -98,7 +98,7 @@ func lp(dst []byte, f string) []byte {
 // storedWith builds a stored record: 0xE1 || len(box) (2) || box || payload,
 // where box is sealed for the unbound purpose "record/binding" and holds
 // lp(purpose) || lp(subject) || lp(session) || lp(record) || unbound byte.
-func storedWith(boxSecret, payloadSecret *hkdf.Secret, named, sealedFor envelope.Binding, nonce byte, plaintext []byte, expiry time.Time) []byte {
+func storedWith(boxSecret, payloadSecret *keyschedule.Secret, named, sealedFor envelope.Binding, nonce byte, plaintext []byte, expiry time.Time) []byte {
 	var raw []byte
 	for _, f := range []string{named.Purpose, named.Subject, named.SessionID, named.RecordID} {
 		raw = lp(raw, f)
@@ -193,7 +193,7 @@ func checkErrorText(t *testing.T, err error) {
 // the authentic seeds; anything else is invalid or unknown key, and
 // unknown key only for a header that parses and names no configured key.
 func FuzzOpen(f *testing.F) {
-	sealer, err := envelope.New(secretA, []*hkdf.Secret{secretB}, envelope.WithClock(fixedClock))
+	sealer, err := envelope.New(secretA, []*keyschedule.Secret{secretB}, envelope.WithClock(fixedClock))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func FuzzOpen(f *testing.F) {
 	f.Add(append([]byte{0x01}, make([]byte, 1<<20)...)) // a huge record of zeros
 	f.Add(bytes.Repeat([]byte{0xFF}, 64))
 
-	ids := map[hkdf.KeyID]bool{secretA.KeyID(): true, secretB.KeyID(): true}
+	ids := map[keyschedule.KeyID]bool{secretA.KeyID(): true, secretB.KeyID(): true}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		plaintext, err := sealer.Open(target, data)
 		checkErrorText(t, err)
@@ -311,7 +311,7 @@ func storedSeeds() []seed {
 }
 
 // splitStored splits a stored record as SECURITY.md describes it, for an
-// independent check of rotation.RecordHeader.
+// independent check of ring.RecordHeader.
 func splitStored(data []byte) (box, payload []byte, ok bool) {
 	if len(data) < 3 || data[0] != 0xE1 {
 		return nil, nil, false
@@ -360,7 +360,7 @@ func addStoredSeeds(f *testing.F, k known) {
 // one authentic record with the payload of another for the same binding
 // opens, as it should, since both were sealed for that binding.
 func FuzzOpenRecord(f *testing.F) {
-	keyring, err := rotation.New([]byte(rawSecretA), [][]byte{[]byte(rawSecretB)}, envelope.WithClock(fixedClock))
+	keyring, err := ring.New([]byte(rawSecretA), [][]byte{[]byte(rawSecretB)}, envelope.WithClock(fixedClock))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -385,7 +385,7 @@ func FuzzOpenRecord(f *testing.F) {
 	}
 
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h, herr := rotation.RecordHeader(data)
+		h, herr := ring.RecordHeader(data)
 		box, payload, ok := splitStored(data)
 		if ok {
 			want, werr := envelope.ParseHeader(payload)
@@ -424,11 +424,11 @@ func FuzzOpenRecord(f *testing.F) {
 // store. Neither may panic or fail; only an authentic record is rewrapped,
 // and a rewrapped record opens under the primary secret alone.
 func FuzzRewrap(f *testing.F) {
-	keyring, err := rotation.New([]byte(rawSecretA), [][]byte{[]byte(rawSecretB)}, envelope.WithClock(fixedClock))
+	keyring, err := ring.New([]byte(rawSecretA), [][]byte{[]byte(rawSecretB)}, envelope.WithClock(fixedClock))
 	if err != nil {
 		f.Fatal(err)
 	}
-	primaryOnly, err := rotation.New([]byte(rawSecretA), nil, envelope.WithClock(fixedClock))
+	primaryOnly, err := ring.New([]byte(rawSecretA), nil, envelope.WithClock(fixedClock))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -446,11 +446,11 @@ func FuzzRewrap(f *testing.F) {
 		if err := s.Put(ctx, keys[1], data, later); err != nil {
 			t.Fatal(err)
 		}
-		r, err := rotation.Inspect(ctx, s, fuzzNow)
+		r, err := ring.Inspect(ctx, s, fuzzNow)
 		if err != nil || r.Entries != 1 {
 			t.Fatalf("inspect: %+v, %v", r, err)
 		}
-		p, err := keyring.Rewrap(ctx, s, rotation.RewrapOptions{})
+		p, err := keyring.Rewrap(ctx, s, ring.RewrapOptions{})
 		if err != nil {
 			t.Fatalf("rewrap failed on one entry: %v", err)
 		}
@@ -491,20 +491,20 @@ func FuzzParseKeyID(f *testing.F) {
 	}
 	hex8 := regexp.MustCompile(`^[0-9a-f]{8}$`)
 	f.Fuzz(func(t *testing.T, s string) {
-		id, err := hkdf.ParseKeyID(s)
+		id, err := keyschedule.ParseKeyID(s)
 		if hex8.MatchString(s) {
 			if err != nil || id.String() != s {
 				t.Fatalf("ParseKeyID(%q) = %s, %v", s, id, err)
 			}
 			return
 		}
-		if !errors.Is(err, hkdf.ErrInvalidKeyID) {
+		if !errors.Is(err, keyschedule.ErrInvalidKeyID) {
 			t.Fatalf("ParseKeyID(%q) = %s, %v; want ErrInvalidKeyID", s, id, err)
 		}
 		// Every key ID prints as text that parses back to it.
-		var raw hkdf.KeyID
+		var raw keyschedule.KeyID
 		copy(raw[:], s)
-		back, err := hkdf.ParseKeyID(raw.String())
+		back, err := keyschedule.ParseKeyID(raw.String())
 		if err != nil || back != raw {
 			t.Fatalf("%x does not round-trip: %s, %v", raw[:], back, err)
 		}
@@ -527,23 +527,23 @@ func FuzzLoadPrevious(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	// The one error text for each problem: variable and entry, or key ID.
-	shape := regexp.MustCompile(`^rotation: (` +
+	shape := regexp.MustCompile(`^keyring: (` +
 		`MCP_ELICITATION_SECRET is not set|` +
-		`MCP_ELICITATION_SECRET: hkdf: secret is shorter than 32 bytes|` +
-		`MCP_ELICITATION_SECRET_PREVIOUS, entry [1-9][0-9]*: (empty secret|hkdf: secret is shorter than 32 bytes|leading or trailing whitespace \(separate secrets with commas only\))|` +
+		`MCP_ELICITATION_SECRET: keyschedule: secret is shorter than 32 bytes|` +
+		`MCP_ELICITATION_SECRET_PREVIOUS, entry [1-9][0-9]*: (empty secret|keyschedule: secret is shorter than 32 bytes|leading or trailing whitespace \(separate secrets with commas only\))|` +
 		`envelope: two secrets have the same key ID \([0-9a-f]{8}\))$`)
 
 	f.Fuzz(func(t *testing.T, primary, previous string) {
 		getenv := func(name string) string {
 			switch name {
-			case rotation.EnvSecret:
+			case ring.EnvSecret:
 				return primary
-			case rotation.EnvPrevious:
+			case ring.EnvPrevious:
 				return previous
 			}
 			return ""
 		}
-		k, err := rotation.Load(rotation.LoadOptions{Getenv: getenv})
+		k, err := ring.Load(ring.LoadOptions{Getenv: getenv})
 
 		// What Load must do, worked out independently.
 		var entries []string
@@ -563,14 +563,14 @@ func FuzzLoadPrevious(f *testing.F) {
 				}
 			}
 			if len(primary) < 32 {
-				return "MCP_ELICITATION_SECRET: hkdf: secret is shorter than 32 bytes"
+				return "MCP_ELICITATION_SECRET: keyschedule: secret is shorter than 32 bytes"
 			}
 			for i, e := range entries {
 				if len(e) < 32 {
-					return fmt.Sprintf("MCP_ELICITATION_SECRET_PREVIOUS, entry %d: hkdf: secret is shorter than 32 bytes", i+1)
+					return fmt.Sprintf("MCP_ELICITATION_SECRET_PREVIOUS, entry %d: keyschedule: secret is shorter than 32 bytes", i+1)
 				}
 			}
-			seen := map[hkdf.KeyID]bool{mustSecret(primary).KeyID(): true}
+			seen := map[keyschedule.KeyID]bool{mustSecret(primary).KeyID(): true}
 			for _, e := range entries {
 				id := mustSecret(e).KeyID()
 				if seen[id] {
@@ -602,17 +602,17 @@ func FuzzLoadPrevious(f *testing.F) {
 		if !shape.MatchString(err.Error()) {
 			t.Fatalf("error %q is not of the documented shape (and may carry a secret)", err)
 		}
-		if err.Error() != "rotation: "+want {
-			t.Fatalf("error %q, want %q", err, "rotation: "+want)
+		if err.Error() != "keyring: "+want {
+			t.Fatalf("error %q, want %q", err, "keyring: "+want)
 		}
 		var sentinel error
 		switch {
 		case strings.Contains(want, "not set"):
-			sentinel = rotation.ErrNoSecret
+			sentinel = ring.ErrNoSecret
 		case strings.Contains(want, "shorter"):
-			sentinel = rotation.ErrShortSecret
+			sentinel = ring.ErrShortSecret
 		case strings.Contains(want, "key ID"):
-			sentinel = rotation.ErrDuplicateKeyID
+			sentinel = ring.ErrDuplicateKeyID
 		}
 		if sentinel != nil && !errors.Is(err, sentinel) {
 			t.Fatalf("error %q is not %v", err, sentinel)

@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/hkdf"
-	"github.com/elicitvault/elicitvault/rotation"
-	"github.com/elicitvault/elicitvault/token"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
+	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/internal/token"
 )
 
 // The token targets follow the envelope targets' method: their authentic
@@ -110,7 +110,7 @@ func allIn(s, alpha string) bool {
 
 // tokCompact builds a compact token: "ev1." + base64url(envelope sealed
 // for the unbound purpose "token/<kind>"), the claims as plaintext.
-func tokCompact(secret *hkdf.Secret, c *token.Claims, nonce byte) string {
+func tokCompact(secret *keyschedule.Secret, c *token.Claims, nonce byte) string {
 	pt := append([]byte(nil), c.ID[:]...)
 	pt = binary.AppendUvarint(pt, uint64(c.Expiry.Sub(c.IssuedAt)/time.Second))
 	pt = tokString(pt, c.SessionID)
@@ -131,7 +131,7 @@ func tokCompact(secret *hkdf.Secret, c *token.Claims, nonce byte) string {
 
 // tokJWE builds a compact JWE: dir, A256GCM, kid, the "token/jwe" key, a
 // fixed IV, the claims JSON as plaintext.
-func tokJWE(secret *hkdf.Secret, c *token.Claims, iv byte) string {
+func tokJWE(secret *keyschedule.Secret, c *token.Claims, iv byte) string {
 	key, err := secret.Key("token/jwe")
 	if err != nil {
 		panic(err)
@@ -165,7 +165,7 @@ func tokJWE(secret *hkdf.Secret, c *token.Claims, iv byte) string {
 }
 
 // tokClaims returns the fixed claims of seed number i of kind k.
-func tokClaims(k token.Kind, i int, secret *hkdf.Secret, expiry time.Time) token.Claims {
+func tokClaims(k token.Kind, i int, secret *keyschedule.Secret, expiry time.Time) token.Claims {
 	c := token.Claims{
 		Kind:          k,
 		KeyID:         secret.KeyID(),
@@ -194,7 +194,7 @@ func tokClaims(k token.Kind, i int, secret *hkdf.Secret, expiry time.Time) token
 // tokFixture is the service every token target verifies with, and its
 // seeds.
 func tokFixture(f *testing.F, format token.Format) (*token.Service, tokKnown) {
-	k, err := rotation.New([]byte(rawSecretA), [][]byte{[]byte(rawSecretB)}, envelope.WithClock(fixedClock))
+	k, err := ring.New([]byte(rawSecretA), [][]byte{[]byte(rawSecretB)}, envelope.WithClock(fixedClock))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func tokFixture(f *testing.F, format token.Format) (*token.Service, tokKnown) {
 	for _, kind := range token.Kinds {
 		for i := range 3 {
 			for _, tc := range []struct {
-				secret  *hkdf.Secret
+				secret  *keyschedule.Secret
 				expiry  time.Time
 				outcome string // "ok", "expired", "unknown key"
 			}{{secretA, live, "ok"}, {secretB, live, "ok"}, {secretA, dead, "expired"}, {secretC, live, "unknown key"}} {
@@ -321,7 +321,7 @@ func FuzzJWEVerify(f *testing.F) {
 // what the package accepts: the written format and the code agree.
 func TestTokenSeedsFromSpec(t *testing.T) {
 	for _, format := range []token.Format{token.Compact, token.JWE} {
-		k, err := rotation.New([]byte(rawSecretA), [][]byte{[]byte(rawSecretB)}, envelope.WithClock(fixedClock))
+		k, err := ring.New([]byte(rawSecretA), [][]byte{[]byte(rawSecretB)}, envelope.WithClock(fixedClock))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/elicitvault/elicitvault/keyring"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -18,7 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/ring"
 )
 
 // The known values of the fallbacks' zero-knowledge test.
@@ -52,7 +53,7 @@ type zkfForm struct {
 // values or channel names, or on the wire to it, in any encoding.
 func TestZeroKnowledgeFallbacks(t *testing.T) {
 	zkBackends(t, func(t *testing.T, b *zkBackend) {
-		keys, err := rotation.New([]byte(secretA), nil)
+		keys, err := ring.New([]byte(secretA), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +74,7 @@ func TestZeroKnowledgeFallbacks(t *testing.T) {
 			return slices.Clone(forbidden)
 		}
 
-		ev, err := elicit.New(keys, b.Store, &elicit.Config{
+		ev, err := elicit.New((*keyring.Keyring)(keys), b.Store, &elicit.Config{
 			Fallbacks: []elicit.Fallback{elicit.LLMMediated, elicit.BrowserForm},
 			Hooks: []elicit.Hooks{{BeforeRequest: func(_ context.Context, r *elicit.Request) error {
 				forbid(r.ID)

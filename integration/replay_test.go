@@ -19,11 +19,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/postgres"
 	"github.com/elicitvault/elicitvault/store/redis"
-	"github.com/elicitvault/elicitvault/token"
+	"github.com/elicitvault/elicitvault/internal/token"
 )
 
 // The environment of the tests, and of the child process.
@@ -121,7 +121,7 @@ func TestConsumeChild(t *testing.T) {
 		t.Skip("runs only as the child process of TestConsumeAcrossProcesses")
 	}
 	ctx := context.Background()
-	k, err := rotation.New([]byte(secretB), [][]byte{[]byte(secretA)})
+	k, err := ring.New([]byte(secretB), [][]byte{[]byte(secretA)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestConsumeAcrossProcesses(t *testing.T) {
 			if backend == "redis" {
 				defer emptyStore(t, st)
 			}
-			k, err := rotation.New([]byte(secretA), nil)
+			k, err := ring.New([]byte(secretA), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

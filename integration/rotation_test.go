@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/postgres"
 	"github.com/elicitvault/elicitvault/store/redis"
@@ -111,15 +111,15 @@ func TestRewrapUnderLoad(t *testing.T) {
 			}
 			ctx := context.Background()
 			s := newTestStore(t, backend)
-			a, err := rotation.New([]byte(secretA), nil)
+			a, err := ring.New([]byte(secretA), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ba, err := rotation.New([]byte(secretB), [][]byte{[]byte(secretA)})
+			ba, err := ring.New([]byte(secretB), [][]byte{[]byte(secretA)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := rotation.New([]byte(secretB), nil)
+			b, err := ring.New([]byte(secretB), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +174,7 @@ func TestRewrapUnderLoad(t *testing.T) {
 					}
 				})
 			}
-			p, err := ba.Rewrap(ctx, s, rotation.RewrapOptions{})
+			p, err := ba.Rewrap(ctx, s, ring.RewrapOptions{})
 			rewrapTime := time.Since(start)
 			wg.Wait()
 			if err != nil || p.Failed != 0 {
@@ -182,12 +182,12 @@ func TestRewrapUnderLoad(t *testing.T) {
 			}
 			t.Logf("rewrap beside %d resolutions: %+v in %v", resolved.Load(), p, rewrapTime.Round(time.Millisecond))
 			// Records that changed under the first pass are done by a second.
-			p, err = ba.Rewrap(ctx, s, rotation.RewrapOptions{})
+			p, err = ba.Rewrap(ctx, s, ring.RewrapOptions{})
 			if err != nil || p.Failed != 0 || p.Rewrapped+p.Current != n-int(resolved.Load()) {
 				t.Fatalf("second rewrap: %+v, %v; want %d records in all", p, err, n-int(resolved.Load()))
 			}
 
-			r, err := rotation.Inspect(ctx, s, time.Now())
+			r, err := ring.Inspect(ctx, s, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/elicitvault/elicitvault/keyring"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,7 +12,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,13 +81,13 @@ type subjectServer struct {
 
 func newSubjectServer(t *testing.T) *subjectServer {
 	t.Helper()
-	keys, err := rotation.New([]byte(serveSecret), nil)
+	keys, err := ring.New([]byte(serveSecret), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := memory.New()
 	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New(keys, st, nil)
+	ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/elicitvault/elicitvault/keyring"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,9 +19,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/rotation"
-	"github.com/elicitvault/elicitvault/token"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/internal/token"
 )
 
 // The known values of the zero-knowledge test. None may ever reach a
@@ -61,7 +62,7 @@ type zkForm struct {
 func TestZeroKnowledge(t *testing.T) {
 	zkBackends(t, func(t *testing.T, b *zkBackend) {
 		ctx := t.Context()
-		keys, err := rotation.New([]byte(secretA), nil)
+		keys, err := ring.New([]byte(secretA), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +86,7 @@ func TestZeroKnowledge(t *testing.T) {
 
 		// The server: an Elicitor over the backend, whose hook learns
 		// every elicitation ID.
-		ev, err := elicit.New(keys, b.Store, &elicit.Config{Hooks: []elicit.Hooks{{
+		ev, err := elicit.New((*keyring.Keyring)(keys), b.Store, &elicit.Config{Hooks: []elicit.Hooks{{
 			BeforeRequest: func(_ context.Context, r *elicit.Request) error {
 				forbid(r.ID)
 				return nil

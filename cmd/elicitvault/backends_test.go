@@ -16,8 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/postgres"
 )
@@ -137,8 +137,8 @@ func emptyStore(t *testing.T, storeURL string) {
 }
 
 // scriptKeyring loads the keyring from the script's environment.
-func scriptKeyring(ts *testscript.TestScript) *rotation.Keyring {
-	k, err := rotation.Load(rotation.LoadOptions{Getenv: ts.Getenv})
+func scriptKeyring(ts *testscript.TestScript) *ring.Keyring {
+	k, err := ring.Load(ring.LoadOptions{Getenv: ts.Getenv})
 	ts.Check(err)
 	return k
 }

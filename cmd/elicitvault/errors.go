@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/elicitvault/elicitvault/envelope"
+	"github.com/elicitvault/elicitvault/internal/envelope"
 )
 
 // Exit statuses.

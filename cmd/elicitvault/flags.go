@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/hkdf"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
+	"github.com/elicitvault/elicitvault/internal/ring"
 )
 
 // newFlagSet returns an empty flag set for c. Flags are written -name or
@@ -82,7 +82,7 @@ func (b *bindingFlags) binding() (envelope.Binding, error) {
 	if err := requireFlags(b.fs, "purpose", "session"); err != nil {
 		return envelope.Binding{}, err
 	}
-	if !hkdf.ValidPurpose(b.purpose) {
+	if !keyschedule.ValidPurpose(b.purpose) {
 		return envelope.Binding{}, usagef(b.fs, "--purpose must be 1 to 64 characters of a-z 0-9 / . _ -")
 	}
 	if b.session == "" {
@@ -101,23 +101,23 @@ func positiveDuration(fs *flag.FlagSet, name string, d time.Duration) error {
 
 // loadKeyring loads the secrets from the environment. There is no
 // ephemeral secret here: what the CLI seals must open in another process.
-func loadKeyring(e *env) (*rotation.Keyring, error) {
-	return loadKeyringWith(e, rotation.LoadOptions{})
+func loadKeyring(e *env) (*ring.Keyring, error) {
+	return loadKeyringWith(e, ring.LoadOptions{})
 }
 
 // loadKeyringWith is loadKeyring with options (serve allows the ephemeral
 // development secret). The environment is always e's.
-func loadKeyringWith(e *env, opts rotation.LoadOptions) (*rotation.Keyring, error) {
+func loadKeyringWith(e *env, opts ring.LoadOptions) (*ring.Keyring, error) {
 	opts.Getenv = e.getenv
-	k, err := rotation.Load(opts)
+	k, err := ring.Load(opts)
 	switch {
 	case err == nil:
 		return k, nil
-	case errors.Is(err, rotation.ErrNoSecret):
-		return nil, &configError{err: err, msg: rotation.EnvSecret + " is not set (generate a secret with: elicitvault keygen)"}
-	case errors.Is(err, rotation.ErrDuplicateKeyID):
+	case errors.Is(err, ring.ErrNoSecret):
+		return nil, &configError{err: err, msg: ring.EnvSecret + " is not set (generate a secret with: elicitvault keygen)"}
+	case errors.Is(err, ring.ErrDuplicateKeyID):
 		return nil, &configError{err: err, msg: fmt.Sprintf("%s: the same secret is given twice, in %s and %s or twice in %s",
-			withoutPackages(err), rotation.EnvSecret, rotation.EnvPrevious, rotation.EnvPrevious)}
+			withoutPackages(err), ring.EnvSecret, ring.EnvPrevious, ring.EnvPrevious)}
 	default:
 		// The keyring's errors name the variable and the entry, never a secret.
 		return nil, &configError{err: err, msg: withoutPackages(err)}
@@ -125,11 +125,11 @@ func loadKeyringWith(e *env, opts rotation.LoadOptions) (*rotation.Keyring, erro
 }
 
 // withoutPackages returns the text of a keyring error without the package
-// prefixes ("rotation: ", "hkdf: ") that a library's errors carry and an
+// prefixes ("keyring: ", "keyschedule: ") that a library's errors carry and an
 // operator does not need.
 func withoutPackages(err error) string {
 	msg := err.Error()
-	for _, p := range []string{"rotation: ", "envelope: ", "hkdf: "} {
+	for _, p := range []string{"keyring: ", "envelope: ", "keyschedule: "} {
 		msg = strings.ReplaceAll(msg, p, "")
 	}
 	return msg
@@ -138,8 +138,8 @@ func withoutPackages(err error) string {
 // configuredKeyIDs returns the key IDs of the configured secrets for
 // commands that need none (inspect): nil when MCP_ELICITATION_SECRET is
 // unset.
-func configuredKeyIDs(e *env) ([]hkdf.KeyID, error) {
-	if e.getenv(rotation.EnvSecret) == "" {
+func configuredKeyIDs(e *env) ([]keyschedule.KeyID, error) {
+	if e.getenv(ring.EnvSecret) == "" {
 		return nil, nil
 	}
 	k, err := loadKeyring(e)

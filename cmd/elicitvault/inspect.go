@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/elicitvault/elicitvault/hkdf"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
+	"github.com/elicitvault/elicitvault/internal/ring"
 )
 
 func init() {
@@ -52,7 +52,7 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer s.Close()
-	r, err := rotation.Inspect(ctx, s, time.Now())
+	r, err := ring.Inspect(ctx, s, time.Now())
 	if err != nil {
 		return err
 	}
@@ -62,18 +62,18 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 
 // formatReport writes r as text. ids are the configured key IDs, primary
 // first, or nil when no secret is set.
-func formatReport(r rotation.Report, ids []hkdf.KeyID) []byte {
+func formatReport(r ring.Report, ids []keyschedule.KeyID) []byte {
 	var buf bytes.Buffer
 	records := r.Entries - r.Markers
 	fmt.Fprintf(&buf, "entries: %d (%d records, %d other entries such as one-shot markers)\n\n", r.Entries, records, r.Markers)
 
 	type row struct {
-		id    hkdf.KeyID
+		id    keyschedule.KeyID
 		count int
 		role  string
 	}
 	var rows []row
-	seen := map[hkdf.KeyID]bool{}
+	seen := map[keyschedule.KeyID]bool{}
 	for i, id := range ids {
 		role := "previous"
 		if i == 0 {
@@ -106,7 +106,7 @@ func formatReport(r rotation.Report, ids []hkdf.KeyID) []byte {
 		fmt.Fprintln(&buf, strings.TrimRight(line, " "))
 	}
 	if ids == nil {
-		fmt.Fprintf(&buf, "  (set %s and %s to mark the key IDs)\n", rotation.EnvSecret, rotation.EnvPrevious)
+		fmt.Fprintf(&buf, "  (set %s and %s to mark the key IDs)\n", ring.EnvSecret, ring.EnvPrevious)
 	}
 
 	fmt.Fprintf(&buf, "\nrecords per time to expiry:\n")

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/ring"
 )
 
 func init() {
@@ -24,6 +24,6 @@ func runKeygen(ctx context.Context, e *env, args []string) error {
 	if err := parseFlags(e, c, fs, args, 0); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(e.stdout, rotation.GenerateSecret())
+	_, err := fmt.Fprintln(e.stdout, ring.GenerateSecret())
 	return err
 }

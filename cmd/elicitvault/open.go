@@ -6,7 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 
-	"github.com/elicitvault/elicitvault/envelope"
+	"github.com/elicitvault/elicitvault/internal/envelope"
 )
 
 func init() {

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/ring"
 )
 
 // progressBar shows a rewrap's progress on stderr: one line redrawn with \r
@@ -26,8 +26,8 @@ type progressBar struct {
 	last    time.Time
 	lastLen int
 	shown   bool
-	p       rotation.Progress // the latest progress
-	drawn   rotation.Progress // the progress last drawn
+	p       ring.Progress // the latest progress
+	drawn   ring.Progress // the progress last drawn
 }
 
 func newProgressBar(w io.Writer) *progressBar {
@@ -41,7 +41,7 @@ func newProgressBar(w io.Writer) *progressBar {
 	return b
 }
 
-func (b *progressBar) update(p rotation.Progress) {
+func (b *progressBar) update(p ring.Progress) {
 	b.p = p
 	interval := time.Second
 	if b.tty {

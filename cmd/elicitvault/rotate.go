@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 )
 
@@ -62,7 +62,7 @@ func runRotate(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if len(k.KeyIDs()) == 1 {
-		fmt.Fprintf(e.stderr, "elicitvault: rotate: note: %s is empty: only records already under the primary secret will open\n", rotation.EnvPrevious)
+		fmt.Fprintf(e.stderr, "elicitvault: rotate: note: %s is empty: only records already under the primary secret will open\n", ring.EnvPrevious)
 	}
 	s, err := openStore(ctx, *storeURL)
 	if err != nil {
@@ -76,7 +76,7 @@ func runRotate(ctx context.Context, e *env, args []string) error {
 	if *cursor == "" {
 		// Counting first gives the bar its total: the records under any
 		// key but the primary. It reads headers only.
-		r, err := rotation.Inspect(stop.soft, s, time.Now())
+		r, err := ring.Inspect(stop.soft, s, time.Now())
 		if err != nil {
 			if stop.soft.Err() != nil {
 				fmt.Fprintln(e.stdout, "interrupted before any record was rewrapped")
@@ -91,7 +91,7 @@ func runRotate(ctx context.Context, e *env, args []string) error {
 		}
 		bar.counted = true
 	}
-	p, err := rewrap(stop, k, s, rotation.RewrapOptions{BatchSize: *batch, Cursor: *cursor}, bar)
+	p, err := rewrap(stop, k, s, ring.RewrapOptions{BatchSize: *batch, Cursor: *cursor}, bar)
 	bar.done()
 	// A moved record gets a new store key, which the scan may meet again
 	// later: it then counts as current.
@@ -163,10 +163,10 @@ func watchInterrupts(ctx context.Context, e *env) *interrupts {
 // rewrap runs the rewrap with in.hard and stops it after the batch in
 // which in.soft was cancelled. The returned progress holds the cursor to
 // resume from.
-func rewrap(in *interrupts, k *rotation.Keyring, s store.Store, opts rotation.RewrapOptions, bar *progressBar) (rotation.Progress, error) {
+func rewrap(in *interrupts, k *ring.Keyring, s store.Store, opts ring.RewrapOptions, bar *progressBar) (ring.Progress, error) {
 	ctx, cancel := context.WithCancel(in.hard)
 	defer cancel()
-	opts.Progress = func(p rotation.Progress) {
+	opts.Progress = func(p ring.Progress) {
 		bar.update(p)
 		if in.soft.Err() != nil {
 			// The batch just reported is complete: Rewrap's next Scan fails

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store/memory"
 )
 
@@ -25,11 +25,11 @@ func fakeSignals() (*env, chan os.Signal) {
 // current batch with a cursor, and resumes it from that cursor.
 func TestRotateInterruptResume(t *testing.T) {
 	ctx := context.Background()
-	a, err := rotation.New([]byte(testSecrets["A"]), nil)
+	a, err := ring.New([]byte(testSecrets["A"]), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ba, err := rotation.New([]byte(testSecrets["B"]), [][]byte{[]byte(testSecrets["A"])})
+	ba, err := ring.New([]byte(testSecrets["B"]), [][]byte{[]byte(testSecrets["A"])})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestRotateInterruptResume(t *testing.T) {
 	sig <- os.Interrupt
 	<-in.soft.Done()
 	var stderr bytes.Buffer
-	p, err := rewrap(in, ba, s, rotation.RewrapOptions{BatchSize: 100}, newProgressBar(&stderr))
+	p, err := rewrap(in, ba, s, ring.RewrapOptions{BatchSize: 100}, newProgressBar(&stderr))
 	in.release()
 	if !errors.Is(err, errInterrupted) {
 		t.Fatalf("err = %v, want interrupted", err)
@@ -67,7 +67,7 @@ func TestRotateInterruptResume(t *testing.T) {
 	// Resume from the cursor: the rest is rewrapped.
 	e, _ = fakeSignals()
 	in = watchInterrupts(ctx, e)
-	p, err = rewrap(in, ba, s, rotation.RewrapOptions{BatchSize: 100, Cursor: p.Cursor}, newProgressBar(&stderr))
+	p, err = rewrap(in, ba, s, ring.RewrapOptions{BatchSize: 100, Cursor: p.Cursor}, newProgressBar(&stderr))
 	in.release()
 	if err != nil || p.Cursor != "" {
 		t.Fatalf("resumed: %+v, %v", p, err)
@@ -77,7 +77,7 @@ func TestRotateInterruptResume(t *testing.T) {
 	if first+p.Rewrapped != n || p.Failed != 0 {
 		t.Fatalf("rewrapped %d + %d of %d: %+v", first, p.Rewrapped, n, p)
 	}
-	r, err := rotation.Inspect(ctx, s, time.Now())
+	r, err := ring.Inspect(ctx, s, time.Now())
 	if err != nil || r.Records[a.PrimaryKeyID()] != 0 || r.Records[ba.PrimaryKeyID()] != n {
 		t.Fatalf("inspect: %+v, %v", r, err)
 	}
@@ -87,7 +87,7 @@ func TestRotateInterruptResume(t *testing.T) {
 // cursor it started from.
 func TestRotateSecondInterrupt(t *testing.T) {
 	ctx := context.Background()
-	ba, err := rotation.New([]byte(testSecrets["B"]), [][]byte{[]byte(testSecrets["A"])})
+	ba, err := ring.New([]byte(testSecrets["B"]), [][]byte{[]byte(testSecrets["A"])})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestRotateSecondInterrupt(t *testing.T) {
 	sig <- os.Interrupt
 	sig <- os.Interrupt
 	<-in.hard.Done()
-	p, err := rewrap(in, ba, s, rotation.RewrapOptions{Cursor: ""}, newProgressBar(&bytes.Buffer{}))
+	p, err := rewrap(in, ba, s, ring.RewrapOptions{Cursor: ""}, newProgressBar(&bytes.Buffer{}))
 	if !errors.Is(err, errInterrupted) || p.Scanned != 0 {
 		t.Fatalf("%+v, %v", p, err)
 	}
@@ -110,12 +110,12 @@ func TestProgressBar(t *testing.T) {
 	var buf bytes.Buffer
 	clock := time.Unix(0, 0)
 	b := &progressBar{w: &buf, tty: true, width: 100, now: func() time.Time { return clock }, total: 200, counted: true}
-	b.update(rotation.Progress{Scanned: 100, Rewrapped: 50, Cursor: "c"})
+	b.update(ring.Progress{Scanned: 100, Rewrapped: 50, Cursor: "c"})
 	clock = clock.Add(50 * time.Millisecond) // too soon: not drawn
-	b.update(rotation.Progress{Scanned: 150, Rewrapped: 75, Cursor: "c"})
+	b.update(ring.Progress{Scanned: 150, Rewrapped: 75, Cursor: "c"})
 	clock = clock.Add(time.Second)
-	b.update(rotation.Progress{Scanned: 200, Rewrapped: 100, Cursor: "c"})
-	b.p = rotation.Progress{Scanned: 300, Rewrapped: 200}
+	b.update(ring.Progress{Scanned: 200, Rewrapped: 100, Cursor: "c"})
+	b.p = ring.Progress{Scanned: 300, Rewrapped: 200}
 	b.done()
 	out := buf.String()
 	for _, want := range []string{
@@ -134,7 +134,7 @@ func TestProgressBar(t *testing.T) {
 	// A narrow terminal gets the parts that fit, whole.
 	buf.Reset()
 	b = &progressBar{w: &buf, tty: true, width: 60, now: func() time.Time { return clock }, total: 200, counted: true}
-	b.update(rotation.Progress{Scanned: 100, Rewrapped: 50, Cursor: "c"})
+	b.update(ring.Progress{Scanned: 100, Rewrapped: 50, Cursor: "c"})
 	if got, want := buf.String(), "\r[#####...............]  25% 50/200 rewrapped, 0 failed"; got != want {
 		t.Errorf("narrow bar %q, want %q", got, want)
 	}
@@ -142,9 +142,9 @@ func TestProgressBar(t *testing.T) {
 	// Not a terminal: plain lines, at most one a second, and the last one.
 	buf.Reset()
 	b = &progressBar{w: &buf, now: func() time.Time { return clock }}
-	b.update(rotation.Progress{Scanned: 10, Rewrapped: 10, Cursor: "c"})
-	b.update(rotation.Progress{Scanned: 20, Rewrapped: 20, Cursor: "c"})
-	b.update(rotation.Progress{Scanned: 30, Rewrapped: 30})
+	b.update(ring.Progress{Scanned: 10, Rewrapped: 10, Cursor: "c"})
+	b.update(ring.Progress{Scanned: 20, Rewrapped: 20, Cursor: "c"})
+	b.update(ring.Progress{Scanned: 30, Rewrapped: 30})
 	b.done()
 	want := "rotate: 10 rewrapped, 0 failed, 0 changed, 0 current, 10 scanned\n" +
 		"rotate: 30 rewrapped, 0 failed, 0 changed, 0 current, 30 scanned\n"

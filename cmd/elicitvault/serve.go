@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -82,7 +82,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			return usagef(fs, "--base-url must be an absolute http:// or https:// URL")
 		}
 	}
-	keys, err := loadKeyringWith(e, rotation.LoadOptions{
+	keys, err := loadKeyringWith(e, ring.LoadOptions{
 		AllowEphemeral: true,
 		Warn:           func(msg string) { fmt.Fprintln(e.stderr, msg) },
 	})

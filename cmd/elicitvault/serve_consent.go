@@ -9,7 +9,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/elicitvault/elicitvault/token"
+	"github.com/elicitvault/elicitvault/internal/token"
 )
 
 // consentPage is the page connect_account sends the user to: it says what

@@ -2,15 +2,16 @@ package main
 
 import (
 	"context"
+	"github.com/elicitvault/elicitvault/keyring"
 	"net/http"
 	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/token"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -44,14 +45,14 @@ type reference struct {
 	stop     context.CancelFunc
 }
 
-func newReference(keys *rotation.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
+func newReference(keys *ring.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
 	tokens, err := token.NewService(keys, st)
 	if err != nil {
 		return nil, err
 	}
 	// The fallbacks need nothing of the tools: the Elicitor lists and
 	// serves sendElicitationResult itself, to the clients that need it.
-	ev, err := elicit.New(keys, st, &elicit.Config{TTL: o.TTL, Tokens: tokens, Fallbacks: o.Fallbacks})
+	ev, err := elicit.New((*keyring.Keyring)(keys), st, &elicit.Config{TTL: o.TTL, Tokens: tokens, Fallbacks: o.Fallbacks})
 	if err != nil {
 		return nil, err
 	}

@@ -9,8 +9,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/elicitvault/elicitvault/rotation"
-	"github.com/elicitvault/elicitvault/token"
+	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/internal/token"
 )
 
 func init() {
@@ -265,7 +265,7 @@ func verifyAnyKind(svc *token.Service, tok string, want token.Expect, kinds []to
 	return nil, last
 }
 
-func tokenRejection(k *rotation.Keyring, tok string, err error) error {
+func tokenRejection(k *ring.Keyring, tok string, err error) error {
 	switch {
 	case errors.Is(err, token.ErrUnknownKey):
 		id, _, _ := token.PeekKeyID(tok)

@@ -1,4 +1,4 @@
-package hkdf_test
+package keyschedule_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/elicitvault/elicitvault/hkdf"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
 )
 
 type vectorFile struct {
@@ -41,7 +41,7 @@ func TestVectors(t *testing.T) {
 		t.Fatal("no vectors")
 	}
 	for _, v := range vf.Vectors {
-		s, err := hkdf.New([]byte(v.Secret))
+		s, err := keyschedule.New([]byte(v.Secret))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func TestVectors(t *testing.T) {
 			t.Errorf("key ID = %s, want %s", got, v.KeyID)
 		}
 		for _, k := range v.Keys {
-			info, err := hkdf.AppendInfo(nil, k.Purpose, k.Binding...)
+			info, err := keyschedule.AppendInfo(nil, k.Purpose, k.Binding...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,17 +69,17 @@ func TestVectors(t *testing.T) {
 
 func TestShortSecret(t *testing.T) {
 	for _, n := range []int{0, 1, 31} {
-		if _, err := hkdf.New(bytes.Repeat([]byte("a"), n)); !errors.Is(err, hkdf.ErrShortSecret) {
+		if _, err := keyschedule.New(bytes.Repeat([]byte("a"), n)); !errors.Is(err, keyschedule.ErrShortSecret) {
 			t.Errorf("len %d: err = %v, want ErrShortSecret", n, err)
 		}
 	}
-	if _, err := hkdf.New(bytes.Repeat([]byte("a"), 32)); err != nil {
+	if _, err := keyschedule.New(bytes.Repeat([]byte("a"), 32)); err != nil {
 		t.Errorf("len 32: %v", err)
 	}
 }
 
 func TestBindingIsLengthPrefixed(t *testing.T) {
-	s, _ := hkdf.New([]byte(strings.Repeat("k", 32)))
+	s, _ := keyschedule.New([]byte(strings.Repeat("k", 32)))
 	a, _ := s.Key("pending", "ab", "c")
 	b, _ := s.Key("pending", "a", "bc")
 	unbound, _ := s.Key("pending")
@@ -90,29 +90,29 @@ func TestBindingIsLengthPrefixed(t *testing.T) {
 }
 
 func TestInvalidPurpose(t *testing.T) {
-	s, _ := hkdf.New([]byte(strings.Repeat("k", 32)))
+	s, _ := keyschedule.New([]byte(strings.Repeat("k", 32)))
 	for _, p := range []string{"", "Pending", "a b", "x\x00\x00\x00\x01y", strings.Repeat("a", 65)} {
-		if _, err := s.Key(p); !errors.Is(err, hkdf.ErrInvalidPurpose) {
+		if _, err := s.Key(p); !errors.Is(err, keyschedule.ErrInvalidPurpose) {
 			t.Errorf("purpose %q: err = %v, want ErrInvalidPurpose", p, err)
 		}
 	}
 }
 
 func TestParseKeyID(t *testing.T) {
-	s, _ := hkdf.New([]byte(strings.Repeat("k", 32)))
-	id, err := hkdf.ParseKeyID(s.KeyID().String())
+	s, _ := keyschedule.New([]byte(strings.Repeat("k", 32)))
+	id, err := keyschedule.ParseKeyID(s.KeyID().String())
 	if err != nil || id != s.KeyID() {
 		t.Fatalf("round trip: %v %v", id, err)
 	}
 	for _, bad := range []string{"", "0011223", "001122334", "0011223G", "AABBCCDD"} {
-		if _, err := hkdf.ParseKeyID(bad); !errors.Is(err, hkdf.ErrInvalidKeyID) {
+		if _, err := keyschedule.ParseKeyID(bad); !errors.Is(err, keyschedule.ErrInvalidKeyID) {
 			t.Errorf("%q: err = %v", bad, err)
 		}
 	}
 }
 
 func ExampleSecret_Key() {
-	s, err := hkdf.New([]byte("0123456789abcdef0123456789abcdef"))
+	s, err := keyschedule.New([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
 		panic(err)
 	}

@@ -1,4 +1,4 @@
-// Package hkdf implements elicitvault's key schedule.
+// Package keyschedule implements elicitvault's key schedule.
 //
 // A secret (the bytes of MCP_ELICITATION_SECRET, at least 32 of them) is
 // turned into a pseudorandom key once:
@@ -18,7 +18,7 @@
 //
 // This schedule is fixed: other languages verify tokens with it. The test
 // vectors in testdata/vectors.json pin it.
-package hkdf
+package keyschedule
 
 import (
 	stdhkdf "crypto/hkdf"
@@ -47,11 +47,11 @@ const (
 
 var (
 	// ErrShortSecret is returned for a secret of fewer than MinSecretSize bytes.
-	ErrShortSecret = errors.New("hkdf: secret is shorter than 32 bytes")
+	ErrShortSecret = errors.New("keyschedule: secret is shorter than 32 bytes")
 	// ErrInvalidPurpose is returned for a purpose outside [a-z0-9/._-]{1,64}.
-	ErrInvalidPurpose = errors.New("hkdf: invalid purpose")
+	ErrInvalidPurpose = errors.New("keyschedule: invalid purpose")
 	// ErrInvalidKeyID is returned by ParseKeyID for text that is not 8 lowercase hex digits.
-	ErrInvalidKeyID = errors.New("hkdf: invalid key ID")
+	ErrInvalidKeyID = errors.New("keyschedule: invalid key ID")
 )
 
 // KeyID names a secret without revealing it: the first 4 bytes of
@@ -97,7 +97,7 @@ func New(secret []byte) (*Secret, error) {
 	}
 	prk, err := stdhkdf.Extract(sha256.New, secret, []byte(salt))
 	if err != nil {
-		return nil, fmt.Errorf("hkdf: extract: %w", err)
+		return nil, fmt.Errorf("keyschedule: extract: %w", err)
 	}
 	s := &Secret{prk: prk}
 	s.macs.New = func() any { return hmac.New(sha256.New, s.prk) }
@@ -133,7 +133,7 @@ func (s *Secret) expand(info []byte, n int) []byte {
 		// Not used by the schedule; the general case, for completeness.
 		out, err := stdhkdf.Expand(sha256.New, s.prk, string(info), n)
 		if err != nil {
-			panic("hkdf: unreachable: " + err.Error())
+			panic("keyschedule: unreachable: " + err.Error())
 		}
 		return out
 	}
@@ -168,7 +168,7 @@ func AppendInfo(dst []byte, purpose string, binding ...string) ([]byte, error) {
 // the encoding of every binding field in the key schedule and in AADs.
 func AppendField(dst []byte, f string) ([]byte, error) {
 	if uint64(len(f)) > math.MaxUint32 {
-		return dst, errors.New("hkdf: binding field too long")
+		return dst, errors.New("keyschedule: binding field too long")
 	}
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(f)))
 	return append(dst, f...), nil

@@ -1,4 +1,4 @@
-package rotation_test
+package ring_test
 
 import (
 	"errors"
@@ -6,8 +6,8 @@ import (
 	"log"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/ring"
 )
 
 // Load reads the secrets with a Getenv func; os.Getenv is the default.
@@ -18,8 +18,8 @@ func ExampleLoad() {
 	oldSecret := "an old secret of thirty-two bytes or more"
 	newSecret := "the new secret, also thirty-two bytes or more"
 
-	before, err := rotation.Load(rotation.LoadOptions{Getenv: mapEnv(map[string]string{
-		rotation.EnvSecret: oldSecret,
+	before, err := ring.Load(ring.LoadOptions{Getenv: mapEnv(map[string]string{
+		ring.EnvSecret: oldSecret,
 	})})
 	if err != nil {
 		log.Fatal(err)
@@ -30,9 +30,9 @@ func ExampleLoad() {
 		log.Fatal(err)
 	}
 
-	after, err := rotation.Load(rotation.LoadOptions{Getenv: mapEnv(map[string]string{
-		rotation.EnvSecret:   newSecret,
-		rotation.EnvPrevious: oldSecret, // comma-separated, newest first
+	after, err := ring.Load(ring.LoadOptions{Getenv: mapEnv(map[string]string{
+		ring.EnvSecret:   newSecret,
+		ring.EnvPrevious: oldSecret, // comma-separated, newest first
 	})})
 	if err != nil {
 		log.Fatal(err)
@@ -42,8 +42,8 @@ func ExampleLoad() {
 	fmt.Println(len(after.KeyIDs()), "key IDs; the primary is new:", after.PrimaryKeyID() != before.PrimaryKeyID())
 
 	// A missing secret is an error, never silent plaintext.
-	_, err = rotation.Load(rotation.LoadOptions{Getenv: mapEnv(nil)})
-	fmt.Println(errors.Is(err, rotation.ErrNoSecret))
+	_, err = ring.Load(ring.LoadOptions{Getenv: mapEnv(nil)})
+	fmt.Println(errors.Is(err, ring.ErrNoSecret))
 	// Output:
 	// {"confirm":true} <nil>
 	// 2 key IDs; the primary is new: true

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/token/internal/wire"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/token/internal/wire"
 )
 
 // The compact format is

@@ -1,4 +1,4 @@
-package rotation
+package ring
 
 import (
 	"bytes"
@@ -6,8 +6,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/hkdf"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
 )
 
 // A stored record is what elicitvault writes into a store:
@@ -30,7 +30,7 @@ const (
 var bindingBox = envelope.Binding{Purpose: bindingPurpose, Unbound: true}
 
 // ErrNotRecord is returned for a stored value that is not a record.
-var ErrNotRecord = errors.New("rotation: not a stored record")
+var ErrNotRecord = errors.New("keyring: not a stored record")
 
 // SealRecord seals plaintext for b into a stored record that expires at
 // expiry, under the primary secret.
@@ -127,7 +127,7 @@ func splitRecord(record []byte) (box, payload []byte, err error) {
 func encodeBinding(b envelope.Binding) []byte {
 	var out []byte
 	for _, f := range [...]string{b.Purpose, b.Subject, b.SessionID, b.RecordID} {
-		out, _ = hkdf.AppendField(out, f)
+		out, _ = keyschedule.AppendField(out, f)
 	}
 	if b.Unbound {
 		return append(out, 1)

@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
-	"github.com/elicitvault/elicitvault/token"
+	"github.com/elicitvault/elicitvault/internal/token"
 )
 
 const (
@@ -43,7 +43,7 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func keyring(t testing.TB, clk *clock, primary string, previous ...string) *rotation.Keyring {
+func keyring(t testing.TB, clk *clock, primary string, previous ...string) *ring.Keyring {
 	t.Helper()
 	var prev [][]byte
 	for _, p := range previous {
@@ -53,14 +53,14 @@ func keyring(t testing.TB, clk *clock, primary string, previous ...string) *rota
 	if clk != nil {
 		opts = append(opts, envelope.WithClock(clk.Now))
 	}
-	k, err := rotation.New([]byte(primary), prev, opts...)
+	k, err := ring.New([]byte(primary), prev, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return k
 }
 
-func service(t testing.TB, k *rotation.Keyring, st store.Store) *token.Service {
+func service(t testing.TB, k *ring.Keyring, st store.Store) *token.Service {
 	t.Helper()
 	s, err := token.NewService(k, st)
 	if err != nil {

@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store/memory"
-	"github.com/elicitvault/elicitvault/token"
+	"github.com/elicitvault/elicitvault/internal/token"
 )
 
 func Example() {
-	keys, err := rotation.New([]byte("an example secret of 32+ bytes!!"), nil)
+	keys, err := ring.New([]byte("an example secret of 32+ bytes!!"), nil)
 	if err != nil {
 		panic(err)
 	}
@@ -60,7 +60,7 @@ func ExampleHashArgs() {
 }
 
 func ExampleCallbackHandler() {
-	keys, _ := rotation.New([]byte("an example secret of 32+ bytes!!"), nil)
+	keys, _ := ring.New([]byte("an example secret of 32+ bytes!!"), nil)
 	st := memory.New()
 	defer st.Close()
 	tokens, _ := token.NewService(keys, st)

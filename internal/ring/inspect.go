@@ -1,4 +1,4 @@
-package rotation
+package ring
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/elicitvault/elicitvault/hkdf"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
 	"github.com/elicitvault/elicitvault/store"
 )
 
@@ -14,7 +14,7 @@ import (
 // key IDs and expiries, read from headers without any key.
 type Report struct {
 	Entries  int                // every entry scanned
-	Records  map[hkdf.KeyID]int // stored records per key ID of their payload
+	Records  map[keyschedule.KeyID]int // stored records per key ID of their payload
 	Markers  int                // entries that are not records (one-shot markers)
 	Expiries []Bucket           // records per time left until expiry
 }
@@ -31,7 +31,7 @@ var bucketLimits = []time.Duration{time.Minute, 5 * time.Minute, 15 * time.Minut
 // Inspect counts the records of s per key ID and per time left to expiry.
 // It needs no secret.
 func Inspect(ctx context.Context, s store.Store, now time.Time) (Report, error) {
-	r := Report{Records: map[hkdf.KeyID]int{}}
+	r := Report{Records: map[keyschedule.KeyID]int{}}
 	for _, l := range bucketLimits {
 		r.Expiries = append(r.Expiries, Bucket{Upto: l})
 	}
@@ -39,7 +39,7 @@ func Inspect(ctx context.Context, s store.Store, now time.Time) (Report, error) 
 	for {
 		entries, next, err := s.Scan(ctx, cursor, 1000)
 		if err != nil {
-			return r, fmt.Errorf("rotation: inspect: %w", err)
+			return r, fmt.Errorf("keyring: inspect: %w", err)
 		}
 		for _, e := range entries {
 			r.Entries++

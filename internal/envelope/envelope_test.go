@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/hkdf"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
 )
 
 var (
@@ -17,8 +17,8 @@ var (
 	t0      = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 )
 
-func mustSecret(s string) *hkdf.Secret {
-	sec, err := hkdf.New([]byte(s))
+func mustSecret(s string) *keyschedule.Secret {
+	sec, err := keyschedule.New([]byte(s))
 	if err != nil {
 		panic(err)
 	}
@@ -29,7 +29,7 @@ type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { return c.t }
 
-func newSealer(t *testing.T, c *clock, primary *hkdf.Secret, previous ...*hkdf.Secret) *envelope.Sealer {
+func newSealer(t *testing.T, c *clock, primary *keyschedule.Secret, previous ...*keyschedule.Secret) *envelope.Sealer {
 	t.Helper()
 	s, err := envelope.New(primary, previous, envelope.WithClock(c.now))
 	if err != nil {
@@ -213,7 +213,7 @@ func TestRotation(t *testing.T) {
 }
 
 func TestDuplicateKeyID(t *testing.T) {
-	if _, err := envelope.New(secretA, []*hkdf.Secret{secretB, mustSecret("secret-A secret-A secret-A secret-A!")}); !errors.Is(err, envelope.ErrDuplicateKeyID) {
+	if _, err := envelope.New(secretA, []*keyschedule.Secret{secretB, mustSecret("secret-A secret-A secret-A secret-A!")}); !errors.Is(err, envelope.ErrDuplicateKeyID) {
 		t.Fatalf("err = %v, want ErrDuplicateKeyID", err)
 	}
 }
@@ -287,7 +287,7 @@ func TestErrorsCarryNothing(t *testing.T) {
 	collect(s.Reseal(binding, sealed))
 	collect(s.Seal(envelope.Binding{Purpose: "BAD", Subject: binding.Subject, SessionID: binding.SessionID}, []byte(plaintext), t0))
 	collect(s.Open(binding, sealed[:10]))
-	_, err := envelope.New(secretA, []*hkdf.Secret{secretA})
+	_, err := envelope.New(secretA, []*keyschedule.Secret{secretA})
 	errs = append(errs, err)
 
 	forbidden := []string{plaintext, binding.Subject, binding.SessionID, binding.RecordID, wrong.SessionID,

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/hkdf"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
 )
 
 func testAEAD(t *testing.T) cipher.AEAD {
@@ -26,7 +26,7 @@ func testAEAD(t *testing.T) cipher.AEAD {
 
 func testKey(session string) cacheKey {
 	b := Binding{Purpose: "pending", Subject: "alice", SessionID: session}
-	return keyFor(hkdf.KeyID{1, 2, 3, 4}, &b)
+	return keyFor(keyschedule.KeyID{1, 2, 3, 4}, &b)
 }
 
 // A key whose hash collides with a cached one's is a miss, never the other
@@ -78,7 +78,7 @@ func TestCacheSecondChance(t *testing.T) {
 // holds, a few sharing each session (and so an entry's AAD buffer): every
 // record opens. Run with -race.
 func TestCacheConcurrent(t *testing.T) {
-	secret, err := hkdf.New([]byte("a secret of thirty-two bytes or more"))
+	secret, err := keyschedule.New([]byte("a secret of thirty-two bytes or more"))
 	if err != nil {
 		t.Fatal(err)
 	}

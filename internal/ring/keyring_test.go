@@ -1,4 +1,4 @@
-package rotation_test
+package ring_test
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/ring"
 )
 
 const (
@@ -26,15 +26,15 @@ func TestLoadErrors(t *testing.T) {
 		want    error
 		mention string
 	}{
-		{"missing", map[string]string{}, rotation.ErrNoSecret, rotation.EnvSecret},
-		{"short", map[string]string{rotation.EnvSecret: "too-short"}, rotation.ErrShortSecret, rotation.EnvSecret},
-		{"short previous", map[string]string{rotation.EnvSecret: secretA, rotation.EnvPrevious: secretB + ",short"}, rotation.ErrShortSecret, "entry 2"},
-		{"empty previous entry", map[string]string{rotation.EnvSecret: secretA, rotation.EnvPrevious: secretB + ","}, nil, "entry 2"},
-		{"space after comma", map[string]string{rotation.EnvSecret: secretA, rotation.EnvPrevious: secretB + ", " + secretC}, nil, "whitespace"},
-		{"duplicate", map[string]string{rotation.EnvSecret: secretA, rotation.EnvPrevious: secretB + "," + secretA}, rotation.ErrDuplicateKeyID, ""},
+		{"missing", map[string]string{}, ring.ErrNoSecret, ring.EnvSecret},
+		{"short", map[string]string{ring.EnvSecret: "too-short"}, ring.ErrShortSecret, ring.EnvSecret},
+		{"short previous", map[string]string{ring.EnvSecret: secretA, ring.EnvPrevious: secretB + ",short"}, ring.ErrShortSecret, "entry 2"},
+		{"empty previous entry", map[string]string{ring.EnvSecret: secretA, ring.EnvPrevious: secretB + ","}, nil, "entry 2"},
+		{"space after comma", map[string]string{ring.EnvSecret: secretA, ring.EnvPrevious: secretB + ", " + secretC}, nil, "whitespace"},
+		{"duplicate", map[string]string{ring.EnvSecret: secretA, ring.EnvPrevious: secretB + "," + secretA}, ring.ErrDuplicateKeyID, ""},
 	}
 	for _, c := range cases {
-		_, err := rotation.Load(rotation.LoadOptions{Getenv: env(c.env)})
+		_, err := ring.Load(ring.LoadOptions{Getenv: env(c.env)})
 		if err == nil {
 			t.Errorf("%s: no error", c.name)
 			continue
@@ -55,35 +55,35 @@ func TestLoadErrors(t *testing.T) {
 
 func TestLoadEphemeral(t *testing.T) {
 	var warned []string
-	k, err := rotation.Load(rotation.LoadOptions{Getenv: env(nil), AllowEphemeral: true, Warn: func(m string) { warned = append(warned, m) }})
+	k, err := ring.Load(ring.LoadOptions{Getenv: env(nil), AllowEphemeral: true, Warn: func(m string) { warned = append(warned, m) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(warned) != 1 || !strings.Contains(warned[0], "ephemeral") {
 		t.Fatalf("warnings = %q", warned)
 	}
-	k2, _ := rotation.Load(rotation.LoadOptions{Getenv: env(nil), AllowEphemeral: true})
+	k2, _ := ring.Load(ring.LoadOptions{Getenv: env(nil), AllowEphemeral: true})
 	if k.PrimaryKeyID() == k2.PrimaryKeyID() {
 		t.Fatal("two ephemeral secrets are the same")
 	}
 	// With a secret set, nothing is generated and nothing warns.
 	warned = nil
-	k3, err := rotation.Load(rotation.LoadOptions{Getenv: env(map[string]string{rotation.EnvSecret: secretA}), AllowEphemeral: true, Warn: func(m string) { warned = append(warned, m) }})
+	k3, err := ring.Load(ring.LoadOptions{Getenv: env(map[string]string{ring.EnvSecret: secretA}), AllowEphemeral: true, Warn: func(m string) { warned = append(warned, m) }})
 	if err != nil || len(warned) != 0 {
 		t.Fatalf("err %v, warned %q", err, warned)
 	}
-	ka, _ := rotation.New([]byte(secretA), nil)
+	ka, _ := ring.New([]byte(secretA), nil)
 	if k3.PrimaryKeyID() != ka.PrimaryKeyID() {
 		t.Fatal("loaded keyring does not use the given secret")
 	}
 }
 
 func TestGenerateSecret(t *testing.T) {
-	s := rotation.GenerateSecret()
+	s := ring.GenerateSecret()
 	if len(s) != 43 || strings.ContainsAny(s, "+/=") {
 		t.Fatalf("secret %q is not 43 base64url characters", s)
 	}
-	if _, err := rotation.New([]byte(s), nil); err != nil {
+	if _, err := ring.New([]byte(s), nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -91,9 +91,9 @@ func TestGenerateSecret(t *testing.T) {
 var binding = envelope.Binding{Purpose: "pending", Subject: "alice", SessionID: "session-1", RecordID: "elicitation-1"}
 
 func TestRecordRotation(t *testing.T) {
-	a, _ := rotation.New([]byte(secretA), nil)
-	ba, _ := rotation.New([]byte(secretB), [][]byte{[]byte(secretA)})
-	b, _ := rotation.New([]byte(secretB), nil)
+	a, _ := ring.New([]byte(secretA), nil)
+	ba, _ := ring.New([]byte(secretB), [][]byte{[]byte(secretA)})
+	b, _ := ring.New([]byte(secretB), nil)
 	rec, err := a.SealRecord(binding, []byte("answer"), time.Now().Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +116,7 @@ func TestRecordRotation(t *testing.T) {
 			t.Fatalf("byte %d flipped: record still opens", i)
 		}
 	}
-	h, err := rotation.RecordHeader(rec)
+	h, err := ring.RecordHeader(rec)
 	if err != nil || h.KeyID != a.PrimaryKeyID() {
 		t.Fatalf("header: %v %v", h, err)
 	}
@@ -126,8 +126,8 @@ func TestRecordRotation(t *testing.T) {
 }
 
 func TestStoreKeys(t *testing.T) {
-	ba, _ := rotation.New([]byte(secretB), [][]byte{[]byte(secretA)})
-	a, _ := rotation.New([]byte(secretA), nil)
+	ba, _ := ring.New([]byte(secretB), [][]byte{[]byte(secretA)})
+	a, _ := ring.New([]byte(secretA), nil)
 	keys := ba.StoreKeys(binding)
 	if len(keys) != 2 || keys[0] != ba.StoreKey(binding) || keys[1] != a.StoreKey(binding) || keys[0] == keys[1] {
 		t.Fatalf("keys = %q", keys)
@@ -151,7 +151,7 @@ func TestStoreKeys(t *testing.T) {
 		}
 		seen[k] = true
 	}
-	c, _ := rotation.New([]byte(secretC), nil)
+	c, _ := ring.New([]byte(secretC), nil)
 	if _, ok := c.StoreKeyUnder(a.PrimaryKeyID(), binding); ok {
 		t.Fatal("StoreKeyUnder an unknown key ID succeeded")
 	}
@@ -163,7 +163,7 @@ func TestStoreKeys(t *testing.T) {
 func TestRecordExpiredOnlyWhenBothPartsVerify(t *testing.T) {
 	now := time.Now()
 	clock := func() time.Time { return now }
-	k, _ := rotation.New([]byte(secretA), nil, envelope.WithClock(clock))
+	k, _ := ring.New([]byte(secretA), nil, envelope.WithClock(clock))
 	rec, err := k.SealRecord(binding, []byte("answer"), now.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)

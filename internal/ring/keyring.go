@@ -1,8 +1,8 @@
-// Package rotation holds elicitvault's keyring: the primary secret, the
+// Package ring holds elicitvault's keyring: the primary secret, the
 // previous ones, and what is derived from them — the envelope Sealer, the
 // blinded store keys, and the stored-record format that lets a rewrap job
 // re-seal a whole store under a new primary without dropping a record.
-package rotation
+package ring
 
 import (
 	"crypto/hmac"
@@ -16,8 +16,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/hkdf"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
 )
 
 // The environment variables the keyring is loaded from.
@@ -29,17 +29,17 @@ const (
 var (
 	// ErrNoSecret is returned when MCP_ELICITATION_SECRET is unset or empty
 	// and no ephemeral development secret was allowed.
-	ErrNoSecret = errors.New("rotation: " + EnvSecret + " is not set")
+	ErrNoSecret = errors.New("keyring: " + EnvSecret + " is not set")
 	// ErrShortSecret is returned for a secret under 32 bytes; the error text
 	// names which variable (and which position, for previous secrets).
-	ErrShortSecret = hkdf.ErrShortSecret
+	ErrShortSecret = keyschedule.ErrShortSecret
 	// ErrDuplicateKeyID is returned when two configured secrets share a key ID.
 	ErrDuplicateKeyID = envelope.ErrDuplicateKeyID
 )
 
 // Keyring is the set of configured secrets. It is safe for concurrent use.
 type Keyring struct {
-	secrets []*hkdf.Secret // primary first
+	secrets []*keyschedule.Secret // primary first
 	sealer  *envelope.Sealer
 	index   []*indexKey // parallel to secrets
 }
@@ -47,21 +47,21 @@ type Keyring struct {
 // New builds a keyring from the primary secret and previous secrets, newest
 // first. Options are passed to the envelope Sealer.
 func New(primary []byte, previous [][]byte, opts ...envelope.Option) (*Keyring, error) {
-	p, err := hkdf.New(primary)
+	p, err := keyschedule.New(primary)
 	if err != nil {
-		return nil, fmt.Errorf("rotation: %s: %w", EnvSecret, err)
+		return nil, fmt.Errorf("keyring: %s: %w", EnvSecret, err)
 	}
-	secrets := []*hkdf.Secret{p}
+	secrets := []*keyschedule.Secret{p}
 	for i, raw := range previous {
-		s, err := hkdf.New(raw)
+		s, err := keyschedule.New(raw)
 		if err != nil {
-			return nil, fmt.Errorf("rotation: %s, entry %d: %w", EnvPrevious, i+1, err)
+			return nil, fmt.Errorf("keyring: %s, entry %d: %w", EnvPrevious, i+1, err)
 		}
 		secrets = append(secrets, s)
 	}
 	sealer, err := envelope.New(p, secrets[1:], opts...)
 	if err != nil {
-		return nil, fmt.Errorf("rotation: %w", err)
+		return nil, fmt.Errorf("keyring: %w", err)
 	}
 	k := &Keyring{secrets: secrets, sealer: sealer}
 	for _, s := range secrets {
@@ -110,12 +110,12 @@ func Load(opts LoadOptions, sealerOpts ...envelope.Option) (*Keyring, error) {
 	if list := getenv(EnvPrevious); list != "" {
 		for i, p := range strings.Split(list, ",") {
 			if p == "" {
-				return nil, fmt.Errorf("rotation: %s, entry %d: empty secret", EnvPrevious, i+1)
+				return nil, fmt.Errorf("keyring: %s, entry %d: empty secret", EnvPrevious, i+1)
 			}
 			// Secrets are used as given; "A, B" would make " B" a secret of
 			// its own, whose records then show as unknown key. Refuse it.
 			if strings.TrimSpace(p) != p {
-				return nil, fmt.Errorf("rotation: %s, entry %d: leading or trailing whitespace (separate secrets with commas only)", EnvPrevious, i+1)
+				return nil, fmt.Errorf("keyring: %s, entry %d: leading or trailing whitespace (separate secrets with commas only)", EnvPrevious, i+1)
 			}
 			previous = append(previous, []byte(p))
 		}
@@ -135,11 +135,11 @@ func GenerateSecret() string {
 func (k *Keyring) Sealer() *envelope.Sealer { return k.sealer }
 
 // PrimaryKeyID returns the key ID of the primary secret.
-func (k *Keyring) PrimaryKeyID() hkdf.KeyID { return k.secrets[0].KeyID() }
+func (k *Keyring) PrimaryKeyID() keyschedule.KeyID { return k.secrets[0].KeyID() }
 
 // KeyIDs returns the key IDs of every secret, primary first.
-func (k *Keyring) KeyIDs() []hkdf.KeyID {
-	ids := make([]hkdf.KeyID, len(k.secrets))
+func (k *Keyring) KeyIDs() []keyschedule.KeyID {
+	ids := make([]keyschedule.KeyID, len(k.secrets))
 	for i, s := range k.secrets {
 		ids[i] = s.KeyID()
 	}
@@ -148,7 +148,7 @@ func (k *Keyring) KeyIDs() []hkdf.KeyID {
 
 // Secret returns the secret with key ID id, for packages that derive keys of
 // their own from the schedule (the JWE token key).
-func (k *Keyring) Secret(id hkdf.KeyID) (*hkdf.Secret, bool) {
+func (k *Keyring) Secret(id keyschedule.KeyID) (*keyschedule.Secret, bool) {
 	for _, s := range k.secrets {
 		if s.KeyID() == id {
 			return s, true
@@ -158,19 +158,19 @@ func (k *Keyring) Secret(id hkdf.KeyID) (*hkdf.Secret, bool) {
 }
 
 // Primary returns the primary secret.
-func (k *Keyring) Primary() *hkdf.Secret { return k.secrets[0] }
+func (k *Keyring) Primary() *keyschedule.Secret { return k.secrets[0] }
 
 // indexKey computes blinded store keys: HMAC-SHA256 under the secret's
 // "index" purpose key, over the binding's length-prefixed fields.
 type indexKey struct {
-	id   hkdf.KeyID
+	id   keyschedule.KeyID
 	pool sync.Pool // of hash.Hash
 }
 
-func newIndexKey(s *hkdf.Secret) (*indexKey, error) {
+func newIndexKey(s *keyschedule.Secret) (*indexKey, error) {
 	key, err := s.Key("index")
 	if err != nil {
-		return nil, fmt.Errorf("rotation: %w", err)
+		return nil, fmt.Errorf("keyring: %w", err)
 	}
 	ik := &indexKey{id: s.KeyID()}
 	ik.pool.New = func() any { return hmac.New(sha256.New, key) }
@@ -189,7 +189,7 @@ func (ik *indexKey) blind(b envelope.Binding) string {
 		msg = append(msg, 'b')
 	}
 	for _, f := range [...]string{b.Purpose, b.Subject, b.SessionID, b.RecordID} {
-		msg, _ = hkdf.AppendField(msg, f)
+		msg, _ = keyschedule.AppendField(msg, f)
 	}
 	h.Write(msg)
 	var sum [sha256.Size]byte
@@ -213,7 +213,7 @@ func (k *Keyring) StoreKeys(b envelope.Binding) []string {
 // StoreKeyUnder returns the blinded store key of b under the secret with key
 // ID id. One-shot markers use the key of the secret that issued the token,
 // so that every node agrees on it whatever its primary.
-func (k *Keyring) StoreKeyUnder(id hkdf.KeyID, b envelope.Binding) (string, bool) {
+func (k *Keyring) StoreKeyUnder(id keyschedule.KeyID, b envelope.Binding) (string, bool) {
 	for _, ik := range k.index {
 		if ik.id == id {
 			return ik.blind(b), true

@@ -25,7 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/elicitvault/elicitvault/hkdf"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
 )
 
 const (
@@ -69,7 +69,7 @@ type Binding struct {
 }
 
 func (b *Binding) check() error {
-	if !hkdf.ValidPurpose(b.Purpose) {
+	if !keyschedule.ValidPurpose(b.Purpose) {
 		return ErrBinding
 	}
 	if b.Unbound != (b.SessionID == "") || (b.Unbound && b.Subject != "") {
@@ -81,9 +81,9 @@ func (b *Binding) check() error {
 // appendInfo appends the key schedule's info string for b.
 func (b *Binding) appendInfo(dst []byte) ([]byte, error) {
 	if b.Unbound {
-		return hkdf.AppendInfo(dst, b.Purpose)
+		return keyschedule.AppendInfo(dst, b.Purpose)
 	}
-	return hkdf.AppendInfo(dst, b.Purpose, b.Subject, b.SessionID)
+	return keyschedule.AppendInfo(dst, b.Purpose, b.Subject, b.SessionID)
 }
 
 // aadSize returns the size of the AAD appendAAD writes.
@@ -92,7 +92,7 @@ func (b *Binding) aadSize() int {
 }
 
 // appendAAD appends header || lp(purpose) || lp(subject) || lp(session) || lp(record),
-// where lp is hkdf.AppendField's encoding: a 4-byte big-endian length and
+// where lp is keyschedule.AppendField's encoding: a 4-byte big-endian length and
 // the bytes.
 func (b *Binding) appendAAD(dst, header []byte) ([]byte, error) {
 	const max = math.MaxUint32
@@ -117,7 +117,7 @@ func (b *Binding) appendAAD(dst, header []byte) ([]byte, error) {
 // without any key, for rewrap and inspection; nothing in it is trustworthy
 // until Open has verified the record.
 type Header struct {
-	KeyID  hkdf.KeyID
+	KeyID  keyschedule.KeyID
 	Expiry time.Time
 }
 
@@ -131,7 +131,7 @@ func ParseHeader(sealed []byte) (Header, error) {
 }
 
 // parseHeader returns the key ID and the expiry in Unix milliseconds.
-func parseHeader(sealed []byte) (id hkdf.KeyID, expiry int64, ok bool) {
+func parseHeader(sealed []byte) (id keyschedule.KeyID, expiry int64, ok bool) {
 	if len(sealed) < Overhead || sealed[0] != Version {
 		return id, 0, false
 	}
@@ -142,8 +142,8 @@ func parseHeader(sealed []byte) (id hkdf.KeyID, expiry int64, ok bool) {
 // Sealer seals under its primary secret and opens under any of its secrets.
 // It is safe for concurrent use.
 type Sealer struct {
-	primary *hkdf.Secret
-	secrets map[hkdf.KeyID]*hkdf.Secret
+	primary *keyschedule.Secret
+	secrets map[keyschedule.KeyID]*keyschedule.Secret
 	cache   *aeadCache
 	now     func() time.Time
 	clock   *wallClock // the default clock, nil after WithClock
@@ -169,13 +169,13 @@ const DefaultCacheSize = 4096
 
 // New returns a Sealer that seals under primary and opens under primary and
 // previous, looked up by the key ID in each record's header.
-func New(primary *hkdf.Secret, previous []*hkdf.Secret, opts ...Option) (*Sealer, error) {
+func New(primary *keyschedule.Secret, previous []*keyschedule.Secret, opts ...Option) (*Sealer, error) {
 	if primary == nil {
 		return nil, errors.New("envelope: no primary secret")
 	}
 	s := &Sealer{
 		primary: primary,
-		secrets: map[hkdf.KeyID]*hkdf.Secret{primary.KeyID(): primary},
+		secrets: map[keyschedule.KeyID]*keyschedule.Secret{primary.KeyID(): primary},
 	}
 	s.clock = new(wallClock)
 	s.now = s.clock.now
@@ -195,10 +195,10 @@ func New(primary *hkdf.Secret, previous []*hkdf.Secret, opts ...Option) (*Sealer
 }
 
 // PrimaryKeyID returns the key ID new records are sealed under.
-func (s *Sealer) PrimaryKeyID() hkdf.KeyID { return s.primary.KeyID() }
+func (s *Sealer) PrimaryKeyID() keyschedule.KeyID { return s.primary.KeyID() }
 
 // Has reports whether the Sealer holds the secret with key ID id.
-func (s *Sealer) Has(id hkdf.KeyID) bool { _, ok := s.secrets[id]; return ok }
+func (s *Sealer) Has(id keyschedule.KeyID) bool { _, ok := s.secrets[id]; return ok }
 
 // Now returns the Sealer's current time.
 func (s *Sealer) Now() time.Time { return s.now() }
@@ -208,7 +208,7 @@ func (s *Sealer) Seal(b Binding, plaintext []byte, expiry time.Time) ([]byte, er
 	return s.seal(s.primary, b, plaintext, expiry)
 }
 
-func (s *Sealer) seal(secret *hkdf.Secret, b Binding, plaintext []byte, expiry time.Time) ([]byte, error) {
+func (s *Sealer) seal(secret *keyschedule.Secret, b Binding, plaintext []byte, expiry time.Time) ([]byte, error) {
 	e, header, err := s.sealingEntry(secret, &b, expiry)
 	if err != nil {
 		return nil, err
@@ -225,7 +225,7 @@ func (s *Sealer) seal(secret *hkdf.Secret, b Binding, plaintext []byte, expiry t
 
 // sealingEntry returns the cache entry that seals for b under secret, and
 // the header of a record that expires at expiry.
-func (s *Sealer) sealingEntry(secret *hkdf.Secret, b *Binding, expiry time.Time) (*cacheEntry, [HeaderSize]byte, error) {
+func (s *Sealer) sealingEntry(secret *keyschedule.Secret, b *Binding, expiry time.Time) (*cacheEntry, [HeaderSize]byte, error) {
 	var header [HeaderSize]byte
 	if expiry.IsZero() {
 		return nil, header, errors.New("envelope: seal without expiry")
@@ -324,7 +324,7 @@ func (s *Sealer) OpenHeader(b Binding, sealed []byte) ([]byte, Header, error) {
 	return pt, Header{KeyID: id, Expiry: time.UnixMilli(expiry)}, nil
 }
 
-func (s *Sealer) open(b *Binding, sealed []byte) (pt []byte, id hkdf.KeyID, expiry int64, err error) {
+func (s *Sealer) open(b *Binding, sealed []byte) (pt []byte, id keyschedule.KeyID, expiry int64, err error) {
 	e, id, expiry, err := s.openingEntry(b, sealed)
 	if err != nil {
 		return nil, id, 0, err
@@ -348,7 +348,7 @@ func (s *Sealer) open(b *Binding, sealed []byte) (pt []byte, id hkdf.KeyID, expi
 // openingEntry checks sealed's length and version and returns the cache
 // entry that opens it for b, its key ID and its expiry (Unix ms, not yet
 // authenticated).
-func (s *Sealer) openingEntry(b *Binding, sealed []byte) (e *cacheEntry, id hkdf.KeyID, expiry int64, err error) {
+func (s *Sealer) openingEntry(b *Binding, sealed []byte) (e *cacheEntry, id keyschedule.KeyID, expiry int64, err error) {
 	id, expiry, ok := parseHeader(sealed)
 	if !ok {
 		return nil, id, 0, ErrInvalid
@@ -387,7 +387,7 @@ func (s *Sealer) Reseal(b Binding, sealed []byte) ([]byte, error) {
 // entry returns the cache entry of (secret, binding's key), deriving the
 // key on a miss. A binding that breaks the rules is never in the cache, so
 // b is checked on a miss only.
-func (s *Sealer) entry(secret *hkdf.Secret, b *Binding) (*cacheEntry, error) {
+func (s *Sealer) entry(secret *keyschedule.Secret, b *Binding) (*cacheEntry, error) {
 	k := keyFor(secret.KeyID(), b)
 	if e := s.cache.get(k); e != nil {
 		return e, nil
@@ -397,7 +397,7 @@ func (s *Sealer) entry(secret *hkdf.Secret, b *Binding) (*cacheEntry, error) {
 
 // derive derives the key for b, sets up its AEAD and caches it. It is a
 // function of its own so that the hit path does not pay for its frame.
-func (s *Sealer) derive(secret *hkdf.Secret, b *Binding, k cacheKey) (*cacheEntry, error) {
+func (s *Sealer) derive(secret *keyschedule.Secret, b *Binding, k cacheKey) (*cacheEntry, error) {
 	if err := b.check(); err != nil {
 		return nil, err
 	}

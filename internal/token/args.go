@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 
-	"github.com/elicitvault/elicitvault/token/internal/jcs"
+	"github.com/elicitvault/elicitvault/internal/token/internal/jcs"
 )
 
 // ErrArgs is returned by HashArgs for arguments that are not a JSON

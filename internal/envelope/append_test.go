@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
+	"github.com/elicitvault/elicitvault/internal/envelope"
 )
 
 var unbound = envelope.Binding{Purpose: "token/url", Unbound: true}

@@ -8,20 +8,20 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/elicitvault/elicitvault/hkdf"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
 )
 
 // cacheKey names one derived key: the secret's key ID and the fields of
 // the binding the key schedule takes.
 type cacheKey struct {
-	id      hkdf.KeyID
+	id      keyschedule.KeyID
 	unbound bool
 	purpose string
 	subject string
 	session string
 }
 
-func keyFor(id hkdf.KeyID, b *Binding) cacheKey {
+func keyFor(id keyschedule.KeyID, b *Binding) cacheKey {
 	return cacheKey{id: id, unbound: b.Unbound, purpose: b.Purpose, subject: b.Subject, session: b.SessionID}
 }
 

@@ -10,7 +10,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
-	"github.com/elicitvault/elicitvault/hkdf"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
 )
 
 // The JWE format is a compact JWE (RFC 7516) with the protected header
@@ -151,8 +151,8 @@ func (s *Service) verifyJWE(tok string, kind Kind) (*Claims, error) {
 
 // parseJWEHeader accepts exactly the members alg "dir", enc "A256GCM" and
 // kid, each once, in any order, and returns the key ID.
-func parseJWEHeader(seg string) (hkdf.KeyID, bool) {
-	var kid hkdf.KeyID
+func parseJWEHeader(seg string) (keyschedule.KeyID, bool) {
+	var kid keyschedule.KeyID
 	raw, ok := decodeB64(seg)
 	if !ok {
 		return kid, false
@@ -183,7 +183,7 @@ func parseJWEHeader(seg string) (hkdf.KeyID, bool) {
 		case "enc":
 			ok = value == string(jose.A256GCM)
 		case "kid":
-			kid, err = hkdf.ParseKeyID(value)
+			kid, err = keyschedule.ParseKeyID(value)
 			ok = err == nil
 		default:
 			ok = false // zip, crit, jku, typ, …: nothing else is expected

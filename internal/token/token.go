@@ -36,9 +36,9 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/hkdf"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 )
 
@@ -119,7 +119,7 @@ type Claims struct {
 	ID [16]byte
 	// KeyID is the key ID of the secret the token was issued under; Issue
 	// and Verify set it.
-	KeyID hkdf.KeyID
+	KeyID keyschedule.KeyID
 	// IssuedAt and Expiry have a resolution of one second; Issue sets them.
 	IssuedAt, Expiry time.Time
 
@@ -197,11 +197,11 @@ func (e *ClaimsError) Error() string { return "token: claim " + e.Field + ": " +
 // Service issues and verifies tokens under a keyring. It is safe for
 // concurrent use.
 type Service struct {
-	keys   *rotation.Keyring
+	keys   *ring.Keyring
 	sealer *envelope.Sealer
 	store  store.Store
 	grace  time.Duration
-	jwe    map[hkdf.KeyID][]byte // "token/jwe" purpose keys
+	jwe    map[keyschedule.KeyID][]byte // "token/jwe" purpose keys
 
 	encOnce sync.Once // the JWE encrypter under the primary's key
 	enc     jose.Encrypter
@@ -229,7 +229,7 @@ const DefaultMarkerGrace = time.Minute
 // verifies under all of k's secrets. st holds one-shot markers for Consume
 // and may be nil if Consume is not used. The Service's clock is the
 // keyring's (envelope.WithClock).
-func NewService(k *rotation.Keyring, st store.Store, opts ...Option) (*Service, error) {
+func NewService(k *ring.Keyring, st store.Store, opts ...Option) (*Service, error) {
 	if k == nil {
 		return nil, errors.New("token: nil keyring")
 	}
@@ -238,7 +238,7 @@ func NewService(k *rotation.Keyring, st store.Store, opts ...Option) (*Service, 
 		sealer: k.Sealer(),
 		store:  st,
 		grace:  DefaultMarkerGrace,
-		jwe:    make(map[hkdf.KeyID][]byte),
+		jwe:    make(map[keyschedule.KeyID][]byte),
 	}
 	for _, id := range k.KeyIDs() {
 		secret, _ := k.Secret(id)
@@ -339,14 +339,14 @@ func validVerifier(v string) bool {
 // PeekKeyID returns the key ID a token says it was issued under, and its
 // format, without any key: for inspection and error messages. Nothing it
 // returns is authenticated.
-func PeekKeyID(tok string) (hkdf.KeyID, Format, bool) {
+func PeekKeyID(tok string) (keyschedule.KeyID, Format, bool) {
 	if len(tok) > MaxTokenSize {
-		return hkdf.KeyID{}, 0, false
+		return keyschedule.KeyID{}, 0, false
 	}
 	if strings.HasPrefix(tok, compactPrefix) {
 		sealed, ok := decodeB64(tok[len(compactPrefix):])
 		if !ok {
-			return hkdf.KeyID{}, 0, false
+			return keyschedule.KeyID{}, 0, false
 		}
 		h, err := envelope.ParseHeader(sealed)
 		return h.KeyID, Compact, err == nil

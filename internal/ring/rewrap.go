@@ -1,11 +1,11 @@
-package rotation
+package ring
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
-	"github.com/elicitvault/elicitvault/envelope"
+	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/store"
 )
 
@@ -53,7 +53,7 @@ func (k *Keyring) Rewrap(ctx context.Context, s store.Store, opts RewrapOptions)
 	for {
 		entries, next, err := s.Scan(ctx, p.Cursor, batch)
 		if err != nil {
-			return p, fmt.Errorf("rotation: rewrap: %w", err)
+			return p, fmt.Errorf("keyring: rewrap: %w", err)
 		}
 		for _, e := range entries {
 			p.Scanned++
@@ -114,13 +114,13 @@ func (k *Keyring) rewrapOne(ctx context.Context, s store.Store, e store.Entry, p
 	fresh, err := k.SealRecord(b, plaintext, h.Expiry)
 	clear(plaintext)
 	if err != nil {
-		return fmt.Errorf("rotation: rewrap: %w", err)
+		return fmt.Errorf("keyring: rewrap: %w", err)
 	}
 
 	if e.Key == keys[0] {
 		ok, err := s.CompareAndSwap(ctx, e.Key, e.Value, fresh, h.Expiry)
 		if err != nil {
-			return fmt.Errorf("rotation: rewrap: %w", err)
+			return fmt.Errorf("keyring: rewrap: %w", err)
 		}
 		if ok {
 			p.Rewrapped++
@@ -135,11 +135,11 @@ func (k *Keyring) rewrapOne(ctx context.Context, s store.Store, e store.Entry, p
 		if errors.Is(err, store.ErrInvalidArgument) { // expired meanwhile
 			return nil
 		}
-		return fmt.Errorf("rotation: rewrap: %w", err)
+		return fmt.Errorf("keyring: rewrap: %w", err)
 	}
 	deleted, err := s.CompareAndSwap(ctx, e.Key, e.Value, nil, h.Expiry)
 	if err != nil {
-		return fmt.Errorf("rotation: rewrap: %w", err)
+		return fmt.Errorf("keyring: rewrap: %w", err)
 	}
 	if deleted {
 		p.Rewrapped++
@@ -148,7 +148,7 @@ func (k *Keyring) rewrapOne(ctx context.Context, s store.Store, e store.Entry, p
 	// The old entry changed or went while we copied it: withdraw our copy
 	// unless something newer has replaced it already.
 	if _, err := s.CompareAndSwap(ctx, keys[0], fresh, nil, h.Expiry); err != nil {
-		return fmt.Errorf("rotation: rewrap: %w", err)
+		return fmt.Errorf("keyring: rewrap: %w", err)
 	}
 	p.Changed++
 	return nil

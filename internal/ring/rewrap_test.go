@@ -1,4 +1,4 @@
-package rotation_test
+package ring_test
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/rotation"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 )
@@ -19,7 +19,7 @@ func recordBinding(i int) envelope.Binding {
 	return envelope.Binding{Purpose: "pending", Subject: fmt.Sprintf("user-%d", i%7), SessionID: fmt.Sprintf("session-%d", i), RecordID: fmt.Sprintf("elicitation-%d", i)}
 }
 
-func writeRecords(t testing.TB, k *rotation.Keyring, s store.Store, n int) {
+func writeRecords(t testing.TB, k *ring.Keyring, s store.Store, n int) {
 	t.Helper()
 	ctx := context.Background()
 	for i := 0; i < n; i++ {
@@ -34,13 +34,13 @@ func writeRecords(t testing.TB, k *rotation.Keyring, s store.Store, n int) {
 	}
 }
 
-func mustKeyring(t testing.TB, primary string, previous ...string) *rotation.Keyring {
+func mustKeyring(t testing.TB, primary string, previous ...string) *ring.Keyring {
 	t.Helper()
 	var prev [][]byte
 	for _, p := range previous {
 		prev = append(prev, []byte(p))
 	}
-	k, err := rotation.New([]byte(primary), prev)
+	k, err := ring.New([]byte(primary), prev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,14 +60,14 @@ func TestRewrap(t *testing.T) {
 
 	ba := mustKeyring(t, secretB, secretA)
 	var batches int
-	p, err := ba.Rewrap(ctx, s, rotation.RewrapOptions{BatchSize: 50, Progress: func(rotation.Progress) { batches++ }})
+	p, err := ba.Rewrap(ctx, s, ring.RewrapOptions{BatchSize: 50, Progress: func(ring.Progress) { batches++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Rewrapped != 120 || p.Skipped != 1 || p.Failed != 0 || p.Cursor != "" || batches < 3 {
 		t.Fatalf("progress = %+v after %d batches", p, batches)
 	}
-	r, err := rotation.Inspect(ctx, s, time.Now())
+	r, err := ring.Inspect(ctx, s, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestRewrap(t *testing.T) {
 		}
 	}
 	// A second run finds nothing left to do.
-	p, err = ba.Rewrap(ctx, s, rotation.RewrapOptions{})
+	p, err = ba.Rewrap(ctx, s, ring.RewrapOptions{})
 	if err != nil || p.Rewrapped != 0 || p.Current != 120 {
 		t.Fatalf("second run: %+v %v", p, err)
 	}
@@ -104,11 +104,11 @@ func TestRewrapResumes(t *testing.T) {
 	ba := mustKeyring(t, secretB, secretA)
 
 	stop, cancel := context.WithCancel(ctx)
-	first, err := ba.Rewrap(stop, s, rotation.RewrapOptions{BatchSize: 30, Progress: func(rotation.Progress) { cancel() }})
+	first, err := ba.Rewrap(stop, s, ring.RewrapOptions{BatchSize: 30, Progress: func(ring.Progress) { cancel() }})
 	if !errors.Is(err, context.Canceled) || first.Cursor == "" {
 		t.Fatalf("interrupted run: %+v %v", first, err)
 	}
-	rest, err := ba.Rewrap(ctx, s, rotation.RewrapOptions{BatchSize: 30, Cursor: first.Cursor})
+	rest, err := ba.Rewrap(ctx, s, ring.RewrapOptions{BatchSize: 30, Cursor: first.Cursor})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestRewrapLeavesForgeriesAlone(t *testing.T) {
 	garbage := append([]byte{0xE1, 0, 41}, make([]byte, 100)...)
 	s.Put(ctx, "garbage", garbage, time.Now().Add(time.Hour))
 
-	p, err := mustKeyring(t, secretB, secretA).Rewrap(ctx, s, rotation.RewrapOptions{})
+	p, err := mustKeyring(t, secretB, secretA).Rewrap(ctx, s, ring.RewrapOptions{})
 	if err != nil || p.Failed != 2 || p.Rewrapped != 0 {
 		t.Fatalf("progress = %+v, %v", p, err)
 	}
@@ -189,16 +189,16 @@ func TestRewrapUnderLoad(t *testing.T) {
 			}
 		}(w)
 	}
-	p, err := ba.Rewrap(ctx, s, rotation.RewrapOptions{BatchSize: 200})
+	p, err := ba.Rewrap(ctx, s, ring.RewrapOptions{BatchSize: 200})
 	wg.Wait()
 	if err != nil || p.Failed != 0 {
 		t.Fatalf("rewrap: %+v %v", p, err)
 	}
 	// Second pass: anything that changed under the first is done now.
-	if _, err := ba.Rewrap(ctx, s, rotation.RewrapOptions{}); err != nil {
+	if _, err := ba.Rewrap(ctx, s, ring.RewrapOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := rotation.Inspect(ctx, s, time.Now())
+	r, _ := ring.Inspect(ctx, s, time.Now())
 	if r.Records[mustKeyring(t, secretA).PrimaryKeyID()] != 0 {
 		t.Fatalf("records left under the old key ID: %+v", r.Records)
 	}

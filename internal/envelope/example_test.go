@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/elicitvault/elicitvault/envelope"
-	"github.com/elicitvault/elicitvault/hkdf"
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/keyschedule"
 )
 
 func Example() {
-	secret, err := hkdf.New([]byte("an example secret of 32+ bytes!!"))
+	secret, err := keyschedule.New([]byte("an example secret of 32+ bytes!!"))
 	if err != nil {
 		panic(err)
 	}
@@ -37,7 +37,7 @@ func Example() {
 // Small records on a hot path can be sealed and opened in the caller's
 // buffers, here arrays on the stack, without any allocation.
 func ExampleSealer_AppendSeal() {
-	secret, err := hkdf.New([]byte("an example secret of 32+ bytes!!"))
+	secret, err := keyschedule.New([]byte("an example secret of 32+ bytes!!"))
 	if err != nil {
 		panic(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/elicitvault/elicitvault/envelope"
+	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/store"
 )
 

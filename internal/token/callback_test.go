@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store/memory"
-	"github.com/elicitvault/elicitvault/token"
+	"github.com/elicitvault/elicitvault/internal/token"
 )
 
 type recordingResolver struct {
