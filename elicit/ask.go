@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -56,7 +57,9 @@ func (e *Elicitor) ask(ctx context.Context, req *mcp.CallToolRequest, r *Request
 	if rd != nil {
 		send = rd.replay(e, ttl, send)
 	}
+	stop := e.reportProgress(ctx, call)
 	raw, err := wrapRequest(e.hooks, send)(ctx, r)
+	stop()
 	if err != nil {
 		return nil, err
 	}
@@ -105,4 +108,37 @@ func (e *Elicitor) checkSize(content map[string]any) error {
 // fromElicitResult converts the go-sdk's result.
 func fromElicitResult(res *mcp.ElicitResult) *Response {
 	return &Response{Action: Action(res.Action), Content: res.Content}
+}
+
+// reportProgress sends a progress notification every ProgressInterval
+// while an elicitation waits, when the call carries a progress token: a
+// client that resets its request timeout on progress then keeps waiting
+// while the user reads the question. The returned func stops it.
+func (e *Elicitor) reportProgress(ctx context.Context, c *Call) (stop func()) {
+	if c.progress == nil || e.progressEvery <= 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(e.progressEvery)
+		defer t.Stop()
+		for n := 1; ; n++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				c.req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: c.progress,
+					Progress:      float64(n),
+					Message:       "waiting for the user's answer",
+				})
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
 }

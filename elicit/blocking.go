@@ -252,6 +252,12 @@ func clientError(err error) error {
 // error, or ErrTimeout.
 func (e *Elicitor) waitErr(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, ErrClosed):
+			return ErrClosed
+		case errors.Is(err, context.Canceled):
+			return ErrClientCancelled
+		}
 		return err
 	}
 	return ErrTimeout

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/ring"
@@ -20,6 +22,9 @@ const (
 	DefaultTTL = 5 * time.Minute
 	// DefaultMaxContentSize bounds the JSON encoding of accepted content.
 	DefaultMaxContentSize = 64 << 10
+	// DefaultProgressInterval is how often a waiting elicitation reports
+	// progress to a client that asked for it.
+	DefaultProgressInterval = 10 * time.Second
 )
 
 // Config configures an Elicitor. The zero value is usable.
@@ -59,6 +64,19 @@ type Config struct {
 	// elicitation in the mode it needs and no fallback applies (see
 	// Policy). When nil, the call fails with an *UnsupportedError.
 	Unsupported Policy
+
+	// ProgressInterval is how often a waiting elicitation sends a progress
+	// notification, when the tool call carries a progress token, so that
+	// a client which resets its request timeout on progress keeps waiting
+	// while the user reads (DefaultProgressInterval when zero; negative
+	// disables it).
+	ProgressInterval time.Duration
+
+	// Logger receives the Elicitor's warnings: a handler that hid the
+	// stop of an elicitation in a result of its own, a page request that
+	// failed. Nothing it logs carries an answer, a token, a session ID or
+	// a subject. slog.Default() when nil.
+	Logger *slog.Logger
 }
 
 // Policy is consulted when the client lacks the capability an elicitation
@@ -88,7 +106,19 @@ type Elicitor struct {
 	fallbacks   []Fallback
 	openBrowser func(context.Context, string) error
 	browser     browserServer
+
+	progressEvery time.Duration
+	log           *slog.Logger
+
+	// calls are the tool calls in progress, which Close ends.
+	mu     sync.Mutex
+	closed bool
+	calls  map[*callCancel]struct{}
+	active sync.WaitGroup
 }
+
+// callCancel ends one tool call in progress.
+type callCancel struct{ cancel context.CancelCauseFunc }
 
 // New returns an Elicitor that seals its state with keys into st.
 func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) {
@@ -108,6 +138,16 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		fallback: cfg.Unsupported,
 
 		openBrowser: cfg.OpenBrowser,
+
+		progressEvery: cfg.ProgressInterval,
+		log:           cfg.Logger,
+		calls:         map[*callCancel]struct{}{},
+	}
+	if e.progressEvery == 0 {
+		e.progressEvery = DefaultProgressInterval
+	}
+	if e.log == nil {
+		e.log = slog.Default()
 	}
 	for _, f := range cfg.Fallbacks {
 		if f != LLMMediated && f != BrowserForm {
@@ -133,10 +173,45 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 	return e, nil
 }
 
-// Close releases what the Elicitor started on its own: the server of the
-// BrowserForm fallback, whose open forms are cancelled. The keyring and
-// the store are the caller's to close.
-func (e *Elicitor) Close() error { return e.browser.close() }
+// Close ends every tool call of the Elicitor's servers that is in progress:
+// a waiting elicitation returns ErrClosed to its handler, and the request
+// to the client is cancelled (notifications/cancelled). It waits until
+// those calls have returned, then releases what the Elicitor started on
+// its own (the server of the BrowserForm fallback). Calls that arrive
+// after Close fail with ErrClosed. The keyring and the store are the
+// caller's to close.
+func (e *Elicitor) Close() error {
+	e.mu.Lock()
+	e.closed = true
+	for c := range e.calls {
+		c.cancel(ErrClosed)
+	}
+	e.mu.Unlock()
+	e.active.Wait()
+	return e.browser.close()
+}
+
+// track registers a tool call in progress, so that Close can end it. The
+// returned context is cancelled with ErrClosed by Close; done must be
+// called when the call returns.
+func (e *Elicitor) track(ctx context.Context) (_ context.Context, done func(), err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, nil, ErrClosed
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	c := &callCancel{cancel}
+	e.calls[c] = struct{}{}
+	e.active.Add(1)
+	return ctx, func() {
+		e.mu.Lock()
+		delete(e.calls, c)
+		e.mu.Unlock()
+		cancel(nil)
+		e.active.Done()
+	}, nil
+}
 
 // now is the keyring's clock.
 func (e *Elicitor) now() time.Time { return e.keys.Sealer().Now() }

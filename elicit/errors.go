@@ -1,6 +1,7 @@
 package elicit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -38,12 +39,23 @@ var (
 
 	// ErrTimeout is returned when no answer arrived within the TTL. The
 	// request to the client is cancelled.
-	ErrTimeout = errors.New("elicit: no answer within the time limit")
+	ErrTimeout = errors.New("elicit: no answer within the time limit; call the tool again when the user is ready to answer")
+
+	// ErrClientCancelled is returned when the client cancelled the tool
+	// call while it waited for the user, most often because the client's
+	// request timeout ran out (see Config.ProgressInterval). It matches
+	// context.Canceled.
+	ErrClientCancelled error = &alsoError{"elicit: the client cancelled the tool call while the user was being asked (a client request timeout?); call the tool again", context.Canceled}
+
+	// ErrClosed is returned to the handler of a call whose elicitation was
+	// waiting when the Elicitor was closed (the server is shutting down),
+	// and to calls that arrive after Close.
+	ErrClosed = errors.New("elicit: the server is shutting down; call the tool again later")
 
 	// ErrCancelled is returned to the waiter of an elicitation that a newer
 	// elicitation in the same session replaced: a session has at most one
 	// pending elicitation.
-	ErrCancelled = errors.New("elicit: cancelled by a newer elicitation in the same session")
+	ErrCancelled = errors.New("elicit: cancelled: another tool call in the same session asked the user something, and a session has one question open at a time; call this tool again once that one is answered")
 
 	// ErrTooLarge is returned for an answer whose content is larger than
 	// the configured limit. It also matches ErrInvalidContent.

@@ -36,6 +36,11 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		if ctr.Params.Name == FallbackTool && e.enabled(LLMMediated) {
 			return e.sendResult(ctx, ctr, next)
 		}
+		ctx, done, err := e.track(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
 		c, err := e.newCall(ctr)
 		if err != nil {
 			return urlRequired(next(ctx, method, req))

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -202,9 +203,19 @@ func (e *Elicitor) mrtr(ctx context.Context, req *mcp.CallToolRequest, next func
 // client gets: input requests with a requestState, or the instructions of
 // an LLM-mediated elicitation. Any other result passes (a
 // *URLRequiredError becoming -32042).
+//
+// The round decides, not what the handler returned: a handler that turned
+// ErrInputRequired into a result of its own (a CallToolResult with
+// IsError, a habit of Go handlers) still gets its question asked, and the
+// Elicitor logs a warning, since that handler would also hide other
+// errors of its elicitations.
 func (e *Elicitor) finish(ctx context.Context, req *mcp.CallToolRequest, rd *round, res mcp.Result, err error) (mcp.Result, error) {
-	if !stoppedForInput(res, err) {
+	if !rd.stopped() {
 		return urlRequired(res, err)
+	}
+	if !stoppedForInput(res, err) {
+		e.log.WarnContext(ctx, "elicit: a tool handler did not return the error of an elicitation that stopped for input; the client gets the input request all the same (return the error of Form, Confirm and URL as it is)",
+			slog.String("tool", req.Params.Name))
 	}
 	switch {
 	case rd.ask != nil:

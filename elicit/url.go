@@ -10,8 +10,8 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/internal/token"
+	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
