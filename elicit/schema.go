@@ -3,6 +3,7 @@ package elicit
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -75,7 +76,7 @@ func fromJSONSchema(js *jsonschema.Schema, adjust []func(*jsonschema.Schema) err
 		}
 	}
 	for _, fn := range adjust {
-		if err := fn(js); err != nil {
+		if err := adjustSafely(fn, js); err != nil {
 			return nil, err
 		}
 	}
@@ -84,6 +85,25 @@ func fromJSONSchema(js *jsonschema.Schema, adjust []func(*jsonschema.Schema) err
 		return nil, &SchemaError{Reason: "cannot be encoded: " + err.Error()}
 	}
 	return ParseSchema(raw)
+}
+
+// adjustSafely runs a WithSchema function: a panic in it (a nil pointer for
+// a misspelt field, the usual one) becomes a *SchemaError, not a crash of
+// the tool call.
+func adjustSafely(fn func(*jsonschema.Schema) error, js *jsonschema.Schema) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &SchemaError{Reason: fmt.Sprintf("refinement failed: %v (use WithField, which checks the field names)", r)}
+		}
+	}()
+	if err := fn(js); err != nil {
+		var se *SchemaError
+		if errors.As(err, &se) {
+			return err
+		}
+		return &SchemaError{Reason: "refinement failed: " + err.Error()}
+	}
+	return nil
 }
 
 // MarshalJSON returns the canonical encoding of s.

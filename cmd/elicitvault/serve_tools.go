@@ -103,60 +103,42 @@ type attendee struct {
 	Workshops    []string `json:"workshops" jsonschema:"at most two"`
 }
 
-// attendeeSchema sets titles, formats, bounds, enums and defaults: every
-// field kind of the MCP subset, each way an enum can be written.
-func attendeeSchema(s *jsonschema.Schema) error {
-	// Only these must be filled in; the others are optional, and those
-	// with a default get it when they are left out.
-	s.Required = []string{"name", "email", "arrival"}
-	p := s.Properties
-	set := func(name, title string) *jsonschema.Schema {
-		p[name].Title = title
-		return p[name]
-	}
-	n := set("name", "Name")
-	n.MinLength, n.MaxLength = ptr(1), ptr(80)
-	set("email", "Email").Format = "email"
-	set("website", "Website").Format = "uri"
-	set("arrival", "Arrival").Format = "date"
-	set("session_start", "Session start").Format = "date-time"
-
-	g := set("guests", "Guests")
-	g.Minimum, g.Maximum, g.Default = ptr(0.0), ptr(4.0), raw(0)
-	b := set("budget", "Dinner budget")
-	b.Minimum, b.Maximum, b.Default = ptr(0.0), ptr(500.0), raw(49.5)
-	set("newsletter", "Newsletter").Default = raw(false)
-
+// attendeeFields sets titles, formats, bounds, choices and defaults:
+// every field kind of the MCP subset, each way an enum can be written.
+// Only name, email and arrival must be filled in; the fields with a
+// default get it when they are left out.
+var attendeeFields = []elicit.Option{
+	elicit.WithField("name", elicit.Title("Name"), elicit.Length(1, 80)),
+	elicit.WithField("email", elicit.Title("Email"), elicit.Format("email")),
+	elicit.WithField("website", elicit.Title("Website"), elicit.Format("uri"), elicit.Optional()),
+	elicit.WithField("arrival", elicit.Title("Arrival"), elicit.Format("date")),
+	elicit.WithField("session_start", elicit.Title("Session start"), elicit.Format("date-time"), elicit.Optional()),
+	elicit.WithField("guests", elicit.Title("Guests"), elicit.Range(0, 4), elicit.Default(0), elicit.Optional()),
+	elicit.WithField("budget", elicit.Title("Dinner budget"), elicit.Range(0, 500), elicit.Default(49.5), elicit.Optional()),
+	elicit.WithField("newsletter", elicit.Title("Newsletter"), elicit.Default(false), elicit.Optional()),
 	// An untitled enum, a titled one (oneOf const/title) and the legacy
-	// titled one (enumNames).
-	rm := set("room", "Room")
-	rm.Enum, rm.Default = []any{"single", "double", "suite"}, raw("single")
-	st := set("seating", "Seating")
-	st.OneOf, st.Default = []*jsonschema.Schema{
-		{Const: ptr[any]("aisle"), Title: "Aisle"},
-		{Const: ptr[any]("window"), Title: "Window"},
-		{Const: ptr[any]("front"), Title: "Front row"},
-	}, raw("aisle")
-	d := set("diet", "Diet")
-	d.Enum, d.Default = []any{"none", "vegetarian", "vegan"}, raw("none")
-	d.Extra = map[string]any{"enumNames": []string{"No preference", "Vegetarian", "Vegan"}}
-
+	// titled one (enumNames, set below).
+	elicit.WithField("room", elicit.Title("Room"), elicit.Optional(), elicit.Default("single"),
+		elicit.Choices(elicit.Choice{Value: "single"}, elicit.Choice{Value: "double"}, elicit.Choice{Value: "suite"})),
+	elicit.WithField("seating", elicit.Title("Seating"), elicit.Optional(), elicit.Default("aisle"),
+		elicit.Choices(elicit.Choice{Value: "aisle", Title: "Aisle"}, elicit.Choice{Value: "window", Title: "Window"}, elicit.Choice{Value: "front", Title: "Front row"})),
+	elicit.WithField("diet", elicit.Title("Diet"), elicit.Optional(), elicit.Default("none"),
+		elicit.Choices(elicit.Choice{Value: "none"}, elicit.Choice{Value: "vegetarian"}, elicit.Choice{Value: "vegan"})),
+	elicit.WithSchema(func(s *jsonschema.Schema) error {
+		if d := s.Properties["diet"]; d != nil {
+			d.Extra = map[string]any{"enumNames": []string{"No preference", "Vegetarian", "Vegan"}}
+		}
+		return nil
+	}),
 	// Multi-select: untitled (items.enum) and titled (items.anyOf).
-	tp := set("topics", "Topics")
-	tp.Items = &jsonschema.Schema{Type: "string", Enum: []any{"security", "protocols", "tooling"}}
-	tp.Default = raw([]string{"security"})
-	ws := set("workshops", "Workshops")
-	ws.Items = &jsonschema.Schema{AnyOf: []*jsonschema.Schema{
-		{Const: ptr[any]("go"), Title: "MCP servers in Go"},
-		{Const: ptr[any]("oauth"), Title: "OAuth for MCP"},
-		{Const: ptr[any]("evals"), Title: "Evaluating agents"},
-	}}
-	ws.MinItems, ws.MaxItems = ptr(0), ptr(2)
-	return nil
+	elicit.WithField("topics", elicit.Title("Topics"), elicit.Optional(), elicit.Default([]string{"security"}),
+		elicit.Choices(elicit.Choice{Value: "security"}, elicit.Choice{Value: "protocols"}, elicit.Choice{Value: "tooling"})),
+	elicit.WithField("workshops", elicit.Title("Workshops"), elicit.Optional(), elicit.Count(0, 2),
+		elicit.Choices(elicit.Choice{Value: "go", Title: "MCP servers in Go"}, elicit.Choice{Value: "oauth", Title: "OAuth for MCP"}, elicit.Choice{Value: "evals", Title: "Evaluating agents"})),
 }
 
 func registerAttendee(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-	res, err := elicit.Form[attendee](ctx, req, "Register for MCP Dev Days", elicit.WithSchema(attendeeSchema))
+	res, err := elicit.Form[attendee](ctx, req, "Register for MCP Dev Days", attendeeFields...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -278,14 +260,4 @@ func mustSchema(raw string) *elicit.Schema {
 		panic(err)
 	}
 	return s
-}
-
-func ptr[T any](v T) *T { return &v }
-
-func raw(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }
