@@ -99,8 +99,8 @@ func TestForeignResolution(t *testing.T) {
 		Capabilities: bothModes,
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			id := req.Params.ElicitationID
-			foreign <- e.ev.ResolveURL(ctx, &token.Claims{Kind: token.URL, SessionID: "l:other", ElicitationID: id})
-			foreign <- e.ev.ResolveURL(ctx, &token.Claims{Kind: token.URL, SessionID: "l:other", Subject: "mallory", ElicitationID: id})
+			foreign <- elicit.ResolveURL(e.ev, ctx, &token.Claims{Kind: token.URL, SessionID: "l:other", ElicitationID: id}, elicit.Accept)
+			foreign <- elicit.ResolveURL(e.ev, ctx, &token.Claims{Kind: token.URL, SessionID: "l:other", Subject: "mallory", ElicitationID: id}, elicit.Accept)
 			if s := get(t, req.Params.URL); s != http.StatusOK {
 				t.Errorf("genuine callback: %d", s)
 			}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,10 +44,11 @@ type Config struct {
 	// first is the outermost.
 	Hooks []Hooks
 
-	// Tokens issues and verifies URL-mode callback tokens and the
-	// requestState of the 2026-07-28 protocol. When nil, New creates one
-	// over the Elicitor's keyring and store.
-	Tokens *token.Service
+	// BaseURL is the address browsers reach the server's pages by, such
+	// as "https://mcp.example.com": URL sends users to BaseURL +
+	// ConsentPath, and the pages accept only this host. Set it to use
+	// URL without WithLink.
+	BaseURL string
 
 	// Fallbacks enables, in order of preference, the ways to reach a user
 	// whose client cannot receive an elicitation in the mode it needs
@@ -107,6 +110,7 @@ type Elicitor struct {
 	openBrowser func(context.Context, string) error
 	browser     browserServer
 
+	baseURL       string
 	progressEvery time.Duration
 	log           *slog.Logger
 
@@ -131,7 +135,6 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 	e := &Elicitor{
 		keys:     (*ring.Keyring)(keys),
 		store:    st,
-		tokens:   cfg.Tokens,
 		ttl:      cfg.TTL,
 		maxSize:  cfg.MaxContentSize,
 		hooks:    append([]Hooks(nil), cfg.Hooks...),
@@ -139,6 +142,7 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 
 		openBrowser: cfg.OpenBrowser,
 
+		baseURL:       strings.TrimRight(cfg.BaseURL, "/"),
 		progressEvery: cfg.ProgressInterval,
 		log:           cfg.Logger,
 		calls:         map[*callCancel]struct{}{},
@@ -163,13 +167,16 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 	if e.maxSize <= 0 {
 		e.maxSize = DefaultMaxContentSize
 	}
-	if e.tokens == nil {
-		ts, err := token.NewService(e.keys, st)
-		if err != nil {
-			return nil, err
+	if cfg.BaseURL != "" {
+		if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, errors.New("elicit: Config.BaseURL must be an absolute http:// or https:// URL")
 		}
-		e.tokens = ts
 	}
+	ts, err := token.NewService(e.keys, st)
+	if err != nil {
+		return nil, err
+	}
+	e.tokens = ts
 	return e, nil
 }
 

@@ -326,7 +326,7 @@ func TestModelNotApplicable(t *testing.T) {
 		e.tool("strict", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 			_, formErr = elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema), elicit.WithFallbacks())
 			confirmed, _ = elicit.Confirm(ctx, req, "Sure?", elicit.WithFallbacks(elicit.BrowserForm))
-			_, urlErr = elicit.URL(ctx, req, "Connect", elicit.CallbackURL("http://127.0.0.1:1/cb"))
+			_, urlErr = elicit.URL(ctx, req, "Connect", elicit.WithLink(elicit.CallbackURL("http://127.0.0.1:1/cb")))
 			return "done", nil
 		})
 		cs := e.connect(mute, version)

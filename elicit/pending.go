@@ -49,6 +49,10 @@ type pendingRecord struct {
 	// that every node agrees on the marker's key during a rotation, as
 	// token markers do (a rewrap keeps this field).
 	Marker string `json:"mk,omitempty"`
+	// Done, for a URL-mode elicitation whose call does not wait for it
+	// (-32042, or a link given to the model), is the fingerprint under
+	// which the page leaves the answer for the call's retry.
+	Done string `json:"done,omitempty"`
 }
 
 // resultRecord is an answer, as the resolver wrote it: validated content,

@@ -6,8 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/token"
@@ -18,62 +16,42 @@ import (
 
 // URL asks the user to visit a page of the server (URL mode): to sign in to
 // a third party, enter a secret, or consent, without the value ever
-// passing through the MCP client. link builds the page's URL around a
-// callback token (see CallbackURL); the page, when the user is done, hands
-// the token to the Elicitor's callback handler (CallbackHandler), on this
-// node or any other that shares the store. URL then sends
-// notifications/elicitation/complete and returns Accept.
+// passing through the MCP client. The link goes to the built-in consent
+// page under Config.BaseURL (see Handler and Pages), or to a page of yours
+// with WithLink; when the user is done there, the elicitation completes on
+// this node or any other that shares the store, URL sends
+// notifications/elicitation/complete and returns the user's choice:
+// Accept, or Decline when they refused on the page.
 //
-// The token is opaque (sealed, 128 bits of ID, no PII), single-use, bound
-// to the session and the user, and valid for the elicitation's TTL.
+// The link carries a callback token: opaque (sealed, 128 bits of ID, no
+// PII), single-use, bound to the session and the user, and valid for the
+// elicitation's TTL.
 //
-// Decline and Cancel are the user's refusal to open the page. The waiting,
-// TTL, cancellation and protocol rules are those of Form; on 2026-07-28 the
-// handler runs again once the user opened the page, and URL waits there
-// for the callback. With WithURLElicitationRequiredError (before
+// Decline and Cancel are also the user's refusal to open the page. The
+// waiting, TTL, cancellation and protocol rules are those of Form; on
+// 2026-07-28 the handler runs again once the user opened the page, and URL
+// waits there for the page. With WithURLElicitationRequiredError (before
 // 2026-07-28) URL does not wait: it returns an error for the handler to
-// return, which becomes the protocol error -32042; when the callback
-// arrives the client is notified, retries the call, and this time URL
-// returns Accept.
-func URL(ctx context.Context, req *mcp.CallToolRequest, message string, link func(token string) string, opts ...Option) (Action, error) {
-	if link == nil {
-		return "", errors.New("elicit: URL needs a link builder")
-	}
+// return, which becomes the protocol error -32042; when the page completes
+// the client is notified, retries the call, and this time URL returns the
+// user's choice.
+func URL(ctx context.Context, req *mcp.CallToolRequest, message string, opts ...Option) (Action, error) {
 	o := collect(opts)
-	o.link = link
 	e, err := fromContext(ctx)
 	if err != nil {
 		return "", err
+	}
+	if o.link == nil {
+		if e.baseURL == "" {
+			return "", errors.New("elicit: URL needs Config.BaseURL (the address of the consent page) or WithLink")
+		}
+		o.link = defaultLink(e.baseURL)
 	}
 	res, err := e.ask(ctx, req, &Request{Mode: ModeURL, Message: message}, o)
 	if err != nil {
 		return "", err
 	}
 	return res.Action, nil
-}
-
-// CallbackURL returns a link builder for URL that puts the token in the
-// query parameter "token" of base (the path CallbackHandler serves).
-func CallbackURL(base string) func(string) string {
-	return func(tok string) string {
-		u, err := url.Parse(base)
-		if err != nil {
-			return base
-		}
-		q := u.Query()
-		q.Set(token.DefaultParam, tok)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-}
-
-// CallbackHandler returns the http.Handler that completes URL-mode
-// elicitations: it verifies and consumes the callback token and resolves
-// the elicitation in the store, whichever node asked. user, when not nil,
-// returns the browser's authenticated user; a token issued to a user is
-// then accepted only from that user.
-func (e *Elicitor) CallbackHandler(user func(*http.Request) (string, bool)) *token.CallbackHandler {
-	return &token.CallbackHandler{Tokens: e.tokens, Resolver: e, User: user}
 }
 
 // errGone is what ResolveURL returns for an elicitation that is no longer
@@ -88,11 +66,13 @@ func (*goneError) Is(target error) bool {
 	return target == ErrUnknownElicitation || target == token.ErrExpired
 }
 
-// ResolveURL implements token.Resolver: it completes the URL-mode
-// elicitation a verified, consumed callback token names. It checks the
-// sealed pending record (which only opens for the token's subject and
-// session), writes the result to the store and announces it.
-func (e *Elicitor) ResolveURL(ctx context.Context, c *token.Claims) error {
+// resolveURL completes the URL-mode elicitation a verified, consumed
+// callback token names. It checks the sealed pending record (which only
+// opens for the token's subject and session), writes the result to the
+// store and announces it. An elicitation whose call was not waiting (-32042,
+// or a link given to the model) gets its answer written where the retry of
+// the call looks for it, by this page, so that no waiter is needed.
+func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Action) error {
 	s := e.slot(c.Subject, c.SessionID, c.ElicitationID, time.Time{})
 	var rec pendingRecord
 	if err := s.get(ctx, purposePending, &rec); err != nil {
@@ -108,7 +88,14 @@ func (e *Elicitor) ResolveURL(ctx context.Context, c *token.Claims) error {
 	if !s.expiry.After(e.now()) {
 		return errGone
 	}
-	return s.resolve(ctx, &resultRecord{Action: Accept})
+	res := &resultRecord{Action: action}
+	if rec.Done != "" {
+		done := e.slot(c.Subject, c.SessionID, "done:"+rec.Done, s.expiry)
+		if err := done.put(ctx, purposeResult, res); err != nil {
+			return err
+		}
+	}
+	return s.resolve(ctx, res)
 }
 
 // issueURL issues the callback token of r and returns the link to send.
@@ -184,7 +171,7 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 	done := e.slot(call.subject, call.session, "done:"+fp, time.Time{})
 	var dr resultRecord
 	if err := done.take(ctx, purposeResult, &dr); err == nil {
-		return &Response{Action: Accept}, nil
+		return &Response{Action: dr.Action}, nil
 	}
 
 	expiry := e.now().Add(ttl)
@@ -193,7 +180,7 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	first, err := s.begin(ctx, &pendingRecord{Mode: ModeURL, Tool: call.Tool, Expiry: expiry.UnixMilli()})
+	first, err := s.begin(ctx, &pendingRecord{Mode: ModeURL, Tool: call.Tool, Expiry: expiry.UnixMilli(), Done: fp})
 	if err != nil {
 		return nil, err
 	}
@@ -203,12 +190,10 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 		defer s.end(wctx)
 		sub := &subscription{first}
 		defer func() { sub.Close() }()
+		// The page wrote the answer for the retry; this only tells the
+		// client to retry.
 		res, err := e.await(wctx, expiry, s, sub)
-		if err != nil || res.Action != Accept {
-			return
-		}
-		done.expiry = expiry
-		if done.put(wctx, purposeResult, &resultRecord{Action: Accept}) == nil {
+		if err == nil && res.Action == Accept {
 			notifyCompleteLater(ss, r.ID)
 		}
 	}()

@@ -7,6 +7,7 @@ import (
 	"github.com/elicitvault/elicitvault/keyring"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -23,14 +24,16 @@ var bothModes = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilitie
 
 // callback serves e's callback handler.
 func (e *env) callback() *httptest.Server {
-	srv := httptest.NewServer(e.ev.CallbackHandler(nil))
+	srv := httptest.NewServer(e.ev.Pages(nil))
 	e.t.Cleanup(srv.Close)
 	return srv
 }
 
+// get opens a URL-mode link and accepts on the page: the POST of the
+// consent page's Accept button.
 func get(t *testing.T, u string) int {
 	t.Helper()
-	resp, err := http.Get(u)
+	resp, err := http.PostForm(u, url.Values{"action": {"accept"}})
 	if err != nil {
 		t.Error(err)
 		return 0
@@ -85,7 +88,7 @@ func (c *urlClient) options() *mcp.ClientOptions {
 
 func urlTool(base string, opts ...elicit.Option) func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		a, err := elicit.URL(ctx, req, "Connect your account", elicit.CallbackURL(base+"/cb"), opts...)
+		a, err := elicit.URL(ctx, req, "Connect your account", append(opts, elicit.WithLink(elicit.CallbackURL(base+"/cb")))...)
 		return string(a), err
 	}
 }
@@ -137,7 +140,7 @@ func TestURLUnsupported(t *testing.T) {
 		e := newEnv(t, nil)
 		var got error
 		e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-			_, got = elicit.URL(ctx, req, "Connect", elicit.CallbackURL("http://x/cb"))
+			_, got = elicit.URL(ctx, req, "Connect", elicit.WithLink(elicit.CallbackURL("http://x/cb")))
 			return "", nil
 		})
 		asked := false
@@ -162,7 +165,7 @@ func TestURLAcrossNodes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(other.CallbackHandler(nil))
+		srv := httptest.NewServer(other.Pages(nil))
 		defer srv.Close()
 		e.tool("connect", urlTool(srv.URL))
 		c := newURLClient(t, false)
@@ -247,7 +250,7 @@ func TestURLCallbackBadInput(t *testing.T) {
 	if s := get(t, elicit.CallbackURL(srv.URL+"/cb")(tok)); s != http.StatusGone {
 		t.Errorf("unknown elicitation: %d, want 410", s)
 	}
-	err = e.ev.ResolveURL(context.Background(), &token.Claims{Kind: token.URL, SessionID: "l:nobody", ElicitationID: "nothing"})
+	err = elicit.ResolveURL(e.ev, context.Background(), &token.Claims{Kind: token.URL, SessionID: "l:nobody", ElicitationID: "nothing"}, elicit.Accept)
 	if !errors.Is(err, elicit.ErrUnknownElicitation) || !errors.Is(err, token.ErrExpired) {
 		t.Errorf("ResolveURL: %v", err)
 	}

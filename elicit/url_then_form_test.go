@@ -17,7 +17,7 @@ func TestURLThenForm(t *testing.T) {
 		e := newEnv(t, nil)
 		srv := e.callback()
 		e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-			a, err := elicit.URL(ctx, req, "Connect your account", elicit.CallbackURL(srv.URL+"/cb"))
+			a, err := elicit.URL(ctx, req, "Connect your account", elicit.WithLink(elicit.CallbackURL(srv.URL+"/cb")))
 			if err != nil {
 				return "", err
 			}

@@ -20,10 +20,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/postgres"
 	"github.com/elicitvault/elicitvault/store/redis"
-	"github.com/elicitvault/elicitvault/internal/token"
 )
 
 // The environment of the tests, and of the child process.

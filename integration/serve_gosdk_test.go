@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -134,14 +135,14 @@ func TestServeGoSDK(t *testing.T) {
 				}
 				asked := c.elicitations()
 				last := asked[len(asked)-1]
-				if last.Mode != "url" || last.ElicitationID == "" || !strings.HasPrefix(last.URL, srv.base+"/elicit/connect?token=ev1.") {
+				if last.Mode != "url" || last.ElicitationID == "" || !strings.HasPrefix(last.URL, srv.base+"/elicit/consent?token=ev1.") {
 					t.Fatalf("elicitation: %+v", last)
 				}
 				c.waitComplete(last.ElicitationID)
 
-				// The link is used up.
-				if p, cb := browse(t, last.URL, ""); p != 200 || cb != 410 {
-					t.Errorf("a used link: consent page %d, callback %d; want 200, 410", p, cb)
+				// The link is used up, and its page says so.
+				if p, _ := browse(t, last.URL, ""); p != http.StatusGone {
+					t.Errorf("a used link: consent page %d, want 410", p)
 				}
 			})
 			t.Run("url-declined", func(t *testing.T) {

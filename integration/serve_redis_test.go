@@ -49,7 +49,7 @@ func TestServeTwoNodesRedis(t *testing.T) {
 	// onB returns u with B's origin: the browser is sent to B.
 	onB := func(t *testing.T, raw string) string {
 		v, err := url.Parse(raw)
-		if err != nil || !strings.HasPrefix(raw, a.base+"/elicit/connect?") {
+		if err != nil || !strings.HasPrefix(raw, a.base+"/elicit/consent?") {
 			t.Fatalf("the link %q is not A's consent page", raw)
 		}
 		bu, _ := url.Parse(b.base)

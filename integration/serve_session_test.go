@@ -62,8 +62,8 @@ func TestServeSessionBinding(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	// A's link is used up, in any browser.
-	if _, cb := browse(t, elA.URL, ""); cb != http.StatusGone {
-		t.Errorf("A's link again: callback %d, want 410", cb)
+	if p, _ := browse(t, elA.URL, ""); p != http.StatusGone {
+		t.Errorf("A's link again: consent page %d, want 410", p)
 	}
 	if out, isErr, err := callText(ctx, csA, "connect_account", args); err != nil || isErr || out != "Your Example account is connected." {
 		t.Fatalf("A's retry: got %q (error %v, %v)", out, isErr, err)
@@ -104,7 +104,7 @@ func newSubjectServer(t *testing.T) *subjectServer {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(ok)}}}, nil, nil
 	})
 	mcp.AddTool(server, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		a, err := elicit.URL(ctx, req, "Connect", elicit.CallbackURL(s.callback))
+		a, err := elicit.URL(ctx, req, "Connect", elicit.WithLink(elicit.CallbackURL(s.callback)))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -128,7 +128,7 @@ func newSubjectServer(t *testing.T) *subjectServer {
 		}
 		stateful.ServeHTTP(w, r)
 	})))
-	mux.Handle("/callback", ev.CallbackHandler(func(r *http.Request) (string, bool) {
+	mux.Handle("/callback", ev.Pages(func(r *http.Request) (string, bool) {
 		u, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		return u, ok && u != ""
 	}))

@@ -95,7 +95,8 @@ func TestZeroKnowledge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		callback := httptest.NewServer(ev.CallbackHandler(nil))
+		// The browser is signed in as the user the link was issued to.
+		callback := httptest.NewServer(ev.Pages(func(*http.Request) (string, bool) { return zkSubjectURL, true }))
 		defer callback.Close()
 		server := mcp.NewServer(&mcp.Implementation{Name: "zk", Version: "1"}, nil)
 		ev.Install(server)
@@ -107,7 +108,7 @@ func TestZeroKnowledge(t *testing.T) {
 			return text(fmt.Sprintf("%s %s", res.Action, res.Content.Colour)), nil, nil
 		})
 		mcp.AddTool(server, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			a, err := elicit.URL(ctx, req, zkMessageURL, elicit.CallbackURL(callback.URL+"/cb"))
+			a, err := elicit.URL(ctx, req, zkMessageURL, elicit.WithLink(elicit.CallbackURL(callback.URL+"/cb")))
 			if err != nil {
 				return nil, nil, err
 			}
@@ -224,7 +225,7 @@ func TestZeroKnowledge(t *testing.T) {
 		// Resolve both: the form's answer comes back from the client, the
 		// URL elicitation's through its callback.
 		close(formRelease)
-		resp, err := http.Get(sent.URL)
+		resp, err := http.PostForm(sent.URL, url.Values{"action": {"accept"}})
 		if err != nil {
 			t.Fatal(err)
 		}

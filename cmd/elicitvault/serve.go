@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,8 +25,9 @@ func init() {
 		summary:  "run the reference MCP server, whose tools show every elicitation flow",
 		help: `Serves MCP over Streamable HTTP at /mcp on --addr, or over stdin and
 stdout with --stdio. Either way it serves, on --addr, the pages a browser
-opens in URL mode: the consent page of connect_account (/elicit/connect)
-and the callback that completes the elicitation (/elicit/callback).
+opens in URL mode: the consent page of connect_account (/elicit/consent),
+with Accept and Decline. With --stdio they listen on a free loopback port
+unless --addr names one.
 
 Its tools show each flow of the elicit package:
 
@@ -95,31 +98,35 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	}
 	defer st.Close()
 
-	ln, err := net.Listen("tcp", *addr)
+	// Over stdio, the pages of URL mode and of the browser form listen on
+	// a free loopback port unless --addr names one: two stdio servers, or
+	// one beside the HTTP server, must not fight over 8080.
+	listenAddr := *addr
+	if *stdio && !flagSet(fs, "addr") {
+		listenAddr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", listenAddr)
 	if err != nil {
-		return fmt.Errorf("listening on --addr: %w", err)
+		if cause := errors.Unwrap(err); cause != nil {
+			err = cause // "bind: address already in use", without the op's prefix
+		}
+		return fmt.Errorf("cannot listen on %s (--addr): %w", listenAddr, err)
 	}
 	defer ln.Close()
 	base := *baseURL
 	if base == "" {
 		base = "http://" + advertised(ln.Addr())
 	}
-	ref, err := newReference(keys, st, &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks})
+	ref, err := newReference((*keyring.Keyring)(keys), st, &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks})
 	if err != nil {
 		return err
 	}
-	defer ref.ev.Close() // the browser form's server
 
 	stop := watchInterrupts(ctx, e)
 	defer stop.release()
 
-	mux := http.NewServeMux()
-	ref.mountPages(mux)
-	if !*stdio {
-		mux.Handle("/mcp", ref.mcpHandler())
-	}
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           ref.ev.Handler(ref.server, nil),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          discardLog,
 	}
@@ -129,11 +136,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	// MCP over stdio ends when the client closes stdin.
 	stdioDone := make(chan error, 1)
 	if *stdio {
-		fmt.Fprintf(e.stderr, "elicitvault: serve: MCP on stdio; pages for URL mode at %s/elicit/\n", base)
+		fmt.Fprintf(e.stderr, "elicitvault: serve: MCP on stdio; pages for URL mode at %s%s\n", base, elicit.PagesPrefix)
 		t := &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
 		go func() { stdioDone <- ref.server.Run(stop.soft, t) }()
 	} else {
-		fmt.Fprintf(e.stderr, "elicitvault: serve: MCP at %s/mcp\n", base)
+		fmt.Fprintf(e.stderr, "elicitvault: serve: MCP at %s%s\n", base, elicit.MCPPath)
 	}
 
 	var runErr error
@@ -148,16 +155,34 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("serving HTTP: %w", err)
 	}
 
-	// Ending the requests in progress ends their waiting elicitations
-	// (each cleans up its state in the store); closing the sessions ends
-	// their open streams, so that Shutdown does not wait for them.
+	// Closing the Elicitor ends every waiting elicitation (cancelled at the
+	// client, its state cleaned up); closing the sessions ends their open
+	// streams, so that Shutdown does not wait for them.
 	sctx, cancel := context.WithTimeout(stop.hard, shutdownGrace)
 	defer cancel()
-	ref.shutdown(sctx)
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		ref.ev.Close()
+		for ss := range ref.server.Sessions() {
+			ss.Close()
+		}
+	}()
+	select {
+	case <-closed:
+	case <-sctx.Done():
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		srv.Close()
 	}
 	return runErr
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // advertised returns the host:port a browser on this machine reaches a

@@ -165,7 +165,7 @@ func (r *reference) connectAccount(ctx context.Context, req *mcp.CallToolRequest
 	if in.URLRequiredError {
 		opts = append(opts, elicit.WithURLElicitationRequiredError())
 	}
-	action, err := elicit.URL(ctx, req, "Connect your Example account to elicitvault", r.connectLink, opts...)
+	action, err := elicit.URL(ctx, req, "Connect your Example account to elicitvault", opts...)
 	if err != nil {
 		return nil, nil, err
 	}

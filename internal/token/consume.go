@@ -38,14 +38,44 @@ func (s *Service) Consume(ctx context.Context, tok string, want Expect) (*Claims
 	return c, nil
 }
 
-// markUsed writes the one-shot marker of verified claims c.
-func (s *Service) markUsed(ctx context.Context, c *Claims) error {
+// MarkUsed uses up verified claims c, as Consume does after it verified:
+// for a page that verifies when it is shown and consumes when the user
+// acts.
+func (s *Service) MarkUsed(ctx context.Context, c *Claims) error { return s.markUsed(ctx, c) }
+
+// Used reports whether verified claims c were consumed already. It writes
+// nothing: a page can tell the user that a link was used without using it.
+func (s *Service) Used(ctx context.Context, c *Claims) (bool, error) {
+	key, err := s.markerKey(c)
+	if err != nil {
+		return false, err
+	}
+	_, err = s.store.Get(ctx, key)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("token: one-shot marker: %w", err)
+	}
+	return true, nil
+}
+
+func (s *Service) markerKey(c *Claims) (string, error) {
 	if s.store == nil {
-		return ErrNoStore
+		return "", ErrNoStore
 	}
 	key, ok := s.keys.StoreKeyUnder(c.KeyID, envelope.Binding{Purpose: usedPurpose, Unbound: true, RecordID: string(c.ID[:])})
 	if !ok {
-		return ErrUnknownKey
+		return "", ErrUnknownKey
+	}
+	return key, nil
+}
+
+// markUsed writes the one-shot marker of verified claims c.
+func (s *Service) markUsed(ctx context.Context, c *Claims) error {
+	key, err := s.markerKey(c)
+	if err != nil {
+		return err
 	}
 	won, err := s.store.PutIfAbsent(ctx, key, []byte{1}, c.Expiry.Add(s.grace))
 	switch {
@@ -59,3 +89,7 @@ func (s *Service) markUsed(ctx context.Context, c *Claims) error {
 	}
 	return nil
 }
+
+// DefaultParam is the query parameter that carries a URL-mode token in
+// the links of the elicit package's pages.
+const DefaultParam = "token"

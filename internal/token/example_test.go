@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store/memory"
@@ -59,36 +57,3 @@ func ExampleHashArgs() {
 	// Output: true
 }
 
-func ExampleCallbackHandler() {
-	keys, _ := ring.New([]byte("an example secret of 32+ bytes!!"), nil)
-	st := memory.New()
-	defer st.Close()
-	tokens, _ := token.NewService(keys, st)
-
-	h := &token.CallbackHandler{
-		Tokens: tokens,
-		Resolver: token.ResolverFunc(func(ctx context.Context, c *token.Claims) error {
-			fmt.Println("resolved", c.ElicitationID)
-			return nil
-		}),
-		// The server's own sign-in: here, a header set by a proxy.
-		User: func(r *http.Request) (string, bool) {
-			u := r.Header.Get("X-User")
-			return u, u != ""
-		},
-	}
-	tok, _ := tokens.Issue(&token.Claims{Kind: token.URL, SessionID: "session-1", Subject: "user-1", ElicitationID: "elicitation-1"}, 0, token.Compact)
-
-	for _, user := range []string{"user-2", "user-1", "user-1"} {
-		req := httptest.NewRequest("GET", "/elicitation/callback?token="+tok, nil)
-		req.Header.Set("X-User", user)
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		fmt.Println(user, rec.Code)
-	}
-	// Output:
-	// user-2 403
-	// resolved elicitation-1
-	// user-1 200
-	// user-1 410
-}

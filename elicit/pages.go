@@ -1,0 +1,325 @@
+package elicit
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"html/template"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/elicitvault/elicitvault/internal/token"
+)
+
+// The paths of the URL-mode pages under PagesPrefix.
+const (
+	// PagesPrefix is where Handler mounts the pages of URL mode, and what
+	// Config.BaseURL is completed with.
+	PagesPrefix = "/elicit/"
+	// ConsentPath is the page a URL-mode link opens: it shows what is
+	// asked with Accept and Decline, and only the user's choice uses the
+	// link up (a link previewer or mail scanner that fetches it changes
+	// nothing).
+	ConsentPath = PagesPrefix + "consent"
+)
+
+// ErrWrongUser is returned by CompleteURL for a link issued to another
+// user, or to a signed-in user when the browser's user is unknown.
+var ErrWrongUser = errors.New("elicit: the link belongs to another user")
+
+// Pages returns the handler of the URL-mode pages, for a server that
+// serves MCP some other way (stdio, or an HTTP stack of its own); Handler
+// includes it. Mount it at PagesPrefix. user returns the browser's
+// authenticated user; it is required when MCP clients are authenticated,
+// since a link issued to a user is accepted only from that user (without
+// it such links are refused, never accepted from anyone).
+//
+// The pages verify the Host header (DNS rebinding) against Config.BaseURL,
+// or, without one, accept only loopback names on a loopback listener. They
+// are self-contained: no script, one inline style, a Content-Security-Policy
+// that allows nothing else, no framing, no referrer (the URL holds a bearer
+// token), no caching. No page quotes the token or anything of the user.
+func (e *Elicitor) Pages(user func(*http.Request) (subject string, ok bool)) http.Handler {
+	return &pages{e: e, user: user}
+}
+
+// WithLink makes URL send the user to a page of yours instead of the
+// built-in consent page: link builds its address around the callback
+// token (see CallbackURL). Your page calls CompleteURL with the token
+// when the user is done.
+func WithLink(link func(token string) string) Option {
+	return func(o *options) { o.link = link }
+}
+
+// CallbackURL returns a link builder for WithLink that puts the token in
+// the query parameter "token" of base.
+func CallbackURL(base string) func(string) string {
+	return func(tok string) string {
+		u, err := url.Parse(base)
+		if err != nil {
+			return base
+		}
+		q := u.Query()
+		q.Set(token.DefaultParam, tok)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+}
+
+// CompleteURL completes the URL-mode elicitation that tok, the token of its
+// link, names: Accept when the user finished on your page, Decline when
+// they refused. The elicitation's call continues on whichever node asked.
+// subject is the browser's authenticated user ("" when there is none); a
+// link issued to a user completes only for that user (ErrWrongUser). The
+// token is used up: a second call returns an error matching
+// ErrUnknownElicitation.
+func (e *Elicitor) CompleteURL(ctx context.Context, tok, subject string, action Action) error {
+	if action != Accept && action != Decline {
+		return ErrMalformed
+	}
+	c, err := e.tokens.Verify(tok, token.Expect{Kind: token.URL})
+	if err != nil {
+		return pageErr(err)
+	}
+	if c.Subject != "" && c.Subject != subject {
+		return ErrWrongUser
+	}
+	if err := e.tokens.MarkUsed(ctx, c); err != nil {
+		return pageErr(err)
+	}
+	return e.resolveURL(ctx, c, action)
+}
+
+// pageErr maps token errors to the package's: a token that expired or was
+// used is an unknown elicitation, a forged one malformed.
+func pageErr(err error) error {
+	switch {
+	case errors.Is(err, token.ErrExpired), errors.Is(err, token.ErrReplayed):
+		return errGone
+	case errors.Is(err, token.ErrInvalid), errors.Is(err, token.ErrUnknownKey):
+		return ErrMalformed
+	}
+	return err
+}
+
+// defaultLink is the link of the built-in consent page under base.
+func defaultLink(base string) func(string) string {
+	return CallbackURL(strings.TrimRight(base, "/") + ConsentPath)
+}
+
+type pages struct {
+	e    *Elicitor
+	user func(*http.Request) (string, bool)
+}
+
+func (p *pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", pageCSP)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if !p.hostAllowed(r) {
+		writePage(w, http.StatusMisdirectedRequest, pageView{Title: "Wrong address", Text: "Open the link exactly as your application gave it."})
+		return
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		p.show(w, r)
+	case http.MethodPost:
+		p.answer(w, r)
+	default:
+		h.Set("Allow", "GET, HEAD, POST")
+		writePage(w, http.StatusMethodNotAllowed, pageView{Title: "Not allowed", Text: "Open this link in your browser."})
+	}
+}
+
+// show verifies the link and offers Accept and Decline; it uses nothing up.
+func (p *pages) show(w http.ResponseWriter, r *http.Request) {
+	tok, c, ok := p.verify(w, r)
+	if !ok {
+		return
+	}
+	used, err := p.e.tokens.Used(r.Context(), c)
+	if err != nil {
+		p.e.log.WarnContext(r.Context(), "elicit: consent page: the store failed")
+		writePage(w, http.StatusInternalServerError, pageFailed)
+		return
+	}
+	if used {
+		writePage(w, http.StatusGone, pageUsed)
+		return
+	}
+	writePage(w, http.StatusOK, pageView{
+		Title: "Continue in your browser?",
+		Text:  "Your application asks you to confirm here, outside the chat. Accept to continue, or Decline to refuse.",
+		Token: tok,
+	})
+}
+
+// answer uses the link up with the user's choice and completes the
+// elicitation.
+func (p *pages) answer(w http.ResponseWriter, r *http.Request) {
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		if u, err := url.Parse(o); err != nil || !strings.EqualFold(u.Host, r.Host) {
+			writePage(w, http.StatusForbidden, pageView{Title: "Not allowed", Text: "Answer on the page your application opened."})
+			return
+		}
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<10)
+	if err := r.ParseForm(); err != nil {
+		writePage(w, http.StatusBadRequest, pageInvalid)
+		return
+	}
+	action := Accept
+	switch r.PostForm.Get("action") {
+	case "", "accept":
+	case "decline":
+		action = Decline
+	default:
+		writePage(w, http.StatusBadRequest, pageInvalid)
+		return
+	}
+	_, c, ok := p.verify(w, r)
+	if !ok {
+		return
+	}
+	if err := p.e.tokens.MarkUsed(r.Context(), c); err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	if err := p.e.resolveURL(r.Context(), c, action); err != nil {
+		p.fail(w, r, err)
+		return
+	}
+	if action == Decline {
+		writePage(w, http.StatusOK, pageView{Title: "Declined", Text: "Nothing was done. You can close this window."})
+		return
+	}
+	writePage(w, http.StatusOK, pageView{Title: "Done", Text: "You can close this window and return to your application."})
+}
+
+// verify checks the link's token and the browser's user; on failure it
+// has written the page.
+func (p *pages) verify(w http.ResponseWriter, r *http.Request) (string, *token.Claims, bool) {
+	toks := r.URL.Query()[token.DefaultParam]
+	if len(toks) != 1 {
+		writePage(w, http.StatusBadRequest, pageInvalid)
+		return "", nil, false
+	}
+	c, err := p.e.tokens.Verify(toks[0], token.Expect{Kind: token.URL})
+	if err != nil {
+		p.fail(w, r, err)
+		return "", nil, false
+	}
+	if c.Subject != "" {
+		// A link issued to a signed-in user opens only for that user; a
+		// server that cannot tell the browser's user refuses it.
+		sub, ok := "", false
+		if p.user != nil {
+			sub, ok = p.user(r)
+		}
+		if !ok || sub != c.Subject {
+			writePage(w, http.StatusForbidden, pageWrongUser)
+			return "", nil, false
+		}
+	}
+	return toks[0], c, true
+}
+
+func (p *pages) fail(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, token.ErrReplayed):
+		writePage(w, http.StatusGone, pageUsed)
+	case errors.Is(err, token.ErrExpired), errors.Is(err, ErrUnknownElicitation):
+		writePage(w, http.StatusGone, pageExpired)
+	case errors.Is(err, token.ErrInvalid), errors.Is(err, token.ErrUnknownKey):
+		writePage(w, http.StatusBadRequest, pageInvalid)
+	default:
+		p.e.log.WarnContext(r.Context(), "elicit: consent page: completing the elicitation failed")
+		writePage(w, http.StatusInternalServerError, pageFailed)
+	}
+}
+
+// hostAllowed is the pages' defence against DNS rebinding: the Host must
+// be Config.BaseURL's, or, without one, a loopback name when the listener
+// is on loopback.
+func (p *pages) hostAllowed(r *http.Request) bool {
+	if p.e.baseURL != "" {
+		u, err := url.Parse(p.e.baseURL)
+		return err == nil && strings.EqualFold(u.Host, r.Host)
+	}
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return true
+	}
+	ta, ok := la.(*net.TCPAddr)
+	if !ok || !ta.IP.IsLoopback() {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// pageView is what the page template shows. Token is set only on the page
+// that offers a choice.
+type pageView struct {
+	Title, Text, Token string
+}
+
+var (
+	pageInvalid   = pageView{Title: "This link is not valid", Text: "Return to your application and start again."}
+	pageExpired   = pageView{Title: "This link has expired", Text: "Return to your application and start again."}
+	pageUsed      = pageView{Title: "This link was already used", Text: "The answer was given already. Return to your application."}
+	pageWrongUser = pageView{Title: "Wrong account", Text: "This link was issued to another account. Sign in as the user who asked for it, then open the link again."}
+	pageFailed    = pageView{Title: "Something went wrong", Text: "Return to your application and try again."}
+)
+
+const pageStyle = `body{font:16px/1.5 system-ui,sans-serif;margin:0;display:flex;min-height:100vh;align-items:center;justify-content:center;background:#f6f7f9;color:#1c2330}main{max-width:28em;padding:2em;background:#fff;border-radius:12px;box-shadow:0 1px 4px #0002}h1{font-size:1.25em;margin:0 0 .5em}p{margin:0}button{margin:1.25em .75em 0 0;font:inherit;padding:.5em 1.25em;border:0;border-radius:8px;background:#2456d6;color:#fff;cursor:pointer}button[value=decline]{background:#e4e7ec;color:#1c2330}small{display:block;margin-top:1em;color:#5a6272}`
+
+// pageCSP allows the one inline style, by its hash, and a form that posts
+// to this origin; nothing else.
+var pageCSP = func() string {
+	sum := sha256.Sum256([]byte(pageStyle))
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; " +
+		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+}()
+
+// The form posts to the page's own path with the token in the query.
+var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>{{.Title}}</title>
+<style>` + pageStyle + `</style></head>
+<body><main><h1>{{.Title}}</h1><p>{{.Text}}</p>
+{{- if .Token}}
+<form method="post" action="?token={{.Token}}"><button type="submit" name="action" value="accept">Accept</button><button type="submit" name="action" value="decline">Decline</button></form>
+<small>If you did not ask for this, select Decline or close this window.</small>
+{{- end}}
+</main></body></html>
+`))
+
+func writePage(w http.ResponseWriter, status int, v pageView) {
+	var b bytes.Buffer
+	if err := pageTemplate.Execute(&b, v); err != nil {
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
+	w.WriteHeader(status)
+	w.Write(b.Bytes())
+}
