@@ -13,10 +13,10 @@ import (
 // Report is what Inspect finds in a store. It never holds plaintext: only
 // key IDs and expiries, read from headers without any key.
 type Report struct {
-	Entries  int                // every entry scanned
+	Entries  int                       // every entry scanned
 	Records  map[keyschedule.KeyID]int // stored records per key ID of their payload
-	Markers  int                // entries that are not records (one-shot markers)
-	Expiries []Bucket           // records per time left until expiry
+	Markers  int                       // entries that are not records (one-shot markers)
+	Expiries []Bucket                  // records per time left until expiry
 }
 
 // Bucket counts records whose time to expiry is at most Upto (and more than

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/elicitvault/elicitvault/internal/ring"
-	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/elicitvault/elicitvault/internal/token"
+	"github.com/elicitvault/elicitvault/store/memory"
 )
 
 func Example() {
@@ -56,4 +56,3 @@ func ExampleHashArgs() {
 	fmt.Println(a == b)
 	// Output: true
 }
-

@@ -17,9 +17,9 @@ import (
 
 	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
-	"github.com/elicitvault/elicitvault/internal/token"
 )
 
 const (
