@@ -79,7 +79,13 @@ func (e *Elicitor) unsupported(ctx context.Context, r *Request, ttl time.Duratio
 		order = o.fallbacks
 	}
 	for _, f := range order {
-		if !e.enabled(f) || r.Mode != ModeForm {
+		if !e.enabled(f) {
+			continue
+		}
+		if r.Mode == ModeURL {
+			if rd, ok := ctx.Value(roundKey{}).(*round); ok && f == LLMMediated {
+				return e.urlViaModel(ctx, rd, r, ttl, o)
+			}
 			continue
 		}
 		switch f {

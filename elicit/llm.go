@@ -29,8 +29,10 @@ import (
 // (sendResult). That run may stop again, for the next elicitation.
 
 // MetaElicitationPending is the key, in the _meta of a tool result, of the
-// LLM-mediated elicitation the call waits for: an object with
-// elicitationId, message and requestedSchema.
+// LLM-mediated elicitation the call waits for: an object with elicitId
+// (FrontMCP's name, which FallbackTool takes), message, and either
+// requestedSchema (form) or mode "url" and url. Until the next release it
+// also carries the same ID as elicitationId.
 const MetaElicitationPending = "elicitationPending"
 
 // ErrAnswered is returned (as a tool error of FallbackTool) for a second
@@ -80,7 +82,8 @@ func (e *Elicitor) pendingResult(ctx context.Context, req *mcp.CallToolRequest, 
 	res := completeResult(req.Session)
 	res.Content = []mcp.Content{&mcp.TextContent{Text: instructions(p)}}
 	res.Meta = mcp.Meta{MetaElicitationPending: map[string]any{
-		"elicitationId":   p.id,
+		"elicitId":        p.id,
+		"elicitationId":   p.id, // the key of earlier releases, kept for one release
 		"message":         p.message,
 		"requestedSchema": json.RawMessage(p.schema),
 	}}
@@ -278,5 +281,55 @@ func toolError(ss *mcp.ServerSession, err error) *mcp.CallToolResult {
 	res := completeResult(ss)
 	res.IsError = true
 	res.Content = []mcp.Content{&mcp.TextContent{Text: err.Error()}}
+	return res
+}
+
+// modelURL is a URL-mode elicitation a run stopped at, for a client that
+// cannot open URLs: the model is given the link.
+type modelURL struct {
+	id, message, url string
+}
+
+// urlViaModel is URL mode for a client without it, with the LLMMediated
+// fallback: the model is given the link and asked to call the tool again
+// once the user is done. The page, when the user answers, writes the answer
+// where the retry looks for it (Done), so nothing needs to wait for it.
+func (e *Elicitor) urlViaModel(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	call := r.Call
+	fp := urlFingerprint(r)
+	done := e.slot(call.subject, call.session, "done:"+fp, time.Time{})
+	var dr resultRecord
+	if err := done.take(ctx, purposeResult, &dr); err == nil {
+		return &Response{Action: dr.Action}, nil
+	}
+	expiry := e.now().Add(ttl)
+	s := e.slot(call.subject, call.session, r.ID, expiry)
+	link, err := e.issueURL(r, ttl, o)
+	if err != nil {
+		return nil, err
+	}
+	rec := &pendingRecord{Mode: ModeURL, Via: viaModel, Tool: call.Tool, Expiry: expiry.UnixMilli(), Done: fp}
+	if err := s.put(ctx, purposePending, rec); err != nil {
+		return nil, err
+	}
+	rd.pendingURL = &modelURL{id: r.ID, message: r.Message, url: link}
+	return nil, ErrInputRequired
+}
+
+// pendingURLResult is the tool result that gives the model the link of a
+// URL-mode elicitation.
+func pendingURLResult(ss *mcp.ServerSession, p *modelURL) *mcp.CallToolResult {
+	res := completeResult(ss)
+	res.Content = []mcp.Content{&mcp.TextContent{Text: "This tool needs the user to complete a step in their browser, and this client cannot open the page itself. " +
+		"Give the user this link and tell them what it is for; do not open it yourself.\n\n" +
+		"Purpose: " + p.message + "\nLink: " + p.url + "\n\n" +
+		"When the user says they are done (or that they declined), call this tool again with the same arguments: its result will be the outcome."}}
+	res.Meta = mcp.Meta{MetaElicitationPending: map[string]any{
+		"elicitId":      p.id,
+		"elicitationId": p.id,
+		"mode":          string(ModeURL),
+		"message":       p.message,
+		"url":           p.url,
+	}}
 	return res
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -316,8 +318,8 @@ func TestModelToolListedOnlyWhenNeeded(t *testing.T) {
 	})
 }
 
-// Without an applicable fallback the call fails as before: URL mode has
-// no LLM-mediated fallback, and a call may allow none.
+// Without an applicable fallback the call fails as before: a call may
+// allow none, or only one that does not apply.
 func TestModelNotApplicable(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
 		e := newEnv(t, llmConfig)
@@ -326,7 +328,7 @@ func TestModelNotApplicable(t *testing.T) {
 		e.tool("strict", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 			_, formErr = elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema), elicit.WithFallbacks())
 			confirmed, _ = elicit.Confirm(ctx, req, "Sure?", elicit.WithFallbacks(elicit.BrowserForm))
-			_, urlErr = elicit.URL(ctx, req, "Connect", elicit.WithLink(elicit.CallbackURL("http://127.0.0.1:1/cb")))
+			_, urlErr = elicit.URL(ctx, req, "Connect", elicit.WithLink(elicit.CallbackURL("http://127.0.0.1:1/cb")), elicit.WithFallbacks())
 			return "done", nil
 		})
 		cs := e.connect(mute, version)
@@ -402,5 +404,48 @@ func TestModelSuperseded(t *testing.T) {
 			t.Errorf("current: %q", text(res))
 		}
 		e.assertEmpty()
+	})
+}
+
+// URL mode for a client that cannot open pages, with the LLM-mediated
+// fallback: the model gets the link in the tool result (and the ID under
+// elicitId in _meta), the user answers on the page, and calling the tool
+// again returns the user's choice. The ID and link are never reusable.
+func TestURLViaModel(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		for _, choice := range []string{"accept", "decline"} {
+			e := newEnv(t, llmConfig)
+			srv := e.callback()
+			runs := 0
+			e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+				runs++
+				a, err := elicit.URL(ctx, req, "Connect your account", elicit.WithLink(elicit.CallbackURL(srv.URL+"/cb")))
+				return string(a), err
+			})
+			cs := e.connect(mute, version)
+			res := callTool(t, cs, "connect", nil)
+			meta, _ := res.Meta[elicit.MetaElicitationPending].(map[string]any)
+			link, _ := meta["url"].(string)
+			if res.IsError || meta["mode"] != "url" || meta["elicitId"] == nil || meta["elicitId"] != meta["elicitationId"] ||
+				!strings.HasPrefix(link, srv.URL+"/cb?token=ev1.") || !strings.Contains(text(res), link) {
+				t.Fatalf("result %q, meta %v", text(res), meta)
+			}
+			// Before the user answers, a retry asks again (a new link).
+			if again := callTool(t, cs, "connect", nil); again.Meta[elicit.MetaElicitationPending] == nil {
+				t.Fatalf("retry before the answer: %q", text(again))
+			}
+			resp, err := http.PostForm(link, url.Values{"action": {choice}})
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("page: %v %v", resp, err)
+			}
+			resp.Body.Close()
+			if got := callTool(t, cs, "connect", nil); got.IsError || text(got) != choice {
+				t.Fatalf("after %s: %q", choice, text(got))
+			}
+			// The model cannot answer it through the fallback tool.
+			if r := submit(t, cs, meta["elicitId"].(string), "accept", nil); !r.IsError {
+				t.Fatalf("sendElicitationResult completed a URL elicitation: %q", text(r))
+			}
+		}
 	})
 }

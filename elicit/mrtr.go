@@ -82,10 +82,11 @@ type round struct {
 
 	// Where the run stopped: an input request (2026-07-28) or an
 	// LLM-mediated elicitation.
-	ask     *asked
-	params  *mcp.ElicitParams
-	ttl     time.Duration
-	pending *modelAsk
+	ask        *asked
+	params     *mcp.ElicitParams
+	ttl        time.Duration
+	pending    *modelAsk
+	pendingURL *modelURL
 
 	// continued marks the continuation of an LLM-mediated elicitation.
 	// It answers a tool call of its own (FallbackTool), so it cannot stop
@@ -95,7 +96,7 @@ type round struct {
 
 type roundKey struct{}
 
-func (rd *round) stopped() bool { return rd.ask != nil || rd.pending != nil }
+func (rd *round) stopped() bool { return rd.ask != nil || rd.pending != nil || rd.pendingURL != nil }
 
 // replay wraps the request flow of an elicitation of a run: the answer of
 // an earlier run at this position, if there is one, else send. A new
@@ -227,6 +228,8 @@ func (e *Elicitor) finish(ctx context.Context, req *mcp.CallToolRequest, rd *rou
 		return inputRequired(rd.ask.Key, rd.params, tok)
 	case rd.pending != nil:
 		return e.pendingResult(ctx, req, rd)
+	case rd.pendingURL != nil:
+		return pendingURLResult(req.Session, rd.pendingURL), nil
 	}
 	return res, err
 }
