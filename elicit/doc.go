@@ -2,17 +2,23 @@
 // tool call, with one call that works across protocol versions, and keeps
 // everything that waits in between sealed.
 //
-// # Setting up
+// A server in full:
 //
-// Create one Elicitor per server, over the keyring and a store shared by
-// every node, and install it:
-//
-//	keys, err := rotation.Load(rotation.LoadOptions{})
-//	ev, err := elicit.New(keys, store, &elicit.Config{TTL: 5 * time.Minute})
-//	server := mcp.NewServer(impl, nil)
+//	keys, err := keyring.Load(nil) // MCP_ELICITATION_SECRET
+//	ev, err := elicit.New(keys, memory.New(), &elicit.Config{BaseURL: "https://mcp.example.com"})
+//	server := mcp.NewServer(&mcp.Implementation{Name: "contacts", Version: "1"}, nil)
 //	ev.Install(server)
-//	defer ev.Close()
-//	http.Handle("/elicit/callback", ev.CallbackHandler(nil)) // for URL mode
+//	mcp.AddTool(server, &mcp.Tool{Name: "delete_contacts"}, func(ctx context.Context, req *mcp.CallToolRequest, in Args) (*mcp.CallToolResult, any, error) {
+//		ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("Delete %d contacts?", len(in.IDs)))
+//		if err != nil || !ok {
+//			return nil, nil, err // return elicit's errors unchanged
+//		}
+//		...
+//	})
+//	http.ListenAndServe(addr, ev.Handler(server, nil)) // MCP at /mcp, URL-mode pages at /elicit/
+//
+// Stop with ev.Close(), which ends every waiting elicitation, then the
+// http.Server's Shutdown.
 //
 // # Asking
 //
@@ -23,10 +29,7 @@
 //		Email string `json:"email"`
 //	}
 //	res, err := elicit.Form[Contact](ctx, req, "Who should be added?",
-//		elicit.WithSchema(func(s *jsonschema.Schema) error {
-//			s.Properties["email"].Format = "email"
-//			return nil
-//		}))
+//		elicit.WithField("email", elicit.Title("Email"), elicit.Format("email")))
 //	if err != nil {
 //		return nil, nil, err // return it unchanged: see "Protocols"
 //	}
@@ -34,18 +37,33 @@
 //
 //	ok, err := elicit.Confirm(ctx, req, "Delete 47 contacts?")
 //
-//	action, err := elicit.URL(ctx, req, "Connect your GitHub account",
-//		elicit.CallbackURL("https://example.com/elicit/callback"))
+//	action, err := elicit.URL(ctx, req, "Connect your GitHub account")
 //
-// The form's schema comes from the Go type (jsonschema.For) and is checked
-// against the MCP elicitation subset before anything is sent; a field whose
-// name says it holds a secret is refused in form mode unless the call says
-// AllowSensitiveFieldsInFormMode. Accepted content is validated against the
-// schema it was asked with, and decoded into the type, before the tool sees
-// it. Errors are usable with errors.Is and errors.As (ErrInvalidParams and
-// *SchemaError naming the field, ErrInvalidContent and *ContentError naming
-// the JSON path, ErrUnsupported, ErrTimeout, ErrCancelled, ...) and never
-// carry a session ID, a subject, a token or the user's answer.
+// The form's schema comes from the Go type (jsonschema.For), refined with
+// WithField (checked: a misspelt field is a *SchemaError naming it), and is
+// checked against the MCP elicitation subset before anything is sent; a
+// field whose name says it holds a secret is refused in form mode unless
+// the call says AllowSensitiveFieldsInFormMode. Accepted content is
+// validated against the schema it was asked with, and decoded into the
+// type, before the tool sees it. Errors are usable with errors.Is and
+// errors.As (ErrInvalidParams and *SchemaError naming the field,
+// ErrInvalidContent and *ContentError naming the JSON path, ErrUnsupported,
+// ErrTimeout, ErrCancelled, ErrClosed, ...) and never carry a session ID, a
+// subject, a token or the user's answer.
+//
+// URL sends the user to the built-in consent page under Config.BaseURL
+// (Accept or Decline; served by Handler, or by Pages on a stdio server), or
+// with WithLink to a page of yours that calls CompleteURL.
+//
+// # Waiting
+//
+// A call waits up to the TTL (Config.TTL, WithTTL). While it waits, a tool
+// call that carries a progress token gets a progress notification every
+// Config.ProgressInterval, so that a client which resets its request
+// timeout on progress keeps waiting while the user reads. A client that
+// gives up cancels the call (ErrClientCancelled); a second elicitation in
+// the same session cancels the first (ErrCancelled): a session has one
+// question open at a time.
 //
 // # Protocols
 //
@@ -110,8 +128,9 @@
 // Confirm returns an error matching ErrInputRequired, which the handler
 // returns unchanged; the tool call then returns instructions (text for the
 // model: ask the user, then call sendElicitationResult) and
-// _meta.elicitationPending with the elicitation ID, the message and the
-// requested schema. The elicitation is sealed in the store with the tool's
+// _meta.elicitationPending with the elicitation ID (elicitId), the message
+// and the requested schema. In URL mode, the model is given the link, and
+// the tool's next call with the same arguments returns the user's choice. The elicitation is sealed in the store with the tool's
 // name and arguments, bound to the subject and the session, and it is the
 // session's one pending elicitation. The tool sendElicitationResult
 // (FallbackTool), listed only to clients that cannot elicit in form mode,

@@ -45,11 +45,12 @@ func pendingOf(t *testing.T, res *mcp.CallToolResult) pending {
 	}
 	b, _ := json.Marshal(raw)
 	var p struct {
-		ID      string         `json:"elicitationId"`
+		ID      string         `json:"elicitId"` // FrontMCP's name, which sendElicitationResult takes
+		OldID   string         `json:"elicitationId"`
 		Message string         `json:"message"`
 		Schema  map[string]any `json:"requestedSchema"`
 	}
-	if err := json.Unmarshal(b, &p); err != nil || p.ID == "" || p.Schema == nil {
+	if err := json.Unmarshal(b, &p); err != nil || p.ID == "" || p.OldID != p.ID || p.Schema == nil {
 		t.Fatalf("elicitationPending %s: %v", b, err)
 	}
 	return pending{ID: p.ID, Message: p.Message, Schema: p.Schema, Text: text(res)}

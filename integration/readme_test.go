@@ -1,0 +1,46 @@
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// TestReadmeSnippetBuilds builds the "Use it in your server" program of the
+// README as a module of its own, outside the workspace, against this
+// checkout: the snippet a newcomer pastes compiles.
+func TestReadmeSnippetBuilds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module")
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?s)## Use it in your server\n\n```go\n(.*?)```").FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no go block under \"## Use it in your server\"")
+	}
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.go", string(m[1]))
+	write("go.mod", "module readme\n\ngo 1.26\n\nrequire github.com/elicitvault/elicitvault v0.0.0\n\nreplace github.com/elicitvault/elicitvault => "+root+"\n")
+	for _, args := range [][]string{{"mod", "tidy"}, {"vet", "."}, {"build", "-o", os.DevNull, "."}} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %v: %v\n%s", args, err, out)
+		}
+	}
+}
