@@ -20,9 +20,9 @@ type signup struct {
 	Note  string   `json:"note"`
 }
 
-// formError runs Form[signup] with opts in a tool and returns its error,
-// and the schema the client was sent when there was none.
-func formError(t *testing.T, opts ...elicit.Option) (error, map[string]any) {
+// formError runs Form[signup] with opts in a tool and returns the schema
+// the client was sent (nil when none was) and the error of Form.
+func formError(t *testing.T, opts ...elicit.Option) (map[string]any, error) {
 	t.Helper()
 	e := newEnv(t, nil)
 	var got error
@@ -37,11 +37,11 @@ func formError(t *testing.T, opts ...elicit.Option) (error, map[string]any) {
 		return &mcp.ElicitResult{Action: "decline"}, nil
 	}}, legacy)
 	call(t, cs, "signup")
-	return got, sent
+	return sent, got
 }
 
 func TestWithField(t *testing.T) {
-	err, sent := formError(t,
+	sent, err := formError(t,
 		elicit.WithField("email", elicit.Title("Email"), elicit.Format("email")),
 		elicit.WithField("seats", elicit.Range(1, 10), elicit.Default(1)),
 		elicit.WithField("plan", elicit.Choices(elicit.Choice{Value: "free", Title: "Free"}, elicit.Choice{Value: "pro", Title: "Pro"}), elicit.Default("free")),
@@ -90,7 +90,7 @@ func TestWithFieldChecks(t *testing.T) {
 		{"count on a string", elicit.WithField("plan", elicit.Count(0, 1)), "plan", "type string"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err, sent := formError(t, c.opt)
+			sent, err := formError(t, c.opt)
 			var se *elicit.SchemaError
 			if !errors.As(err, &se) || !errors.Is(err, elicit.ErrInvalidParams) || se.Field != c.field || !strings.Contains(se.Error(), c.says) {
 				t.Fatalf("got %v, want a SchemaError for %q saying %q", err, c.field, c.says)
@@ -105,7 +105,7 @@ func TestWithFieldChecks(t *testing.T) {
 // A WithSchema refinement that panics (a nil pointer for a misspelt
 // property, the common mistake) is a *SchemaError, not a crashed call.
 func TestWithSchemaPanic(t *testing.T) {
-	err, sent := formError(t, elicit.WithSchema(func(s *jsonschema.Schema) error {
+	sent, err := formError(t, elicit.WithSchema(func(s *jsonschema.Schema) error {
 		s.Properties["e-mail"].Format = "email"
 		return nil
 	}))
