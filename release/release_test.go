@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -35,9 +36,11 @@ var published = []string{".", "store/redis", "store/postgres", "cmd"}
 // TestOutsideConsumer builds a file-system module proxy holding the
 // published modules at version, made from the working tree (the files git
 // would commit), and then, in a fresh module outside the workspace, gets
-// the core module and both backends from it, builds and runs a small server
-// that uses them, and installs the CLI with go install …@version. The rest
-// of the module graph comes from the machine's usual proxy.
+// the core module and both backends from it, builds a small server that
+// uses them and runs it on the memory store (and on Redis and PostgreSQL
+// when ELICITVAULT_REDIS_URL and ELICITVAULT_POSTGRES_URL are set), and
+// installs the CLI with go install …@version. The rest of the module graph
+// comes from the machine's usual proxy.
 func TestOutsideConsumer(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Fatal("git is needed to list the repository's files")
@@ -96,9 +99,23 @@ func TestOutsideConsumer(t *testing.T) {
 	)
 	run(t, consumer, env, "go", "mod", "tidy")
 	run(t, consumer, env, "go", "build", "-o", filepath.Join(tmp, "consumer-server"), ".")
-	out := run(t, consumer, append(env, "MCP_ELICITATION_SECRET="+strings.Repeat("s", 43)), filepath.Join(tmp, "consumer-server"), "memory")
-	if !strings.Contains(out, "consumer: ready") {
-		t.Errorf("the consumer's server printed %q, want it ready", out)
+	serverEnv := append(env, "MCP_ELICITATION_SECRET="+strings.Repeat("s", 43))
+	stores := [][]string{{"memory"}}
+	if u := os.Getenv("ELICITVAULT_REDIS_URL"); u != "" {
+		stores = append(stores, []string{"redis", u})
+	}
+	if u := os.Getenv("ELICITVAULT_POSTGRES_URL"); u != "" {
+		schema := fmt.Sprintf("evrelease_%d", time.Now().UnixNano())
+		t.Cleanup(func() { dropSchema(t, u, schema) })
+		stores = append(stores, []string{"postgres", u, schema})
+	}
+	for _, args := range stores {
+		out := run(t, consumer, serverEnv, filepath.Join(tmp, "consumer-server"), args...)
+		if !strings.Contains(out, "consumer: ready") {
+			t.Errorf("the consumer's server on %s printed %q, want it ready", args[0], out)
+		} else {
+			t.Logf("the consumer's server ran on the %s store", args[0])
+		}
 	}
 
 	// The consumer's requirements name only released versions of our
@@ -118,7 +135,7 @@ func TestOutsideConsumer(t *testing.T) {
 
 	// go install of the CLI at the release, outside any module.
 	run(t, tmp, env, "go", "install", modulePrefix+"/cmd/elicitvault@"+version)
-	out = run(t, tmp, env, filepath.Join(tmp, "bin", "elicitvault"), "help")
+	out := run(t, tmp, env, filepath.Join(tmp, "bin", "elicitvault"), "help")
 	if !strings.Contains(out, "Usage: elicitvault") {
 		t.Errorf("elicitvault help printed %q", out)
 	}
@@ -295,6 +312,20 @@ func run(t *testing.T, dir string, env []string, name string, args ...string) st
 		t.Fatalf("%s %s in %s: %v\n%s%s", filepath.Base(name), strings.Join(args, " "), dir, err, stdout.String(), stderr.String())
 	}
 	return stdout.String()
+}
+
+// dropSchema drops a schema of the PostgreSQL server at rawURL, with psql
+// when it is installed: this module keeps to x/mod, and the consumer is
+// what uses the driver.
+func dropSchema(t *testing.T, rawURL, schema string) {
+	if _, err := exec.LookPath("psql"); err != nil {
+		t.Logf("psql is not installed: schema %s is left behind", schema)
+		return
+	}
+	cmd := exec.Command("psql", rawURL, "-qc", "DROP SCHEMA IF EXISTS "+schema+" CASCADE")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("dropping schema %s: %v\n%s", schema, err, out)
+	}
 }
 
 func writeFile(t *testing.T, file, content string) {
