@@ -1,6 +1,6 @@
 module github.com/elicitvault/elicitvault
 
-go 1.26
+go 1.25.0
 
 require (
 	github.com/go-jose/go-jose/v4 v4.1.8

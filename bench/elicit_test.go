@@ -169,11 +169,9 @@ const maxElicitOverBare = 1.1
 // blocking path (protocol 2025-11-25; see BenchmarkElicit). Like the other
 // ratio tests it runs the two three times, interleaved, so that a burst of
 // load from elsewhere on the machine hits both alike, and keeps the best
-// run of each. It is skipped with -short and under the race detector.
+// run of each. scripts/bench runs it (see measuring).
 func TestElicitRatios(t *testing.T) {
-	if testing.Short() || raceEnabled() {
-		t.Skip("measurements need a build without -race and without -short")
-	}
+	measuring(t)
 	cases := []func(*testing.B){benchElicitBare, benchElicitMemory}
 	best := make([]float64, len(cases))
 	for range 3 {

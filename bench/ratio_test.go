@@ -85,9 +85,7 @@ const ratioAttempts = 3
 // session key cached (warm), and at most 5 times with a new session each
 // time (cold: HKDF and the AES key setup every time).
 func TestEnvelopeRatios(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures for several seconds; skipped with -short")
-	}
+	measuring(t)
 	contenders := []contender{
 		{"warm", benchWarm, 1.3},
 		{"cold", benchCold, 5},

@@ -129,9 +129,7 @@ func checkStoreRatios(t *testing.T, ops []storeOp, limit float64) {
 // through the store costs at most 1.2 times the raw go-redis commands it
 // needs, on the same client.
 func TestRedisRatios(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures for about 6 seconds; skipped with -short")
-	}
+	measuring(t)
 	url := backendURL(t, redisURLEnv, true)
 	checkStoreRatios(t, redisOps(t, url), 1.2)
 }
@@ -140,9 +138,7 @@ func TestRedisRatios(t *testing.T) {
 // operation through the store costs at most 1.3 times the raw pgx
 // statements it needs, on the same pool.
 func TestPostgresRatios(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures for about 6 seconds; skipped with -short")
-	}
+	measuring(t)
 	url := backendURL(t, postgresURLEnv, true)
 	checkStoreRatios(t, postgresOps(t, url), 1.3)
 }

@@ -234,12 +234,10 @@ const (
 // compact ÷ raw-gcm, compact ÷ floor and jwe ÷ compact. It holds jwe ≥ 8 ×
 // compact, as the design asks, and compact ≤ maxCompactOverFloor × floor
 // (see above). Each case runs three times, interleaved, and its fastest run
-// counts, which damps the noise of a shared machine. Skipped with -short
-// and under the race detector.
+// counts, which damps the noise of a shared machine. scripts/bench runs
+// it (see measuring).
 func TestTokenRatios(t *testing.T) {
-	if testing.Short() || raceEnabled() {
-		t.Skip("measurements need a build without -race and without -short")
-	}
+	measuring(t)
 	cases := []func(*testing.B){
 		benchTokenRawGCM,
 		benchTokenFloor,

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/url"
 	"sync"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/elicitvault/elicitvault/store"
@@ -55,7 +58,51 @@ func openPostgres(ctx context.Context, rawURL string) (store.Store, error) {
 	if schema != "" {
 		opts = append(opts, postgres.WithSchema(schema))
 	}
-	return postgres.New(ctx, u, opts...)
+	s, err := postgres.New(ctx, u, opts...)
+	switch {
+	case errors.Is(err, postgres.ErrNotMigrated):
+		return nil, &configError{msg: "the PostgreSQL database has no elicitvault tables: run \"elicitvault migrate --store …\" " +
+			"with the same --store first (serve does it itself unless --migrate=false)", err: err}
+	case errors.Is(err, postgres.ErrNewerSchema):
+		return nil, configErr(err)
+	}
+	return s, err
+}
+
+// migrateStore runs postgres.Migrate on the store at rawURL, a
+// postgres:// or postgresql:// URL, in the schema of its ?schema= parameter.
+// Errors never repeat the URL.
+func migrateStore(ctx context.Context, rawURL string) error {
+	u, schema, err := takeParam(rawURL, "schema")
+	if err != nil {
+		return err
+	}
+	var opts []postgres.Option
+	if schema != "" {
+		opts = append(opts, postgres.WithSchema(schema))
+	}
+	cfg, err := pgxpool.ParseConfig(u)
+	if err != nil {
+		// The parser's message may quote the URL, password included.
+		return configErrorf("--store: cannot parse the PostgreSQL URL")
+	}
+	cfg.MaxConns = 1
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "elicitvault/migrate"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("migrating the PostgreSQL store: %w", redactURL(err, rawURL))
+	}
+	defer pool.Close()
+	if err := postgres.Migrate(ctx, pool, opts...); err != nil {
+		err = fmt.Errorf("migrating the PostgreSQL store: %w", redactURL(err, rawURL))
+		if errors.Is(err, postgres.ErrNewerSchema) {
+			return configErr(err)
+		}
+		return err
+	}
+	return nil
 }
 
 // takeParam removes the query parameter name from rawURL and returns its

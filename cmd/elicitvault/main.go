@@ -61,7 +61,7 @@ func register(c *command) {
 // commandOrder is the order of the command list in the help text. Commands
 // not listed here come after, sorted by name. serve (the reference server)
 // and token (issue and verify) live in serve.go and token.go.
-var commandOrder = []string{"serve", "keygen", "seal", "open", "token", "rotate", "inspect"}
+var commandOrder = []string{"serve", "keygen", "seal", "open", "token", "rotate", "inspect", "migrate"}
 
 const usageExitHelp = `Environment:
   MCP_ELICITATION_SECRET           the primary secret (at least 32 bytes;

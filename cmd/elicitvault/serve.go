@@ -21,7 +21,7 @@ import (
 func init() {
 	register(&command{
 		name:     "serve",
-		synopsis: "[--addr HOST:PORT] [--stdio] [--store URL] [--base-url URL] [--ttl D] [--fallback LIST]",
+		synopsis: "[--addr HOST:PORT] [--stdio] [--store URL] [--migrate=false] [--base-url URL] [--ttl D] [--fallback LIST]",
 		summary:  "run the reference MCP server, whose tools show every elicitation flow",
 		help: `Serves MCP over Streamable HTTP at /mcp on --addr, or over stdin and
 stdout with --stdio. Either way it serves, on --addr, the pages a browser
@@ -48,6 +48,13 @@ secret and says so on stderr: state then lives as long as the process,
 and no other process can open it. Servers that share a --store must
 share the secret too. serve is the only command that does this.
 
+With a postgres:// --store, it first creates the store's tables, or
+upgrades them, as "elicitvault migrate" does: under an advisory lock, so
+that replicas starting together take turns, and refusing a database that
+a newer elicitvault migrated. With --migrate=false it only checks them:
+for operators who run "elicitvault migrate" at deployment and serve with
+a role that may not create tables.
+
 The links sent in URL mode start with --base-url, by default the address
 it listens on; set it when clients reach the server by another name.
 
@@ -67,6 +74,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on `host:port` (port 0 picks a free one)")
 	stdio := fs.Bool("stdio", false, "serve MCP over stdin and stdout instead of HTTP at /mcp")
 	storeURL := fs.String("store", "memory", storeFlagHelp)
+	migrate := fs.Bool("migrate", true, "with a postgres:// --store, create or upgrade its tables first, as \"elicitvault migrate\" does")
 	baseURL := fs.String("base-url", "", "the `URL` browsers reach --addr by, for the links of URL mode")
 	ttl := fs.Duration("ttl", elicit.DefaultTTL, "how long an elicitation waits for its answer")
 	fallback := fs.String("fallback", "llm", "for clients that cannot elicit: `llm,browser`, either, or none")
@@ -91,6 +99,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	})
 	if err != nil {
 		return err
+	}
+	if *migrate && isPostgresURL(*storeURL) {
+		if err := migrateStore(ctx, *storeURL); err != nil {
+			return err
+		}
 	}
 	st, err := openStore(ctx, *storeURL)
 	if err != nil {

@@ -20,7 +20,7 @@ func Example() {
 	ctx := context.Background()
 	s, err := evpostgres.New(ctx, "postgres://elicitvault@127.0.0.1:5432/app?sslmode=verify-full")
 	if err != nil {
-		log.Fatal(err) // for instance: postgres: table elicitvault_entries does not exist; run Migrate or schema.sql
+		log.Fatal(err) // for instance: postgres: elicitvault_entries: no such table; run Migrate or schema.sql first
 	}
 	defer s.Close()
 

@@ -16,6 +16,12 @@
 // connection's search_path finds it. Stores in different schemas of one
 // database are independent, their messages included.
 //
+// Beside it, elicitvault_schema holds the schema version, SchemaVersion
+// when Migrate last ran. Migrate runs only the migrations a database lacks,
+// under an advisory lock, and both Migrate and New refuse a database whose
+// version is newer than this package's (ErrNewerSchema): a later release
+// migrated it.
+//
 // # Operations
 //
 // Every operation is one statement, except Swap, which is one transaction:
@@ -208,9 +214,16 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, own bool, opts []Option) 
 	if _, err := pool.Exec(ctx, s.q.check); err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
-			return nil, fmt.Errorf("postgres: table %s does not exist; run Migrate or schema.sql: %w", Table, err)
+			return nil, fmt.Errorf("postgres: %s: %w", Table, ErrNotMigrated)
 		}
 		return nil, fmt.Errorf("postgres: checking the table: %w", err)
+	}
+	v, err := schemaVersion(ctx, pool, versionTableName(c.schema))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if err := checkVersion(v); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.l.init(s, listenerConfig(pool.Config().ConnConfig))
@@ -226,6 +239,15 @@ func tableName(schema string) string {
 		return pgx.Identifier{Table}.Sanitize()
 	}
 	return pgx.Identifier{schema, Table}.Sanitize()
+}
+
+// versionTableName returns the quoted name of the schema version's table,
+// qualified like tableName's.
+func versionTableName(schema string) string {
+	if schema == "" {
+		return pgx.Identifier{versionTable}.Sanitize()
+	}
+	return pgx.Identifier{schema, versionTable}.Sanitize()
 }
 
 // queries holds the store's SQL, with the table name filled in.

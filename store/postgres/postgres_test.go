@@ -74,8 +74,8 @@ func TestInvalidURL(t *testing.T) {
 func TestMissingTable(t *testing.T) {
 	url := serverURL(t)
 	_, err := evpostgres.New(t.Context(), url, evpostgres.WithSchema(randomName("absent")))
-	if err == nil || !strings.Contains(err.Error(), "Migrate") {
-		t.Errorf("New without a table: %v, want an error that names Migrate", err)
+	if !errors.Is(err, evpostgres.ErrNotMigrated) || !strings.Contains(err.Error(), "Migrate") {
+		t.Errorf("New without a table: %v, want ErrNotMigrated, naming Migrate", err)
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/internal/testservers"
 	evpostgres "github.com/elicitvault/elicitvault/store/postgres"
 	"github.com/elicitvault/elicitvault/store/storetest"
 	"github.com/jackc/pgx/v5"
@@ -39,8 +38,8 @@ func startPrivatePostgres(t *testing.T) *pgServer {
 	t.Helper()
 	skip := func(msg string) {
 		t.Helper()
-		if os.Getenv(testservers.RequireEnv) == "1" {
-			t.Fatalf("%s, and %s=1", msg, testservers.RequireEnv)
+		if os.Getenv(requireEnv) == "1" {
+			t.Fatalf("%s, and %s=1", msg, requireEnv)
 		}
 		t.Skip(msg)
 	}

@@ -1,10 +1,14 @@
--- The table of elicitvault's PostgreSQL store (store/postgres), version 1.
+-- The tables of elicitvault's PostgreSQL store (store/postgres), schema
+-- version 1.
 --
--- Migrate runs this file exactly as it is (it is embedded in the package),
--- inside one transaction, after SET LOCAL search_path TO the configured
--- schema when WithSchema names one. An operator may run it instead:
+-- Migrate (and so "elicitvault migrate", and "elicitvault serve" unless
+-- --migrate=false) runs this file exactly as it is (it is embedded in the
+-- package) on a database without elicitvault_schema, inside one
+-- transaction under an advisory lock, after SET LOCAL search_path TO the
+-- configured schema when WithSchema names one. An operator may run it
+-- instead, on an empty database:
 --
---     psql "$DATABASE_URL" -f schema.sql
+--     psql "$DATABASE_URL" -1 -f schema.sql
 --
 -- Columns:
 --
@@ -24,3 +28,13 @@ CREATE TABLE IF NOT EXISTS elicitvault_entries (
 -- The cleanup finds expired rows by expiry.
 CREATE INDEX IF NOT EXISTS elicitvault_entries_expires_at
     ON elicitvault_entries (expires_at);
+
+-- The schema version, in one row. Migrate reads it to know which
+-- migrations a database lacks, and refuses a version newer than its own;
+-- the store refuses one too when it starts.
+CREATE TABLE IF NOT EXISTS elicitvault_schema (
+    one     boolean PRIMARY KEY DEFAULT true CHECK (one),
+    version integer NOT NULL
+);
+
+INSERT INTO elicitvault_schema (version) VALUES (1) ON CONFLICT (one) DO NOTHING;

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/internal/testservers"
 	evpostgres "github.com/elicitvault/elicitvault/store/postgres"
 )
 
@@ -58,7 +57,7 @@ func TestCrossProcess(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		childEnv+"=1",
 		childSchemaEnv+"="+schema,
-		testservers.PostgresEnv+"="+url,
+		serverEnv+"="+url,
 	)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

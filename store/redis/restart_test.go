@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/internal/testservers"
 	evredis "github.com/elicitvault/elicitvault/store/redis"
 	"github.com/elicitvault/elicitvault/store/storetest"
 	"github.com/redis/go-redis/v9"
@@ -39,8 +38,8 @@ func startPrivateRedis(t *testing.T) *redisServer {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		msg := "redis-server is not installed; this test runs a server of its own"
-		if os.Getenv(testservers.RequireEnv) == "1" {
-			t.Fatalf("%s, and %s=1", msg, testservers.RequireEnv)
+		if os.Getenv(requireEnv) == "1" {
+			t.Fatalf("%s, and %s=1", msg, requireEnv)
 		}
 		t.Skip(msg)
 	}

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/internal/testservers"
 	evredis "github.com/elicitvault/elicitvault/store/redis"
 	"github.com/elicitvault/elicitvault/store/storetest"
 )
@@ -33,8 +32,8 @@ import (
 func TestTLS(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		msg := "redis-server is not installed; this test runs a server of its own"
-		if os.Getenv(testservers.RequireEnv) == "1" {
-			t.Fatalf("%s, and %s=1", msg, testservers.RequireEnv)
+		if os.Getenv(requireEnv) == "1" {
+			t.Fatalf("%s, and %s=1", msg, requireEnv)
 		}
 		t.Skip(msg)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/internal/testservers"
 	evredis "github.com/elicitvault/elicitvault/store/redis"
 )
 
@@ -57,7 +56,7 @@ func TestCrossProcess(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		childEnv+"=1",
 		childPrefixEnv+"="+prefix,
-		testservers.RedisEnv+"="+url,
+		serverEnv+"="+url,
 	)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
