@@ -158,9 +158,9 @@ type Expect struct {
 	Kind                              Kind
 	SessionID, Subject, ElicitationID string
 	Tool                              string
+	ArgsHash                          [sha256.Size]byte
 	// Provider, when not empty, must be an OAuthState's provider.
 	Provider string
-	ArgsHash                          [sha256.Size]byte
 }
 
 // tokenError is a sentinel that also matches the envelope's sentinel of the
