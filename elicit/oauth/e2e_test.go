@@ -353,11 +353,15 @@ func TestConnect(t *testing.T) {
 			t.Errorf("no revocation at the provider: %v", e.prov.Events())
 		}
 		res = c.call("whoami")
-		wait(t, c.links, "a new link")
-		if c.asked.Load() != 2 {
-			t.Errorf("%d elicitations after Disconnect", c.asked.Load())
+		wd.Navigate(wait(t, c.links, "a new link"))
+		waitCSS(t, wd, `input[name=prompt][value=consent]`) // still signed in at the provider
+		wd.Click(`button[type=submit]`)
+		if got := title(t, wd); got != "Account connected" {
+			t.Fatalf("callback page %q", got)
 		}
-		_ = res // abandoned: the session closes with the test
+		if got := wait(t, res, "the tool"); got != "sub:alice-account" || c.asked.Load() != 2 {
+			t.Errorf("after Disconnect: %q, %d elicitations", got, c.asked.Load())
+		}
 	})
 }
 
