@@ -349,7 +349,7 @@ func TestConnect(t *testing.T) {
 		if got := wait(t, c.call("disconnect"), "disconnect"); got != "disconnected" {
 			t.Fatalf("disconnect: %q", got)
 		}
-		if n := e.prov.Count("grant.revoked", ""); n == 0 {
+		if n := e.prov.WaitCount("grant.revoked", "", 1); n == 0 {
 			t.Errorf("no revocation at the provider: %v", e.prov.Events())
 		}
 		res = c.call("whoami")

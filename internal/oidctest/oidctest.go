@@ -10,10 +10,15 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"html"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -181,4 +186,69 @@ func (s *syncWriter) Write(b []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(b)
+}
+
+// formAction finds the action of the page's form.
+var formAction = regexp.MustCompile(`<form[^>]* action="([^"]+)"`)
+
+// SignIn is the person's part without a browser, for tests that need no
+// rendering (the zero-knowledge test): an HTTP client with a cookie jar
+// opens link, signs in as login at the provider's login form and consents
+// (or, with deny, cancels at the login form), following every redirect.
+// It returns the last page's status and body.
+func SignIn(t testing.TB, link, login string, deny bool) (int, string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	read := func(resp *http.Response, err error) (*http.Response, string) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, string(b)
+	}
+	resp, body := read(c.Get(link))
+	submit := func(prompt string, form url.Values) {
+		t.Helper()
+		m := formAction.FindStringSubmatch(body)
+		if m == nil || !strings.Contains(body, `value="`+prompt+`"`) {
+			t.Fatalf("no %s form at %s (status %d)", prompt, resp.Request.URL.Path, resp.StatusCode)
+		}
+		action, err := resp.Request.URL.Parse(html.UnescapeString(m[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		form.Set("prompt", prompt)
+		resp, body = read(c.PostForm(action.String(), form))
+	}
+	if deny {
+		m := regexp.MustCompile(`href="([^"]+/abort)"`).FindStringSubmatch(body)
+		if m == nil {
+			t.Fatal("no cancel link on the login page")
+		}
+		abort, _ := resp.Request.URL.Parse(html.UnescapeString(m[1]))
+		resp, body = read(c.Get(abort.String()))
+		return resp.StatusCode, body
+	}
+	submit("login", url.Values{"login": {login}, "password": {"any password"}})
+	submit("consent", url.Values{})
+	return resp.StatusCode, body
+}
+
+// WaitCount waits up to 5 s for at least n events of kind ev (see Count):
+// the provider reports them on its output, shortly after it answered.
+func (p *Provider) WaitCount(ev, gt string, n int) int {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c := p.Count(ev, gt)
+		if c >= n || time.Now().After(deadline) {
+			return c
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
