@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/elicitvault/elicitvault/elicit/oauth/internal/credential"
+	"github.com/elicitvault/elicitvault/internal/credential"
 	"github.com/elicitvault/elicitvault/store"
 )
 
