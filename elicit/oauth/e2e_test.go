@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -118,7 +119,9 @@ func newEnv(t *testing.T, n int, accessTTL time.Duration, user func(*http.Reques
 			RevocationURL: e.prov.Metadata.RevocationEndpoint,
 			AuthOptions:   []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("prompt", "consent")},
 		}
-		conn, err := oauth.New(&oauth.Config{Elicitor: ev, Keys: k, Store: e.store, StartURL: webs[0].URL + "/oauth/start", User: user}, p)
+		// other is never contacted: its callback must refuse op's states.
+		other := &oauth.Provider{Name: "other", Config: &oauth2.Config{ClientID: "x", Endpoint: e.prov.Endpoint(), RedirectURL: webs[n-1].URL + "/oauth/other/callback"}}
+		conn, err := oauth.New(&oauth.Config{Elicitor: ev, Keys: k, Store: e.store, StartURL: webs[0].URL + "/oauth/start", User: user}, p, other)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -502,5 +505,78 @@ func TestCallbackOtherUserOrBrowser(t *testing.T) {
 	wd.Navigate(link)
 	if got := title(t, wd); got != "Wrong account" {
 		t.Errorf("start page for another user: %q", got)
+	}
+}
+
+// TestCallbackChecks: the start page's redirect and cookie, and what the
+// callback refuses from the right browser: a state of another provider
+// (left alone), a response of another issuer (RFC 9207) and a provider
+// error (both end the elicitation as an error the tool sees).
+func TestCallbackChecks(t *testing.T) {
+	e := newEnv(t, 1, time.Hour, nil)
+	base := e.nodes[0].web.URL
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(u string, ck *http.Cookie) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, u, nil)
+		if ck != nil {
+			req.AddCookie(ck)
+		}
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b := make([]byte, 8192)
+		n, _ := io.ReadFull(resp.Body, b)
+		return resp.StatusCode, string(b[:n])
+	}
+	for _, tc := range []struct {
+		query, want string
+	}{
+		{"code=abc&iss=" + url.QueryEscape("http://127.0.0.1:1"), "invalid_issuer"},
+		{"code=abc", "invalid_issuer"}, // RequireIssuer: no iss
+		{"error=invalid_scope&iss=ISS", "invalid_scope"},
+		{"iss=ISS", "invalid_request"}, // neither code nor error
+	} {
+		c := e.connect(0, "alice", legacy)
+		res := c.call("whoami")
+		link := wait(t, c.links, "the link")
+		resp, err := noFollow.Get(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		q := loc.Query()
+		lq, _ := url.Parse(link)
+		state := lq.Query().Get("state")
+		if resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc.String(), e.prov.Metadata.AuthorizationEndpoint) ||
+			q.Get("state") != state || q.Get("code_challenge_method") != "S256" || len(q.Get("code_challenge")) != 43 ||
+			q.Get("client_id") != "elicitvault" || q.Get("response_type") != "code" {
+			t.Fatalf("start page: %d %s", resp.StatusCode, loc)
+		}
+		cks := resp.Cookies()
+		if len(cks) != 1 || !cks[0].HttpOnly || cks[0].SameSite != http.SameSiteLaxMode || cks[0].Path != "/oauth/callback" ||
+			cks[0].Secure || cks[0].MaxAge <= 0 || cks[0].MaxAge > 61 {
+			t.Fatalf("cookie: %+v", cks)
+		}
+		ck := &http.Cookie{Name: cks[0].Name, Value: cks[0].Value}
+		if code, body := get(base+"/oauth/other/callback?code=abc&state="+url.QueryEscape(state), ck); code != http.StatusBadRequest || !strings.Contains(body, "Invalid link") {
+			t.Fatalf("state at another provider's callback: %d %s", code, body)
+		}
+		query := strings.ReplaceAll(tc.query, "ISS", url.QueryEscape(e.prov.Issuer))
+		if code, body := get(base+"/oauth/callback?"+query+"&state="+url.QueryEscape(state), ck); code != http.StatusBadGateway || !strings.Contains(body, "Connection failed") {
+			t.Fatalf("%s: %d %s", tc.query, code, body)
+		}
+		if got := wait(t, res, "the tool"); !strings.HasPrefix(got, "error: ") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: tool %q, want %s", tc.query, got, tc.want)
+		}
+		if code, body := get(base+"/oauth/callback?code=abc&iss="+url.QueryEscape(e.prov.Issuer)+"&state="+url.QueryEscape(state), ck); code != http.StatusBadRequest || !strings.Contains(body, "already used") {
+			t.Errorf("%s: the state again: %d %s", tc.query, code, body)
+		}
+	}
+	if n := e.prov.Count("grant.success", ""); n != 0 {
+		t.Errorf("%d grants", n)
 	}
 }
