@@ -277,6 +277,46 @@ func (c *Connector) Connect(ctx context.Context, req *mcp.CallToolRequest, provi
 	return c.connection(ctx, id, p, cred), nil
 }
 
+// Stored returns the connection of the authenticated user subject to
+// provider from the vault, without asking anyone: for code that acts for
+// a user outside a tool call (a background job). It is ErrNotConnected
+// when the user has no credential that is valid or refreshable.
+func (c *Connector) Stored(ctx context.Context, subject, provider string) (*Connection, error) {
+	p, ok := c.providers[provider]
+	if !ok {
+		return nil, ErrUnknownProvider
+	}
+	if subject == "" {
+		return nil, ErrNoIdentity
+	}
+	id := identity{subject: subject}
+	cred, err := c.load(ctx, id, p)
+	if err != nil {
+		return nil, err
+	}
+	if !cred.usable(c.now()) {
+		return nil, ErrNotConnected
+	}
+	return c.connection(ctx, id, p, cred), nil
+}
+
+// Save seals t into the vault as the credential of the authenticated user
+// subject for provider, replacing any: for credentials obtained elsewhere
+// (a migration from another store).
+func (c *Connector) Save(ctx context.Context, subject, provider string, t *oauth2.Token) error {
+	p, ok := c.providers[provider]
+	if !ok {
+		return ErrUnknownProvider
+	}
+	if subject == "" {
+		return ErrNoIdentity
+	}
+	if t == nil || t.AccessToken == "" && t.RefreshToken == "" {
+		return errors.New("oauth: Save needs an access or a refresh token")
+	}
+	return c.save(ctx, identity{subject: subject}, p, t)
+}
+
 // Disconnect deletes the user's credential for provider and, when the
 // provider has a revocation endpoint, revokes its refresh token (or its
 // access token) there (RFC 7009). The credential is deleted first: a
