@@ -580,3 +580,32 @@ func TestCallbackChecks(t *testing.T) {
 		t.Errorf("%d grants", n)
 	}
 }
+
+// TestAnonymousSession: a server without authentication (here in-memory
+// sessions, as stdio) binds a credential to the MCP session: the session
+// that connected finds it again, another session does not.
+func TestAnonymousSession(t *testing.T) {
+	e := newEnv(t, 1, time.Hour, nil)
+	a := e.connect(0, "", legacy)
+	res := a.call("whoami")
+	if status, body := oidctest.SignIn(t, wait(t, a.links, "the link"), "anon-account", false); status != http.StatusOK || !strings.Contains(body, "Account connected") {
+		t.Fatalf("callback page: %d %s", status, body)
+	}
+	if got := wait(t, res, "the tool"); got != "sub:anon-account" {
+		t.Fatalf("tool: %q", got)
+	}
+	if got := wait(t, a.call("whoami"), "the tool"); got != "sub:anon-account" || a.asked.Load() != 1 {
+		t.Fatalf("same session: %q after %d elicitations", got, a.asked.Load())
+	}
+	b := e.connect(0, "", legacy)
+	res = b.call("whoami")
+	if status, body := oidctest.SignIn(t, wait(t, b.links, "another session's link"), "anon-account-2", false); status != http.StatusOK || !strings.Contains(body, "Account connected") {
+		t.Fatalf("callback page: %d %s", status, body)
+	}
+	if got := wait(t, res, "the tool"); got != "sub:anon-account-2" {
+		t.Fatalf("another session: %q", got)
+	}
+	if got := wait(t, a.call("whoami"), "the tool"); got != "sub:anon-account" {
+		t.Fatalf("the first session after the second connected: %q", got)
+	}
+}
