@@ -538,6 +538,7 @@ func TestCallbackChecks(t *testing.T) {
 		{"code=abc", "invalid_issuer"}, // RequireIssuer: no iss
 		{"error=invalid_scope&iss=ISS", "invalid_scope"},
 		{"iss=ISS", "invalid_request"}, // neither code nor error
+		{"code=not-a-code&iss=ISS", "invalid_grant"},
 	} {
 		c := e.connect(0, "alice", legacy)
 		res := c.call("whoami")
