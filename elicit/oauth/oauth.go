@@ -250,7 +250,8 @@ func (c *Connector) Connect(ctx context.Context, req *mcp.CallToolRequest, provi
 	if msg == "" {
 		msg = "Connect your " + p.Name + " account"
 	}
-	action, err := elicit.URL(ctx, req, msg, c.link(req, p), opts...)
+	opts = append(opts[:len(opts):len(opts)], elicit.WithLink(c.link(req, p)))
+	action, err := elicit.URL(ctx, req, msg, opts...)
 	if err != nil {
 		return nil, err
 	}
