@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 
@@ -139,6 +140,17 @@ func newEnv(t *testing.T, n int, accessTTL time.Duration, user func(*http.Reques
 		ev.Install(nd.server)
 		mcp.AddTool(nd.server, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			c, err := conn.Connect(ctx, req, "op")
+			if err != nil {
+				return nil, nil, err
+			}
+			sub, err := userinfo(ctx, c.Client(ctx), e.prov.Metadata.UserinfoEndpoint)
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sub:" + sub}}}, nil, nil
+		})
+		mcp.AddTool(nd.server, &mcp.Tool{Name: "whoami_later"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			c, err := conn.Connect(ctx, req, "op", elicit.WithURLElicitationRequiredError())
 			if err != nil {
 				return nil, nil, err
 			}
@@ -608,5 +620,40 @@ func TestAnonymousSession(t *testing.T) {
 	}
 	if got := wait(t, a.call("whoami"), "the tool"); got != "sub:anon-account" {
 		t.Fatalf("the first session after the second connected: %q", got)
+	}
+}
+
+// TestURLRequiredError: with elicit.WithURLElicitationRequiredError the
+// call fails with -32042 carrying the link; once the account is connected
+// the retry has it. After Disconnect the same call asks again (the earlier
+// completion of the same call does not pass for a connection).
+func TestURLRequiredError(t *testing.T) {
+	e := newEnv(t, 1, time.Hour, nil)
+	c := e.connect(0, "alice", legacy)
+	link := func() string {
+		t.Helper()
+		_, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami_later"})
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired {
+			t.Fatalf("got %v, want -32042", err)
+		}
+		var data struct {
+			Elicitations []*mcp.ElicitParams `json:"elicitations"`
+		}
+		if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 {
+			t.Fatalf("error data %s: %v", we.Data, err)
+		}
+		return data.Elicitations[0].URL
+	}
+	for round, account := range []string{"alice-account", "alice-account-2"} {
+		if status, body := oidctest.SignIn(t, link(), account, false); status != http.StatusOK || !strings.Contains(body, "Account connected") {
+			t.Fatalf("round %d: callback page: %d %s", round, status, body)
+		}
+		if got := wait(t, c.call("whoami_later"), "the retry"); got != "sub:"+account {
+			t.Fatalf("round %d: retry: %q", round, got)
+		}
+		if got := wait(t, c.call("disconnect"), "disconnect"); got != "disconnected" {
+			t.Fatalf("round %d: disconnect: %q", round, got)
+		}
 	}
 }

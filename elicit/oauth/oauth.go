@@ -251,31 +251,38 @@ func (c *Connector) Connect(ctx context.Context, req *mcp.CallToolRequest, provi
 		msg = "Connect your " + p.Name + " account"
 	}
 	opts = append(opts[:len(opts):len(opts)], elicit.WithLink(c.link(req, p)))
-	action, err := elicit.URL(ctx, req, msg, opts...)
-	if err != nil {
-		return nil, err
-	}
-	if id.session == "" && id.subject == "" {
-		// A stdio session learned its ID in the link builder.
-		if id, err = c.identity(req); err != nil {
+	for try := 0; ; try++ {
+		action, err := elicit.URL(ctx, req, msg, opts...)
+		if err != nil {
 			return nil, err
 		}
-	}
-	outcome, _ := c.takeOutcome(ctx, id, p)
-	if action != elicit.Accept {
-		if outcome != "" {
-			return nil, &ProviderError{Provider: p.Name, Code: outcome}
+		if id.session == "" && id.subject == "" {
+			// A stdio session learned its ID in the link builder.
+			if id, err = c.identity(req); err != nil {
+				return nil, err
+			}
 		}
-		if action == elicit.Decline {
-			return nil, ErrDeclined
+		outcome, _ := c.takeOutcome(ctx, id, p)
+		if action != elicit.Accept {
+			if outcome != "" {
+				return nil, &ProviderError{Provider: p.Name, Code: outcome}
+			}
+			if action == elicit.Decline {
+				return nil, ErrDeclined
+			}
+			return nil, ErrCanceled
 		}
-		return nil, ErrCanceled
+		cred, err := c.load(ctx, id, p)
+		if errors.Is(err, ErrNotConnected) && try == 0 {
+			// An earlier completion of the same call (the -32042 retry
+			// of a connection since disconnected): ask again.
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return c.connection(ctx, id, p, cred), nil
 	}
-	cred, err := c.load(ctx, id, p)
-	if err != nil {
-		return nil, err
-	}
-	return c.connection(ctx, id, p, cred), nil
 }
 
 // Stored returns the connection of the authenticated user subject to
