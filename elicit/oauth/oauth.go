@@ -80,7 +80,8 @@ type Config struct {
 	// StartURL is the public URL at which Handler serves the start page
 	// (the link sent to the user), for example
 	// "https://mcp.example.com/oauth/start". The callback is each
-	// provider's Config.RedirectURL, also served by Handler.
+	// provider's Config.RedirectURL, also served by Handler, on the same
+	// host (the start page's cookie must reach it).
 	StartURL string
 	// User, when set, returns the user authenticated by the server in the
 	// browser (for example from its own session cookie). The start page and
@@ -185,6 +186,10 @@ func New(cfg *Config, providers ...*Provider) (*Connector, error) {
 		cb, err := url.Parse(p.Config.RedirectURL)
 		if err != nil || cb.Path == "" || cb.Path == start.Path {
 			return nil, fmt.Errorf("oauth: provider %s: RedirectURL must be an absolute URL with a path of its own", p.Name)
+		}
+		if cb.Hostname() != start.Hostname() {
+			// The start page's cookie must reach the callback.
+			return nil, fmt.Errorf("oauth: provider %s: RedirectURL must be on StartURL's host", p.Name)
 		}
 		if _, dup := c.callbacks[cb.Path]; dup {
 			return nil, fmt.Errorf("oauth: provider %s: RedirectURL shared with another provider", p.Name)

@@ -89,3 +89,35 @@ func TestRotation(t *testing.T) {
 		t.Fatalf("another provider: %v", err)
 	}
 }
+
+func TestNewRefuses(t *testing.T) {
+	keys, _ := keyring.New([]byte("new test secret, thirty-two bytes long"))
+	st := memory.New()
+	defer st.Close()
+	ev, _ := elicit.New(keys, st, nil)
+	cfg := &oauth.Config{Elicitor: ev, Keys: keys, Store: st, StartURL: "https://mcp.example/oauth/start"}
+	prov := func(name, redirect string) *oauth.Provider {
+		return &oauth.Provider{Name: name, Config: &oauth2.Config{RedirectURL: redirect}}
+	}
+	for name, tc := range map[string]struct {
+		cfg *oauth.Config
+		ps  []*oauth.Provider
+	}{
+		"no config":        {nil, nil},
+		"no store":         {&oauth.Config{Elicitor: ev, Keys: keys, StartURL: cfg.StartURL}, nil},
+		"relative start":   {&oauth.Config{Elicitor: ev, Keys: keys, Store: st, StartURL: "/oauth/start"}, nil},
+		"bad name":         {cfg, []*oauth.Provider{prov("Git Hub", "https://mcp.example/cb")}},
+		"no oauth2 config": {cfg, []*oauth.Provider{{Name: "github"}}},
+		"twice":            {cfg, []*oauth.Provider{prov("github", "https://mcp.example/a"), prov("github", "https://mcp.example/b")}},
+		"shared callback":  {cfg, []*oauth.Provider{prov("github", "https://mcp.example/cb"), prov("gitlab", "https://mcp.example/cb")}},
+		"callback = start": {cfg, []*oauth.Provider{prov("github", "https://mcp.example/oauth/start")}},
+		"another host":     {cfg, []*oauth.Provider{prov("github", "https://other.example/cb")}},
+	} {
+		if _, err := oauth.New(tc.cfg, tc.ps...); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := oauth.New(cfg, prov("github", "https://mcp.example/oauth/github/callback"), prov("gitlab", "https://mcp.example/oauth/gitlab/callback")); err != nil {
+		t.Fatal(err)
+	}
+}
