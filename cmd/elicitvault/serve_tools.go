@@ -187,7 +187,7 @@ func (r *reference) connectAccount(ctx context.Context, req *mcp.CallToolRequest
 	}
 	switch action {
 	case elicit.Accept:
-		return text("Your Example account is connected. (A demonstration: no OAuth provider is configured, so nothing was connected; see serve --help.)"), nil, nil
+		return text("Your Example account is connected."), nil, nil
 	case elicit.Decline:
 		return text("Not connected: you declined."), nil, nil
 	default:
