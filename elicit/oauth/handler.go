@@ -39,6 +39,12 @@ func (c *Connector) Handler() http.Handler {
 			return
 		}
 		if p, ok := c.callbacks[r.URL.Path]; ok {
+			if r.Method != http.MethodGet {
+				// A HEAD would use the state up without showing a page.
+				w.Header().Set("Allow", "GET")
+				page(w, http.StatusMethodNotAllowed, pageInvalid)
+				return
+			}
 			c.serveCallback(w, r, p)
 			return
 		}
