@@ -39,7 +39,8 @@
 // Targets: FuzzOpen, FuzzParseHeader, FuzzOpenRecord, FuzzRewrap,
 // FuzzParseKeyID, FuzzLoadPrevious (envelope_test.go); FuzzCompactVerify,
 // FuzzJWEVerify (token_test.go); FuzzHashArgs (args_test.go);
-// FuzzElicitContent, FuzzElicitSchema (elicit_test.go). Parsers inside
+// FuzzElicitContent, FuzzElicitSchema (elicit_test.go); FuzzCredential
+// (credential_test.go, the vault of elicit/oauth). Parsers inside
 // internal packages keep their targets beside them: FuzzAppend
 // (internal/token/internal/jcs), FuzzReadString and FuzzAppendString
 // (internal/token/internal/wire), FuzzParseContent (the browser form's posted

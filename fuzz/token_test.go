@@ -119,6 +119,7 @@ func tokCompact(secret *keyschedule.Secret, c *token.Claims, nonce byte) string 
 	switch c.Kind {
 	case token.OAuthState:
 		pt = tokString(pt, c.CodeVerifier)
+		pt = tokString(pt, c.Provider)
 	case token.RequestState:
 		pt = tokString(pt, c.Tool)
 		pt = append(pt, c.ArgsHash[:]...)
@@ -148,6 +149,9 @@ func tokJWE(secret *keyschedule.Secret, c *token.Claims, iv byte) string {
 	}
 	if c.CodeVerifier != "" {
 		payload["pkce"] = c.CodeVerifier
+	}
+	if c.Provider != "" {
+		payload["prv"] = c.Provider
 	}
 	if c.Kind == token.RequestState {
 		payload["tool"] = c.Tool
@@ -180,6 +184,9 @@ func tokClaims(k token.Kind, i int, secret *keyschedule.Secret, expiry time.Time
 	case token.OAuthState:
 		if i%2 == 0 {
 			c.CodeVerifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+		}
+		if i%3 != 1 {
+			c.Provider = []string{"github", "", "google.com"}[i%3]
 		}
 	case token.RequestState:
 		c.Tool = "delete_contacts"
@@ -301,7 +308,7 @@ func tokEqual(a, b *token.Claims) bool {
 	return a.Kind == b.Kind && a.ID == b.ID && a.KeyID == b.KeyID &&
 		a.IssuedAt.Equal(b.IssuedAt) && a.Expiry.Equal(b.Expiry) &&
 		a.SessionID == b.SessionID && a.Subject == b.Subject && a.ElicitationID == b.ElicitationID &&
-		a.CodeVerifier == b.CodeVerifier && a.Tool == b.Tool && a.ArgsHash == b.ArgsHash &&
+		a.CodeVerifier == b.CodeVerifier && a.Provider == b.Provider && a.Tool == b.Tool && a.ArgsHash == b.ArgsHash &&
 		bytes.Equal(a.State, b.State)
 }
 

@@ -8,6 +8,13 @@
 // third of them are resolved). It is a module of its own so that the core
 // module never requires a database driver.
 //
+// The oauth*_test.go files connect accounts (elicit/oauth) through a real
+// OpenID Provider (node-oidc-provider, interop/oidc-provider.mjs): the
+// zero-knowledge search extended to tokens, codes, verifiers and account
+// IDs over both backends, with the flow started on one node and finished
+// on another; the same over Redis with the person in headless Chromium and
+// one refresh across nodes; and `elicitvault serve --oauth-issuer`.
+//
 // The serve_*_test.go files run `elicitvault serve`, built once per run,
 // as an OS process and drive it with real clients: the go-sdk's (on its
 // default protocol and on 2025-11-25) and the TypeScript SDK's

@@ -7,6 +7,7 @@ require (
 	github.com/elicitvault/elicitvault/store/postgres v0.1.0
 	github.com/elicitvault/elicitvault/store/redis v0.1.0
 	github.com/jackc/pgx/v5 v5.12.0
+	golang.org/x/oauth2 v0.35.0
 )
 
 require (
@@ -25,7 +26,6 @@ require (
 	github.com/segmentio/encoding v0.5.4 // indirect
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
-	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/text v0.41.0 // indirect

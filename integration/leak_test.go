@@ -117,7 +117,10 @@ type zkBackend struct {
 	// Channels counts the channels the server shows the store listening
 	// on, or returns -1 where the server does not show them.
 	Channels func(t *testing.T) int
-	wire     *recorder
+	// Another opens a second store on the same data through the same
+	// recording proxy: another node.
+	Another func(t *testing.T) store.Store
+	wire    *recorder
 }
 
 // CheckNoLeaks fails t if any forbidden string is in the backend's dump or
@@ -215,6 +218,14 @@ func newRedisZK(t *testing.T) *zkBackend {
 			return dump
 		},
 		Channels: func(t *testing.T) int { return len(channels(t)) },
+		Another: func(t *testing.T) store.Store {
+			s, err := redis.New(t.Context(), proxied, redis.WithPrefix(prefix))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
 	}
 }
 
@@ -273,6 +284,14 @@ func newPostgresZK(t *testing.T) *zkBackend {
 		// (pg_listening_channels); the LISTEN statements are in the wire
 		// recording instead.
 		Channels: func(t *testing.T) int { return -1 },
+		Another: func(t *testing.T) store.Store {
+			s, err := postgres.New(ctx, proxied, postgres.WithSchema(schema), postgres.WithLogger(nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
 	}
 }
 

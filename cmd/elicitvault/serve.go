@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
@@ -21,7 +22,7 @@ import (
 func init() {
 	register(&command{
 		name:     "serve",
-		synopsis: "[--addr HOST:PORT] [--stdio] [--store URL] [--migrate=false] [--base-url URL] [--ttl D] [--fallback LIST]",
+		synopsis: "[--addr HOST:PORT] [--stdio] [--store URL] [--migrate=false] [--base-url URL] [--ttl D] [--fallback LIST] [--oauth-issuer URL | --oauth-auth-url URL --oauth-token-url URL] [--oauth-scopes S]",
 		summary:  "run the reference MCP server, whose tools show every elicitation flow",
 		help: `Serves MCP over Streamable HTTP at /mcp on --addr, or over stdin and
 stdout with --stdio. Either way it serves, on --addr, the pages a browser
@@ -36,9 +37,12 @@ Its tools show each flow of the elicit package:
   subscribe_newsletter a confirmation the model may relay when the client
                        cannot elicit (LLM-mediated fallback)
   register_attendee    a form with every field kind, bounds and defaults
-  connect_account      URL mode with the built-in consent page; with
-                       {"url_required_error": true} it answers -32042 and
-                       the client retries once the account is connected
+  connect_account      URL mode: an OAuth 2.0 connection to the configured
+                       provider, or without one a demonstration consent
+                       page; with {"url_required_error": true} it answers
+                       -32042 and the client retries once the account is
+                       connected
+  disconnect_account   with a provider: deletes and revokes the credential
   test_elicitation, test_elicitation_sep1034_defaults,
   test_elicitation_sep1330_enums
                        the elicitation tools of the MCP conformance suite
@@ -60,7 +64,7 @@ it listens on; set it when clients reach the server by another name.
 
 SIGINT or SIGTERM stops it gracefully: sessions are closed (waiting
 elicitations end), then the HTTP server drains for up to 5 seconds; a
-second signal stops it at once.` + "\n\n" + fallbackHelp + "\n\n" + storeURLHelp,
+second signal stops it at once.` + "\n\n" + oauthHelp + "\n\n" + fallbackHelp + "\n\n" + storeURLHelp,
 		run: runServe,
 	})
 }
@@ -78,6 +82,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	baseURL := fs.String("base-url", "", "the `URL` browsers reach --addr by, for the links of URL mode")
 	ttl := fs.Duration("ttl", elicit.DefaultTTL, "how long an elicitation waits for its answer")
 	fallback := fs.String("fallback", "llm", "for clients that cannot elicit: `llm,browser`, either, or none")
+	oauthFl := addOAuthFlags(fs)
 	if err := parseFlags(e, c, fs, args, 0); err != nil {
 		return err
 	}
@@ -130,16 +135,25 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if base == "" {
 		base = "http://" + advertised(ln.Addr())
 	}
-	ref, err := newReference((*keyring.Keyring)(keys), st, &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks})
+	ro := &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks}
+	if oauthFl.configured() {
+		if ro.OAuth, err = oauthFl.provider(ctx, e, fs, strings.TrimRight(base, "/")); err != nil {
+			return err
+		}
+	}
+	ref, err := newReference((*keyring.Keyring)(keys), st, ro)
 	if err != nil {
 		return err
+	}
+	if ro.OAuth == nil {
+		fmt.Fprintln(e.stderr, "elicitvault: serve: no OAuth provider configured (--oauth-issuer): connect_account shows a demonstration consent page")
 	}
 
 	stop := watchInterrupts(ctx, e)
 	defer stop.release()
 
 	srv := &http.Server{
-		Handler:           ref.ev.Handler(ref.server, nil),
+		Handler:           ref.handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          discardLog,
 	}

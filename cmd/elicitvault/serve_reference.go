@@ -1,10 +1,13 @@
 package main
 
 import (
+	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/elicit/oauth"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,6 +21,8 @@ type referenceOptions struct {
 	TTL time.Duration
 	// Fallbacks are the Elicitor's, for clients that cannot elicit.
 	Fallbacks []elicit.Fallback
+	// OAuth, when set, is the provider connect_account connects to.
+	OAuth *oauth.Provider
 }
 
 // reference is the reference MCP server: the go-sdk server with the
@@ -25,6 +30,10 @@ type referenceOptions struct {
 type reference struct {
 	server *mcp.Server
 	ev     *elicit.Elicitor
+
+	// oauth connects accounts at provider when one is configured.
+	oauth    *oauth.Connector
+	provider string
 }
 
 func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
@@ -44,9 +53,30 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 			"in the browser (connect_account). Nothing they do leaves the server.",
 	})
 	r := &reference{server: server, ev: ev}
+	if o.OAuth != nil {
+		if r.oauth, err = newConnector(ev, keys, st, strings.TrimRight(o.BaseURL, "/"), o.OAuth); err != nil {
+			return nil, err
+		}
+		r.provider = o.OAuth.Name
+	}
 	ev.Install(server)
 	r.addTools()
 	return r, nil
+}
+
+// handler serves MCP and the pages of URL mode (elicit.Handler) and, with
+// a provider, the start page and callback of connect_account.
+func (r *reference) handler() http.Handler {
+	h := r.ev.Handler(r.server, nil)
+	if r.oauth == nil {
+		return h
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	oh := r.oauth.Handler()
+	mux.Handle(pathOAuthStart, oh)
+	mux.Handle(pathOAuthCallback, oh)
+	return mux
 }
 
 // moduleVersion is the version of the build, "(devel)" from a checkout.

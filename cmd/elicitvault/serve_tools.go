@@ -34,11 +34,24 @@ func (r *reference) addTools() {
 		Title:       "Register an attendee",
 		Description: "Asks the user for their conference registration with a form that has every field kind of MCP elicitation.",
 	}, registerAttendee)
-	mcp.AddTool(r.server, &mcp.Tool{
-		Name:        "connect_account",
-		Title:       "Connect an account",
-		Description: "Connects the user's Example account: the user opens a consent page of this server in the browser (URL mode).",
-	}, r.connectAccount)
+	if r.oauth != nil {
+		mcp.AddTool(r.server, &mcp.Tool{
+			Name:        "connect_account",
+			Title:       "Connect an account",
+			Description: "Connects the user's " + r.provider + " account: the user signs in there in the browser (OAuth 2.0 through URL mode); the credential stays on the server.",
+		}, r.connectAccount)
+		mcp.AddTool(r.server, &mcp.Tool{
+			Name:        "disconnect_account",
+			Title:       "Disconnect an account",
+			Description: "Deletes the user's " + r.provider + " credential from the server and revokes it at " + r.provider + ".",
+		}, r.disconnectAccount)
+	} else {
+		mcp.AddTool(r.server, &mcp.Tool{
+			Name:        "connect_account",
+			Title:       "Connect an account",
+			Description: "A demonstration of URL mode (no OAuth provider is configured): the user opens a consent page of this server in the browser; nothing is connected.",
+		}, r.connectAccount)
+	}
 	r.addConformanceTools()
 }
 
@@ -165,7 +178,10 @@ func (r *reference) connectAccount(ctx context.Context, req *mcp.CallToolRequest
 	if in.URLRequiredError {
 		opts = append(opts, elicit.WithURLElicitationRequiredError())
 	}
-	action, err := elicit.URL(ctx, req, "Connect your Example account to elicitvault", opts...)
+	if r.oauth != nil {
+		return r.connectOAuth(ctx, req, opts)
+	}
+	action, err := elicit.URL(ctx, req, "Connect your Example account to elicitvault (a demonstration: no OAuth provider is configured)", opts...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -25,6 +25,7 @@ import (
 //	elicitation ID  string
 //	then, for oauth-state:
 //	  code verifier string (empty when none)
+//	  provider      string (empty when none)
 //	and for request-state:
 //	  tool name     string
 //	  args hash     32 bytes (SHA-256, see HashArgs)
@@ -81,6 +82,7 @@ func appendCompactClaims(dst []byte, c *Claims) []byte {
 	switch c.Kind {
 	case OAuthState:
 		dst = wire.AppendString(dst, c.CodeVerifier)
+		dst = wire.AppendString(dst, c.Provider)
 	case RequestState:
 		dst = wire.AppendString(dst, c.Tool)
 		dst = append(dst, c.ArgsHash[:]...)
@@ -158,7 +160,7 @@ func decodeCompactClaims(pt []byte, c *Claims) error {
 	count := 3
 	switch c.Kind {
 	case OAuthState:
-		strs[3], count = &c.CodeVerifier, 4
+		strs[3], strs[4], count = &c.CodeVerifier, &c.Provider, 5
 	case RequestState:
 		strs[3], count = &c.Tool, 4
 	}

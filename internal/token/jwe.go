@@ -40,6 +40,7 @@ type jweClaims struct {
 	Eid   string `json:"eid"`
 	Knd   string `json:"knd"`
 	PKCE  string `json:"pkce,omitempty"`  // oauth-state: PKCE code verifier
+	Prv   string `json:"prv,omitempty"`   // oauth-state: provider
 	Tool  string `json:"tool,omitempty"`  // request-state: tool name
 	Args  string `json:"args,omitempty"`  // request-state: SHA-256 of the canonical arguments
 	State string `json:"state,omitempty"` // request-state: opaque payload
@@ -72,6 +73,7 @@ func (c *Claims) jweClaims() *jweClaims {
 		Eid:  c.ElicitationID,
 		Knd:  string(c.Kind),
 		PKCE: c.CodeVerifier,
+		Prv:  c.Provider,
 		Tool: c.Tool,
 	}
 	if c.Kind == RequestState {
@@ -222,6 +224,7 @@ func decodeJWEClaims(payload []byte, kind Kind) (*Claims, error) {
 		Subject:       jc.Sub,
 		ElicitationID: jc.Eid,
 		CodeVerifier:  jc.PKCE,
+		Provider:      jc.Prv,
 		Tool:          jc.Tool,
 	}
 	id, ok := decodeB64(jc.Jti)

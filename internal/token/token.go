@@ -130,6 +130,11 @@ type Claims struct {
 	// CodeVerifier is an OAuthState's PKCE code verifier (RFC 7636: 43 to
 	// 128 characters of A–Z a–z 0–9 - . _ ~), or empty.
 	CodeVerifier string
+	// Provider is an OAuthState's provider: the name of the OAuth 2.0
+	// authorization server the state was issued for (at most MaxIDSize
+	// bytes), or empty. A state issued for one provider is refused by the
+	// callback of another.
+	Provider string
 
 	// Tool is a RequestState's tool name (required for that kind), and
 	// ArgsHash the hash of its arguments (see HashArgs).
@@ -143,7 +148,7 @@ type Claims struct {
 // Expect is what Verify checks a token against, beyond its key, tag and
 // expiry.
 //
-// Kind is required. SessionID, ElicitationID and Tool are each checked when
+// Kind is required. SessionID, ElicitationID, Tool and Provider are each checked when
 // not empty, ArgsHash when not zero. The subject follows the key schedule's
 // rule that state belongs to a (subject, session) pair: it is checked when
 // Subject is not empty, and also whenever SessionID is set, so that an
@@ -154,6 +159,8 @@ type Expect struct {
 	SessionID, Subject, ElicitationID string
 	Tool                              string
 	ArgsHash                          [sha256.Size]byte
+	// Provider, when not empty, must be an OAuthState's provider.
+	Provider string
 }
 
 // tokenError is a sentinel that also matches the envelope's sentinel of the
@@ -296,6 +303,7 @@ func (c *Claims) check() error {
 		{"subject", c.Subject, false},
 		{"elicitation ID", c.ElicitationID, true},
 		{"tool", c.Tool, c.Kind == RequestState},
+		{"provider", c.Provider, false},
 	} {
 		if f.required && f.v == "" {
 			return &ClaimsError{f.name, "is empty"}
@@ -306,6 +314,9 @@ func (c *Claims) check() error {
 	}
 	if c.Kind != OAuthState && c.CodeVerifier != "" {
 		return &ClaimsError{"code verifier", "only an oauth-state token carries one"}
+	}
+	if c.Kind != OAuthState && c.Provider != "" {
+		return &ClaimsError{"provider", "only an oauth-state token carries one"}
 	}
 	if c.CodeVerifier != "" && !validVerifier(c.CodeVerifier) {
 		return &ClaimsError{"code verifier", "is not an RFC 7636 code verifier"}
@@ -396,6 +407,9 @@ func (want *Expect) matches(c *Claims) bool {
 		return false
 	}
 	if want.Tool != "" && c.Tool != want.Tool {
+		return false
+	}
+	if want.Provider != "" && c.Provider != want.Provider {
 		return false
 	}
 	if want.ArgsHash != [sha256.Size]byte{} && c.ArgsHash != want.ArgsHash {

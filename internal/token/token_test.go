@@ -83,6 +83,7 @@ func typical(k token.Kind) token.Claims {
 	switch k {
 	case token.OAuthState:
 		c.CodeVerifier = strings.Repeat("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", 1)
+		c.Provider = "github"
 	case token.RequestState:
 		c.Tool = "delete_contacts"
 		c.ArgsHash, _ = token.HashArgs([]byte(`{"ids":[1,2,3],"confirm":true}`))
@@ -104,7 +105,7 @@ func equalClaims(a, b *token.Claims) bool {
 	return a.Kind == b.Kind && a.ID == b.ID && a.KeyID == b.KeyID &&
 		a.IssuedAt.Equal(b.IssuedAt) && a.Expiry.Equal(b.Expiry) &&
 		a.SessionID == b.SessionID && a.Subject == b.Subject && a.ElicitationID == b.ElicitationID &&
-		a.CodeVerifier == b.CodeVerifier && a.Tool == b.Tool && a.ArgsHash == b.ArgsHash &&
+		a.CodeVerifier == b.CodeVerifier && a.Provider == b.Provider && a.Tool == b.Tool && a.ArgsHash == b.ArgsHash &&
 		bytes.Equal(a.State, b.State)
 }
 
@@ -167,6 +168,8 @@ func TestIssueRejects(t *testing.T) {
 		"no elicitation":     func(c *token.Claims) { c.ElicitationID = "" },
 		"long subject":       func(c *token.Claims) { c.Subject = long },
 		"verifier on url":    func(c *token.Claims) { c.CodeVerifier = strings.Repeat("a", 43) },
+		"provider on url":    func(c *token.Claims) { c.Provider = "github" },
+		"long provider":      func(c *token.Claims) { *c = typical(token.OAuthState); c.Provider = strings.Repeat("p", 257) },
 		"tool on url":        func(c *token.Claims) { c.Tool = "t" },
 		"state on url":       func(c *token.Claims) { c.State = []byte{1} },
 		"request no tool":    func(c *token.Claims) { *c = typical(token.RequestState); c.Tool = "" },
@@ -370,6 +373,19 @@ func TestRotation(t *testing.T) {
 	}
 }
 
+func TestProviderBinding(t *testing.T) {
+	s := service(t, keyring(t, nil, secretA), nil)
+	for _, f := range formats {
+		tok, c := issue(t, s, typical(token.OAuthState), f)
+		if got, err := s.Verify(tok, token.Expect{Kind: token.OAuthState, Provider: c.Provider}); err != nil || got.Provider != "github" {
+			t.Fatalf("%v: %v, provider %q", f, err, got.Provider)
+		}
+		if _, err := s.Verify(tok, token.Expect{Kind: token.OAuthState, Provider: "gitlab"}); !errors.Is(err, token.ErrInvalid) {
+			t.Errorf("%v: a state of github verified for gitlab: %v", f, err)
+		}
+	}
+}
+
 func TestBindingMismatch(t *testing.T) {
 	s := service(t, keyring(t, nil, secretA), nil)
 	for _, f := range formats {
@@ -468,7 +484,7 @@ func TestErrorsCarryNothingSecret(t *testing.T) {
 		for _, kind := range token.Kinds {
 			c := typical(kind)
 			tok, ic := issue(t, s, c, f)
-			secrets = append(secrets, tok, c.SessionID, c.Subject, c.ElicitationID, c.CodeVerifier, c.Tool, string(c.State),
+			secrets = append(secrets, tok, c.SessionID, c.Subject, c.ElicitationID, c.CodeVerifier, c.Provider, c.Tool, string(c.State),
 				fmt.Sprintf("%x", ic.ID), fmt.Sprintf("%x", ic.ArgsHash))
 			for i := len(tok) / 2; i+12 <= len(tok); i += 12 {
 				secrets = append(secrets, tok[i:i+12])
@@ -476,6 +492,7 @@ func TestErrorsCarryNothingSecret(t *testing.T) {
 			collect(s.Verify(tok[:len(tok)-3], token.Expect{Kind: kind}))
 			collect(s.Verify(tok, token.Expect{Kind: kind, SessionID: "nope"}))
 			collect(s.Verify(tok, token.Expect{Kind: kind, Subject: "nope"}))
+			collect(s.Verify(tok, token.Expect{Kind: kind, Provider: "nope"}))
 			collect(s.Verify(tok, token.Expect{Kind: kind, ElicitationID: "nope"}))
 			collect(s.Verify(tok, token.Expect{Kind: kind, Tool: "nope"}))
 			collect(s.Verify(tok, token.Expect{Kind: token.Kinds[(indexOf(kind)+1)%3]}))

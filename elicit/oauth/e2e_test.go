@@ -1,0 +1,659 @@
+package oauth_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/elicit/oauth"
+	"github.com/elicitvault/elicitvault/internal/oidctest"
+	"github.com/elicitvault/elicitvault/internal/webdriver"
+	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/store/memory"
+)
+
+const (
+	legacy = "2025-11-25"
+	mrtr   = "" // the go-sdk's default, 2026-07-28
+)
+
+func forBoth(t *testing.T, f func(t *testing.T, version string)) {
+	t.Run("2025-11-25", func(t *testing.T) { f(t, legacy) })
+	t.Run("2026-07-28", func(t *testing.T) { f(t, mrtr) })
+}
+
+// web is an HTTP server whose handler is set after it has a URL.
+type web struct {
+	*httptest.Server
+	h atomic.Pointer[http.Handler]
+}
+
+func newWeb(t *testing.T) *web {
+	w := &web{}
+	w.Server = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if h := w.h.Load(); h != nil {
+			(*h).ServeHTTP(rw, r)
+			return
+		}
+		http.NotFound(rw, r)
+	}))
+	t.Cleanup(w.Close)
+	return w
+}
+
+func (w *web) set(h http.Handler) { w.h.Store(&h) }
+
+// node is one server process: an Elicitor, a Connector and an MCP server
+// with the tool "whoami", which connects the account and asks the
+// provider's userinfo endpoint who the token belongs to.
+type node struct {
+	ev     *elicit.Elicitor
+	conn   *oauth.Connector
+	server *mcp.Server
+	web    *web
+}
+
+type env struct {
+	t     *testing.T
+	prov  *oidctest.Provider
+	store store.Store
+	keys  *keyring.Keyring
+	nodes []*node
+	user  func(*http.Request) (string, bool)
+	// hold, when set, receives the URL of a callback instead of the
+	// Connector (to replay it as someone else).
+	hold atomic.Pointer[chan string]
+}
+
+const clientSecret = "interop client secret"
+
+// newEnv starts a provider and n nodes sharing one store and keyring. The
+// start page is on node 0 and the callback on node n-1.
+func newEnv(t *testing.T, n int, accessTTL time.Duration, user func(*http.Request) (string, bool)) *env {
+	t.Helper()
+	e := &env{t: t, store: memory.New(), user: user}
+	t.Cleanup(func() { e.store.Close() })
+	k, err := keyring.New([]byte("oauth test secret, thirty-two bytes long"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.keys = k
+	webs := make([]*web, n)
+	for i := range webs {
+		webs[i] = newWeb(t)
+	}
+	redirect := webs[n-1].URL + "/oauth/callback"
+	e.prov = oidctest.Start(t, accessTTL, oidctest.Client{ID: "elicitvault", Secret: clientSecret, RedirectURI: redirect})
+	if !e.prov.Metadata.IssParameterSupported || e.prov.Metadata.RevocationEndpoint == "" {
+		t.Fatalf("provider metadata: %+v", e.prov.Metadata)
+	}
+	for i := range n {
+		ev, err := elicit.New(k, e.store, &elicit.Config{TTL: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &oauth.Provider{
+			Name: "op",
+			Config: &oauth2.Config{
+				ClientID: "elicitvault", ClientSecret: clientSecret, Endpoint: e.prov.Endpoint(),
+				RedirectURL: redirect, Scopes: []string{"openid", "offline_access"},
+			},
+			Issuer:        e.prov.Issuer,
+			RequireIssuer: true,
+			RevocationURL: e.prov.Metadata.RevocationEndpoint,
+			AuthOptions:   []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("prompt", "consent")},
+		}
+		// other is never contacted: its callback must refuse op's states.
+		other := &oauth.Provider{Name: "other", Config: &oauth2.Config{ClientID: "x", Endpoint: e.prov.Endpoint(), RedirectURL: webs[n-1].URL + "/oauth/other/callback"}}
+		conn, err := oauth.New(&oauth.Config{Elicitor: ev, Keys: k, Store: e.store, StartURL: webs[0].URL + "/oauth/start", User: user}, p, other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd := &node{ev: ev, conn: conn, web: webs[i]}
+		h := conn.Handler()
+		webs[i].set(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if hold := e.hold.Load(); hold != nil && r.URL.Path == "/oauth/callback" {
+				*hold <- r.URL.String()
+				fmt.Fprint(w, "<title>held</title>")
+				return
+			}
+			h.ServeHTTP(w, r)
+		}))
+		nd.server = mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+		ev.Install(nd.server)
+		mcp.AddTool(nd.server, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			c, err := conn.Connect(ctx, req, "op")
+			if err != nil {
+				return nil, nil, err
+			}
+			sub, err := userinfo(ctx, c.Client(ctx), e.prov.Metadata.UserinfoEndpoint)
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sub:" + sub}}}, nil, nil
+		})
+		mcp.AddTool(nd.server, &mcp.Tool{Name: "whoami_later"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			c, err := conn.Connect(ctx, req, "op", elicit.WithURLElicitationRequiredError())
+			if err != nil {
+				return nil, nil, err
+			}
+			sub, err := userinfo(ctx, c.Client(ctx), e.prov.Metadata.UserinfoEndpoint)
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sub:" + sub}}}, nil, nil
+		})
+		mcp.AddTool(nd.server, &mcp.Tool{Name: "disconnect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			if err := conn.Disconnect(ctx, req, "op"); err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "disconnected"}}}, nil, nil
+		})
+		e.nodes = append(e.nodes, nd)
+	}
+	return e
+}
+
+func userinfo(ctx context.Context, c *http.Client, endpoint string) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("userinfo: HTTP %d", resp.StatusCode)
+	}
+	var v struct {
+		Sub string `json:"sub"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return "", err
+	}
+	return v.Sub, nil
+}
+
+// client is an MCP client of one node, authenticated as user, that sends
+// every URL it is asked to open to links.
+type client struct {
+	cs    *mcp.ClientSession
+	links chan string
+	asked atomic.Int32
+}
+
+func (e *env) connect(n int, user, version string) *client {
+	e.t.Helper()
+	c := &client{links: make(chan string, 4)}
+	ctx := context.Background()
+	srv := e.nodes[n].server
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if ctr, ok := req.(*mcp.CallToolRequest); ok && user != "" {
+				ctr.Extra = &mcp.RequestExtra{TokenInfo: &auth.TokenInfo{UserID: user, Expiration: time.Now().Add(time.Hour)}}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { ss.Close() })
+	mc := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			c.asked.Add(1)
+			c.links <- req.Params.URL
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	cs, err := mc.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { cs.Close() })
+	c.cs = cs
+	return c
+}
+
+// call calls a tool in the background.
+func (c *client) call(name string) <-chan string {
+	out := make(chan string, 1)
+	go func() {
+		res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name})
+		if err != nil {
+			out <- "protocol error: " + err.Error()
+			return
+		}
+		var b strings.Builder
+		for _, ct := range res.Content {
+			if tc, ok := ct.(*mcp.TextContent); ok {
+				b.WriteString(tc.Text)
+			}
+		}
+		if res.IsError {
+			out <- "error: " + b.String()
+			return
+		}
+		out <- b.String()
+	}()
+	return out
+}
+
+func wait[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+		panic("unreachable")
+	}
+}
+
+// waitCSS waits until css selects an element in the browser's page.
+func waitCSS(t *testing.T, wd *webdriver.Driver, css string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for wd.Exec(`return document.querySelector(arguments[0]) !== null`, css) != true {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s in %v", css, wd.Exec(`return location.href`))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// title is the page's title once the page has one of ours (#title).
+func title(t *testing.T, wd *webdriver.Driver) string {
+	t.Helper()
+	waitCSS(t, wd, "#title")
+	return wd.Text("#title")
+}
+
+// signIn is the person's part at the provider: the link, the login form
+// (or its Cancel link, when deny), the consent page.
+func signIn(t *testing.T, wd *webdriver.Driver, link, login string, deny bool) {
+	t.Helper()
+	wd.Navigate(link)
+	waitCSS(t, wd, `input[name=login]`)
+	if deny {
+		wd.Click(`a[href$="/abort"]`)
+		return
+	}
+	wd.TypeInto(`input[name=login]`, login)
+	wd.TypeInto(`input[name=password]`, "any password")
+	wd.Click(`button[type=submit]`)
+	waitCSS(t, wd, `input[name=prompt][value=consent]`)
+	wd.Click(`button[type=submit]`)
+}
+
+func TestConnect(t *testing.T) {
+	wd := webdriver.Start(t)
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, 1, time.Hour, nil)
+		c := e.connect(0, "alice", version)
+		res := c.call("whoami")
+		link := wait(t, c.links, "the link")
+		u, _ := url.Parse(link)
+		if len(u.Query()) != 1 || !strings.HasPrefix(u.Query().Get("state"), "ev1.") || strings.Contains(link, "alice") {
+			t.Fatalf("the link carries more than a state token: %s", link)
+		}
+		signIn(t, wd, link, "alice-account", false)
+		if got := title(t, wd); got != "Account connected" {
+			t.Fatalf("callback page %q", got)
+		}
+		if got := wait(t, res, "the tool"); got != "sub:alice-account" {
+			t.Fatalf("tool: %q", got)
+		}
+		// Connected: the next call uses the stored credential at once.
+		if got := wait(t, c.call("whoami"), "the tool"); got != "sub:alice-account" || c.asked.Load() != 1 {
+			t.Fatalf("second call: %q after %d elicitations", got, c.asked.Load())
+		}
+		if n := e.prov.Count("grant.success", "authorization_code"); n != 1 {
+			t.Errorf("%d code exchanges", n)
+		}
+
+		// Replayed: the callback URL again, in the same browser.
+		cb := wd.Exec(`return location.href`).(string)
+		wd.Navigate(cb)
+		if got := title(t, wd); got != "Link already used" {
+			t.Errorf("replayed callback: %q", got)
+		}
+		// Tampered: one character of the state changed.
+		cu, _ := url.Parse(cb)
+		q := cu.Query()
+		st := []byte(q.Get("state"))
+		st[len(st)/2] ^= 1
+		q.Set("state", string(st))
+		cu.RawQuery = q.Encode()
+		wd.Navigate(cu.String())
+		if got := title(t, wd); got != "Invalid link" {
+			t.Errorf("tampered state: %q", got)
+		}
+		// The start link again: the provider answers at once (signed in,
+		// consented), the state is spent.
+		wd.Navigate(link)
+		waitCSS(t, wd, `input[name=prompt][value=consent]`)
+		wd.Click(`button[type=submit]`)
+		if got := title(t, wd); got != "Link already used" {
+			t.Errorf("replayed start link: %q", got)
+		}
+		if n := e.prov.Count("grant.success", "authorization_code"); n != 1 {
+			t.Errorf("%d code exchanges after the replays", n)
+		}
+
+		// Disconnect revokes at the provider; the next call asks again.
+		if got := wait(t, c.call("disconnect"), "disconnect"); got != "disconnected" {
+			t.Fatalf("disconnect: %q", got)
+		}
+		if n := e.prov.WaitCount("grant.revoked", "", 1); n == 0 {
+			t.Errorf("no revocation at the provider: %v", e.prov.Events())
+		}
+		res = c.call("whoami")
+		wd.Navigate(wait(t, c.links, "a new link"))
+		waitCSS(t, wd, `input[name=prompt][value=consent]`) // still signed in at the provider
+		wd.Click(`button[type=submit]`)
+		if got := title(t, wd); got != "Account connected" {
+			t.Fatalf("callback page %q", got)
+		}
+		if got := wait(t, res, "the tool"); got != "sub:alice-account" || c.asked.Load() != 2 {
+			t.Errorf("after Disconnect: %q, %d elicitations", got, c.asked.Load())
+		}
+	})
+}
+
+func TestDeny(t *testing.T) {
+	wd := webdriver.Start(t)
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, 1, time.Hour, nil)
+		c := e.connect(0, "alice", version)
+		res := c.call("whoami")
+		signIn(t, wd, wait(t, c.links, "the link"), "", true)
+		if got := title(t, wd); got != "Not connected" {
+			t.Fatalf("callback page %q", got)
+		}
+		got := wait(t, res, "the tool")
+		if !strings.HasPrefix(got, "error: ") || !strings.Contains(got, "access_denied") {
+			t.Fatalf("tool: %q", got)
+		}
+	})
+}
+
+// TestDeniedIsDeclined checks the error a tool gets for a denial.
+func TestDeniedIsDeclined(t *testing.T) {
+	err := error(&oauth.ProviderError{Provider: "op", Code: "access_denied"})
+	if !errors.Is(err, oauth.ErrDeclined) || errors.Is(&oauth.ProviderError{Code: "invalid_grant"}, oauth.ErrDeclined) {
+		t.Fatal("access_denied must match ErrDeclined, and only it")
+	}
+}
+
+func TestRefresh(t *testing.T) {
+	wd := webdriver.Start(t)
+	// Access tokens live 13 s and are refreshed 10 s before expiry: each
+	// is good for about 3 s.
+	e := newEnv(t, 2, 13*time.Second, nil)
+	a := e.connect(0, "alice", legacy)
+	res := a.call("whoami")
+	signIn(t, wd, wait(t, a.links, "the link"), "alice-account", false)
+	if got := wait(t, res, "the tool"); got != "sub:alice-account" {
+		t.Fatalf("tool: %q", got)
+	}
+	if n := e.prov.Count("grant.success", "refresh_token"); n != 0 {
+		t.Fatalf("%d refreshes already", n)
+	}
+	time.Sleep(3500 * time.Millisecond)
+
+	// Both nodes, three calls each, at once, after expiry: one refresh
+	// (the refresh token rotates: a second use would be refused and
+	// revoke the grant).
+	b := e.connect(1, "alice", mrtr)
+	var wg sync.WaitGroup
+	results := make(chan string, 6)
+	for range 3 {
+		for _, c := range []*client{a, b} {
+			wg.Go(func() { results <- <-c.call("whoami") })
+		}
+	}
+	wg.Wait()
+	close(results)
+	for got := range results {
+		if got != "sub:alice-account" {
+			t.Errorf("after expiry: %q", got)
+		}
+	}
+	if n := e.prov.Count("grant.success", "refresh_token"); n != 1 {
+		t.Errorf("%d refreshes, want 1 (events %v)", n, e.prov.Events())
+	}
+	if n := e.prov.Count("grant.error", ""); n != 0 {
+		t.Errorf("%d grant errors: %v", n, e.prov.Events())
+	}
+	if a.asked.Load() != 1 || b.asked.Load() != 0 {
+		t.Errorf("elicitations: %d, %d", a.asked.Load(), b.asked.Load())
+	}
+}
+
+// TestCallbackOtherUserOrBrowser: a server that authenticates users in the
+// browser. The callback URL, replayed by another user or in another
+// browser, is refused and leaves the elicitation alone; the browser that
+// started the flow then finishes it.
+func TestCallbackOtherUserOrBrowser(t *testing.T) {
+	wd := webdriver.Start(t)
+	user := func(r *http.Request) (string, bool) {
+		c, err := r.Cookie("user")
+		if err != nil {
+			return "", false
+		}
+		return c.Value, true
+	}
+	e := newEnv(t, 2, time.Hour, user)
+	hold := make(chan string, 1)
+	e.hold.Store(&hold)
+	c := e.connect(0, "alice", legacy)
+	res := c.call("whoami")
+	link := wait(t, c.links, "the link")
+	for _, nd := range e.nodes {
+		wd.Navigate(nd.web.URL + "/")
+		wd.Exec(`document.cookie = "user=alice; path=/"`)
+	}
+	signIn(t, wd, link, "alice-account", false)
+	cb := wait(t, hold, "the callback")
+	e.hold.Store(nil)
+	full := e.nodes[1].web.URL + cb
+
+	get := func(cookies ...*http.Cookie) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, full, nil)
+		for _, ck := range cookies {
+			req.AddCookie(ck)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		buf := make([]byte, 4096)
+		n, _ := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		return resp.StatusCode, b.String()
+	}
+	if code, body := get(&http.Cookie{Name: "user", Value: "mallory"}); code != http.StatusForbidden || !strings.Contains(body, "Wrong account") {
+		t.Errorf("another user: %d %s", code, body)
+	}
+	if code, body := get(&http.Cookie{Name: "user", Value: "alice"}); code != http.StatusForbidden || !strings.Contains(body, "Wrong browser") {
+		t.Errorf("another browser: %d %s", code, body)
+	}
+	select {
+	case got := <-res:
+		t.Fatalf("the elicitation ended: %q", got)
+	case <-time.After(200 * time.Millisecond):
+	}
+	wd.Navigate(full)
+	if got := title(t, wd); got != "Account connected" {
+		t.Fatalf("callback page %q", got)
+	}
+	if got := wait(t, res, "the tool"); got != "sub:alice-account" {
+		t.Fatalf("tool: %q", got)
+	}
+	// The start link opened by another user is refused too.
+	wd.Exec(`document.cookie = "user=mallory; path=/"`)
+	wd.Navigate(link)
+	if got := title(t, wd); got != "Wrong account" {
+		t.Errorf("start page for another user: %q", got)
+	}
+}
+
+// TestCallbackChecks: the start page's redirect and cookie, and what the
+// callback refuses from the right browser: a state of another provider
+// (left alone), a response of another issuer (RFC 9207) and a provider
+// error (both end the elicitation as an error the tool sees).
+func TestCallbackChecks(t *testing.T) {
+	e := newEnv(t, 1, time.Hour, nil)
+	base := e.nodes[0].web.URL
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(u string, ck *http.Cookie) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, u, nil)
+		if ck != nil {
+			req.AddCookie(ck)
+		}
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b := make([]byte, 8192)
+		n, _ := io.ReadFull(resp.Body, b)
+		return resp.StatusCode, string(b[:n])
+	}
+	for _, tc := range []struct {
+		query, want string
+	}{
+		{"code=abc&iss=" + url.QueryEscape("http://127.0.0.1:1"), "invalid_issuer"},
+		{"code=abc", "invalid_issuer"}, // RequireIssuer: no iss
+		{"error=invalid_scope&iss=ISS", "invalid_scope"},
+		{"iss=ISS", "invalid_request"}, // neither code nor error
+		{"code=not-a-code&iss=ISS", "invalid_grant"},
+	} {
+		c := e.connect(0, "alice", legacy)
+		res := c.call("whoami")
+		link := wait(t, c.links, "the link")
+		resp, err := noFollow.Get(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		q := loc.Query()
+		lq, _ := url.Parse(link)
+		state := lq.Query().Get("state")
+		if resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc.String(), e.prov.Metadata.AuthorizationEndpoint) ||
+			q.Get("state") != state || q.Get("code_challenge_method") != "S256" || len(q.Get("code_challenge")) != 43 ||
+			q.Get("client_id") != "elicitvault" || q.Get("response_type") != "code" {
+			t.Fatalf("start page: %d %s", resp.StatusCode, loc)
+		}
+		cks := resp.Cookies()
+		if len(cks) != 1 || !cks[0].HttpOnly || cks[0].SameSite != http.SameSiteLaxMode || cks[0].Path != "/oauth/callback" ||
+			cks[0].Secure || cks[0].MaxAge <= 0 || cks[0].MaxAge > 61 {
+			t.Fatalf("cookie: %+v", cks)
+		}
+		ck := &http.Cookie{Name: cks[0].Name, Value: cks[0].Value}
+		if code, body := get(base+"/oauth/other/callback?code=abc&state="+url.QueryEscape(state), ck); code != http.StatusBadRequest || !strings.Contains(body, "Invalid link") {
+			t.Fatalf("state at another provider's callback: %d %s", code, body)
+		}
+		query := strings.ReplaceAll(tc.query, "ISS", url.QueryEscape(e.prov.Issuer))
+		if code, body := get(base+"/oauth/callback?"+query+"&state="+url.QueryEscape(state), ck); code != http.StatusBadGateway || !strings.Contains(body, "Connection failed") {
+			t.Fatalf("%s: %d %s", tc.query, code, body)
+		}
+		if got := wait(t, res, "the tool"); !strings.HasPrefix(got, "error: ") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: tool %q, want %s", tc.query, got, tc.want)
+		}
+		if code, body := get(base+"/oauth/callback?code=abc&iss="+url.QueryEscape(e.prov.Issuer)+"&state="+url.QueryEscape(state), ck); code != http.StatusBadRequest || !strings.Contains(body, "already used") {
+			t.Errorf("%s: the state again: %d %s", tc.query, code, body)
+		}
+	}
+	if n := e.prov.Count("grant.success", ""); n != 0 {
+		t.Errorf("%d grants", n)
+	}
+}
+
+// TestAnonymousSession: a server without authentication (here in-memory
+// sessions, as stdio) binds a credential to the MCP session: the session
+// that connected finds it again, another session does not.
+func TestAnonymousSession(t *testing.T) {
+	e := newEnv(t, 1, time.Hour, nil)
+	a := e.connect(0, "", legacy)
+	res := a.call("whoami")
+	if status, body := oidctest.SignIn(t, wait(t, a.links, "the link"), "anon-account", false); status != http.StatusOK || !strings.Contains(body, "Account connected") {
+		t.Fatalf("callback page: %d %s", status, body)
+	}
+	if got := wait(t, res, "the tool"); got != "sub:anon-account" {
+		t.Fatalf("tool: %q", got)
+	}
+	if got := wait(t, a.call("whoami"), "the tool"); got != "sub:anon-account" || a.asked.Load() != 1 {
+		t.Fatalf("same session: %q after %d elicitations", got, a.asked.Load())
+	}
+	b := e.connect(0, "", legacy)
+	res = b.call("whoami")
+	if status, body := oidctest.SignIn(t, wait(t, b.links, "another session's link"), "anon-account-2", false); status != http.StatusOK || !strings.Contains(body, "Account connected") {
+		t.Fatalf("callback page: %d %s", status, body)
+	}
+	if got := wait(t, res, "the tool"); got != "sub:anon-account-2" {
+		t.Fatalf("another session: %q", got)
+	}
+	if got := wait(t, a.call("whoami"), "the tool"); got != "sub:anon-account" {
+		t.Fatalf("the first session after the second connected: %q", got)
+	}
+}
+
+// TestURLRequiredError: with elicit.WithURLElicitationRequiredError the
+// call fails with -32042 carrying the link; once the account is connected
+// the retry has it. After Disconnect the same call asks again (the earlier
+// completion of the same call does not pass for a connection).
+func TestURLRequiredError(t *testing.T) {
+	e := newEnv(t, 1, time.Hour, nil)
+	c := e.connect(0, "alice", legacy)
+	link := func() string {
+		t.Helper()
+		_, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami_later"})
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired {
+			t.Fatalf("got %v, want -32042", err)
+		}
+		var data struct {
+			Elicitations []*mcp.ElicitParams `json:"elicitations"`
+		}
+		if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 {
+			t.Fatalf("error data %s: %v", we.Data, err)
+		}
+		return data.Elicitations[0].URL
+	}
+	for round, account := range []string{"alice-account", "alice-account-2"} {
+		if status, body := oidctest.SignIn(t, link(), account, false); status != http.StatusOK || !strings.Contains(body, "Account connected") {
+			t.Fatalf("round %d: callback page: %d %s", round, status, body)
+		}
+		if got := wait(t, c.call("whoami_later"), "the retry"); got != "sub:"+account {
+			t.Fatalf("round %d: retry: %q", round, got)
+		}
+		if got := wait(t, c.call("disconnect"), "disconnect"); got != "disconnected" {
+			t.Fatalf("round %d: disconnect: %q", round, got)
+		}
+	}
+}

@@ -1,0 +1,294 @@
+package oauth
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/token"
+)
+
+// browserPurpose derives the key of the browser binding: the cookie's MAC
+// and the PKCE verifier.
+const browserPurpose = "oauth/browser"
+
+var b64 = base64.RawURLEncoding
+
+// Handler returns the http.Handler of the start page (at StartURL's path)
+// and of every provider's callback (at its RedirectURL's path). Mount it
+// at those paths, on every node.
+func (c *Connector) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			page(w, http.StatusMethodNotAllowed, pageInvalid)
+			return
+		}
+		if r.URL.Path == c.start.Path {
+			c.serveStart(w, r)
+			return
+		}
+		if p, ok := c.callbacks[r.URL.Path]; ok {
+			if r.Method != http.MethodGet {
+				// A HEAD would use the state up without showing a page.
+				w.Header().Set("Allow", "GET")
+				page(w, http.StatusMethodNotAllowed, pageInvalid)
+				return
+			}
+			c.serveCallback(w, r, p)
+			return
+		}
+		http.NotFound(w, r)
+	})
+}
+
+// browserKey is the key of the browser binding under the secret that
+// issued the state.
+func (c *Connector) browserKey(cl *token.Claims) ([]byte, bool) {
+	s, ok := c.keys.Secret(cl.KeyID)
+	if !ok {
+		return nil, false
+	}
+	k, err := s.Key(browserPurpose)
+	return k, err == nil
+}
+
+func mac(key []byte, label string, id [16]byte, nonce []byte) []byte {
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte(label))
+	h.Write(id[:])
+	h.Write(nonce)
+	return h.Sum(nil)
+}
+
+// cookieName is the flow's cookie: one per state, so that two flows in one
+// browser do not overwrite each other. It is a hash of the token ID.
+func cookieName(cl *token.Claims) string {
+	sum := sha256.Sum256(append([]byte("elicitvault oauth cookie "), cl.ID[:]...))
+	return "ev_oauth_" + b64.EncodeToString(sum[:12])
+}
+
+// browserBinding returns the cookie value for a fresh nonce and the PKCE
+// verifier it implies. The cookie is nonce || MAC(nonce)[:16]; the
+// verifier is base64url(HMAC(key, "pkce" || token ID || nonce)): only the
+// browser that holds the cookie lets the callback redeem the code.
+func browserBinding(key []byte, cl *token.Claims, nonce []byte) (cookie, verifier string) {
+	v := append(append([]byte{}, nonce...), mac(key, "cookie", cl.ID, nonce)[:16]...)
+	return b64.EncodeToString(v), b64.EncodeToString(mac(key, "pkce", cl.ID, nonce))
+}
+
+// checkCookie verifies the flow's cookie in constant time and returns the
+// verifier.
+func checkCookie(key []byte, cl *token.Claims, value string) (string, bool) {
+	raw, err := b64.DecodeString(value)
+	if err != nil || len(raw) != 32 {
+		return "", false
+	}
+	nonce, tag := raw[:16], raw[16:]
+	if !hmac.Equal(tag, mac(key, "cookie", cl.ID, nonce)[:16]) {
+		return "", false
+	}
+	return b64.EncodeToString(mac(key, "pkce", cl.ID, nonce)), true
+}
+
+// verifyState checks a state token's format, key, expiry and provider,
+// and the browser's user when the server authenticates users.
+func (c *Connector) verifyState(r *http.Request, state string) (*token.Claims, *Provider, *pageData) {
+	cl, err := c.tokens.Verify(state, token.Expect{Kind: token.OAuthState})
+	if errors.Is(err, token.ErrExpired) {
+		return nil, nil, pageExpired
+	}
+	if err != nil {
+		return nil, nil, pageInvalid
+	}
+	p, ok := c.providers[cl.Provider]
+	if !ok {
+		return nil, nil, pageInvalid
+	}
+	if c.user != nil {
+		if u, ok := c.user(r); !ok || u != cl.Subject {
+			return nil, nil, pageWrongUser
+		}
+	}
+	return cl, p, nil
+}
+
+func (c *Connector) serveStart(w http.ResponseWriter, r *http.Request) {
+	cl, p, fail := c.verifyState(r, r.URL.Query().Get("state"))
+	if fail != nil {
+		page(w, fail.status, fail)
+		return
+	}
+	key, ok := c.browserKey(cl)
+	if !ok {
+		page(w, http.StatusBadRequest, pageExpired)
+		return
+	}
+	nonce := make([]byte, 16)
+	rand.Read(nonce)
+	cookie, verifier := browserBinding(key, cl, nonce)
+	cb, _ := url.Parse(p.Config.RedirectURL)
+	http.SetCookie(w, &http.Cookie{
+		Name:     cookieName(cl),
+		Value:    cookie,
+		Path:     cb.Path,
+		MaxAge:   int(time.Until(cl.Expiry).Seconds()) + 1,
+		HttpOnly: true,
+		Secure:   cb.Scheme == "https",
+		SameSite: http.SameSiteLaxMode,
+	})
+	opts := append([]oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}, p.AuthOptions...)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	http.Redirect(w, r, p.Config.AuthCodeURL(r.URL.Query().Get("state"), opts...), http.StatusFound)
+}
+
+// serveCallback handles the authorization response. Whatever cannot be
+// attributed to the browser that started the flow (no valid state, the
+// wrong user, no cookie) leaves the elicitation alone: the right browser
+// can still finish it. The rest consumes the state and ends it.
+func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Provider) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	q := r.URL.Query()
+	state := q.Get("state")
+	cl, sp, fail := c.verifyState(r, state)
+	if fail != nil {
+		page(w, fail.status, fail)
+		return
+	}
+	if sp != p {
+		page(w, http.StatusBadRequest, pageInvalid) // a state of another provider
+		return
+	}
+	key, ok := c.browserKey(cl)
+	ck, err := r.Cookie(cookieName(cl))
+	if !ok || err != nil {
+		page(w, http.StatusForbidden, pageOtherBrowser)
+		return
+	}
+	verifier, ok := checkCookie(key, cl, ck.Value)
+	if !ok {
+		page(w, http.StatusForbidden, pageOtherBrowser)
+		return
+	}
+	// From here on the response is the right browser's: consume the
+	// state (once across every node) and end the elicitation.
+	ctx := r.Context()
+	if _, err := c.tokens.Consume(ctx, state, token.Expect{Kind: token.OAuthState, Provider: p.Name}); err != nil {
+		switch {
+		case errors.Is(err, token.ErrReplayed):
+			page(w, http.StatusBadRequest, pageUsed)
+		case errors.Is(err, token.ErrExpired):
+			page(w, http.StatusBadRequest, pageExpired)
+		default:
+			page(w, http.StatusServiceUnavailable, pageUnavailable)
+		}
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName(cl), Path: ck.Path, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	id := claimsIdentity(cl)
+	end := func(a elicit.Action, code string, pd *pageData) {
+		if code != "" {
+			c.putOutcome(ctx, id, p, code, cl.Expiry.Add(time.Minute))
+		}
+		err := c.e.EndURL(ctx, cl, a)
+		if errors.Is(err, elicit.ErrUnknownElicitation) {
+			pd = pageExpired
+		} else if err != nil {
+			pd = pageUnavailable
+		}
+		page(w, pd.status, pd)
+	}
+	if iss := q.Get("iss"); p.Issuer != "" && (iss != "" || p.RequireIssuer) && iss != p.Issuer {
+		// RFC 9207: a response of another authorization server (mix-up).
+		end(elicit.Cancel, "invalid_issuer", pageFailed)
+		return
+	}
+	if e := q.Get("error"); e != "" {
+		if e == "access_denied" {
+			end(elicit.Decline, e, pageDenied)
+			return
+		}
+		end(elicit.Cancel, safeCode(e), pageFailed)
+		return
+	}
+	code := q.Get("code")
+	if code == "" {
+		end(elicit.Cancel, "invalid_request", pageFailed)
+		return
+	}
+	xctx, cancel := context.WithTimeout(c.providerContext(ctx), 30*time.Second)
+	defer cancel()
+	t, err := p.Config.Exchange(xctx, code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		var re *oauth2.RetrieveError
+		ec := "server_error"
+		if errors.As(err, &re) && re.ErrorCode != "" {
+			ec = safeCode(re.ErrorCode)
+		}
+		end(elicit.Cancel, ec, pageFailed)
+		return
+	}
+	if err := c.save(ctx, id, p, t); err != nil {
+		end(elicit.Cancel, "server_error", pageUnavailable)
+		return
+	}
+	end(elicit.Accept, "", pageConnected)
+}
+
+// safeCode keeps an error code to the RFC 6749 alphabet and a short length.
+func safeCode(s string) string {
+	if len(s) > 64 {
+		return "server_error"
+	}
+	for _, c := range []byte(s) {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return "server_error"
+		}
+	}
+	return s
+}
+
+type pageData struct {
+	status      int
+	Title, Text string
+}
+
+var (
+	pageConnected    = &pageData{http.StatusOK, "Account connected", "Your account is connected. You can close this tab and return to your assistant."}
+	pageDenied       = &pageData{http.StatusOK, "Not connected", "You declined the request, so nothing was connected. You can close this tab; your assistant has been told."}
+	pageFailed       = &pageData{http.StatusBadGateway, "Connection failed", "The service did not complete the sign-in, so nothing was connected. You can close this tab and ask your assistant to try again."}
+	pageInvalid      = &pageData{http.StatusBadRequest, "Invalid link", "This link is not valid. Ask your assistant for a new one."}
+	pageExpired      = &pageData{http.StatusBadRequest, "Link expired", "This link has expired or was already answered. Ask your assistant for a new one."}
+	pageUsed         = &pageData{http.StatusBadRequest, "Link already used", "This sign-in was already completed or abandoned. Ask your assistant for a new link if you still need one."}
+	pageWrongUser    = &pageData{http.StatusForbidden, "Wrong account", "This link was made for another user. Sign in to this site as the user who asked, then open the link again. Nothing was changed."}
+	pageOtherBrowser = &pageData{http.StatusForbidden, "Wrong browser", "This sign-in was started in another browser (or its cookie has expired). Finish it in the browser where you opened the link. Nothing was changed."}
+	pageUnavailable  = &pageData{http.StatusServiceUnavailable, "Try again", "The server could not record the result. Ask your assistant for a new link."}
+)
+
+var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>{{.Title}}</title></head>
+<body><h1 id="title">{{.Title}}</h1><p id="text">{{.Text}}</p></body></html>
+`))
+
+func page(w http.ResponseWriter, status int, pd *pageData) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	pageTmpl.Execute(w, pd)
+}

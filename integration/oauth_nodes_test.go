@@ -1,0 +1,174 @@
+package integration
+
+import (
+	"context"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	goredis "github.com/redis/go-redis/v9"
+	"golang.org/x/oauth2"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/elicit/oauth"
+	"github.com/elicitvault/elicitvault/internal/oidctest"
+	"github.com/elicitvault/elicitvault/internal/webdriver"
+	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/store/redis"
+)
+
+// TestOAuthAcrossNodesRedis: two nodes, each with its own Redis client,
+// one start page and one callback. The person, in headless Chromium, opens
+// the link node A sent, signs in and consents at the provider, and lands
+// on node B's callback, which completes node A's waiting call. After the
+// access token expires, three calls on each node at once refresh it once:
+// the Redis lock lets one node spend the rotating refresh token.
+func TestOAuthAcrossNodesRedis(t *testing.T) {
+	raw := serverURL(t, redisEnv)
+	wd := webdriver.Start(t)
+	prefix := "evoauth-" + randomName() + ":"
+	keys, err := keyring.New([]byte(secretA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := httptest.NewServer(nil)
+	defer start.Close()
+	callback := httptest.NewServer(nil)
+	defer callback.Close()
+	redirect := callback.URL + "/oauth/callback"
+	// Access tokens of 13 s, refreshed 10 s before expiry: good for 3 s.
+	prov := oidctest.Start(t, 13*time.Second, oidctest.Client{ID: "nodes-client", Secret: "nodes client secret", RedirectURI: redirect})
+	var servers []*mcp.Server
+	for i, web := range []*httptest.Server{start, callback} {
+		st, err := redis.New(t.Context(), raw, redis.WithPrefix(prefix))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		if i == 0 {
+			o, err := goredis.ParseURL(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			admin := goredis.NewClient(o)
+			t.Cleanup(func() {
+				deleteRedisKeys(t, admin, prefix)
+				admin.Close()
+			})
+		}
+		ev, err := elicit.New(keys, st, &elicit.Config{TTL: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn, err := oauth.New(&oauth.Config{Elicitor: ev, Keys: keys, Store: st, StartURL: start.URL + "/oauth/start"}, &oauth.Provider{
+			Name: "op",
+			Config: &oauth2.Config{ClientID: "nodes-client", ClientSecret: "nodes client secret", Endpoint: prov.Endpoint(),
+				RedirectURL: redirect, Scopes: []string{"openid", "offline_access"}},
+			Issuer: prov.Issuer, RequireIssuer: true,
+			AuthOptions: []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("prompt", "consent")},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		web.Config.Handler = conn.Handler()
+		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
+		ev.Install(s)
+		mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			c, err := conn.Connect(ctx, req, "op")
+			if err != nil {
+				return nil, nil, err
+			}
+			sub, err := fetchSub(ctx, c.Client(ctx), prov.Metadata.UserinfoEndpoint)
+			if err != nil {
+				return nil, nil, err
+			}
+			return text("sub:" + sub), nil, nil
+		})
+		servers = append(servers, s)
+	}
+
+	links := make(chan string, 1)
+	urlCaps := &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
+	a := connectAs(t, servers[0], "nodes-session-a", "nodes-user", &mcp.ClientOptions{
+		Capabilities: urlCaps,
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			links <- req.Params.URL
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	done := make(chan string, 1)
+	go func() {
+		s, err := callTool(a, "whoami")
+		if err != nil {
+			s = "error: " + err.Error()
+		}
+		done <- s
+	}()
+	var link string
+	select {
+	case link = <-links:
+	case <-time.After(15 * time.Second):
+		t.Fatal("no URL elicitation")
+	}
+	wd.Navigate(link)
+	waitFor(t, wd, `input[name=login]`)
+	wd.TypeInto(`input[name=login]`, "nodes-account")
+	wd.TypeInto(`input[name=password]`, "any password")
+	wd.Click(`button[type=submit]`)
+	waitFor(t, wd, `input[name=prompt][value=consent]`)
+	wd.Click(`button[type=submit]`)
+	waitFor(t, wd, `#title`)
+	if got := wd.Text("#title"); got != "Account connected" {
+		t.Fatalf("callback page: %q", got)
+	}
+	select {
+	case got := <-done:
+		if got != "sub:nodes-account" {
+			t.Fatalf("node A's call: %q", got)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("node B's callback did not complete node A's call")
+	}
+
+	time.Sleep(3500 * time.Millisecond)
+	b := connectAs(t, servers[1], "nodes-session-b", "nodes-user", &mcp.ClientOptions{})
+	var wg sync.WaitGroup
+	results := make(chan string, 6)
+	for range 3 {
+		for _, cs := range []*mcp.ClientSession{a, b} {
+			wg.Go(func() {
+				s, err := callTool(cs, "whoami")
+				if err != nil {
+					s = "error: " + err.Error()
+				}
+				results <- s
+			})
+		}
+	}
+	wg.Wait()
+	close(results)
+	for got := range results {
+		if got != "sub:nodes-account" {
+			t.Errorf("after expiry: %q", got)
+		}
+	}
+	if n := prov.Count("grant.success", "refresh_token"); n != 1 {
+		t.Errorf("%d refreshes, want 1: %v", n, prov.Events())
+	}
+	if n := prov.Count("grant.error", ""); n != 0 {
+		t.Errorf("grant errors: %v", prov.Events())
+	}
+}
+
+func waitFor(t *testing.T, wd *webdriver.Driver, css string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for wd.Exec(`return document.querySelector(arguments[0]) !== null`, css) != true {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s at %v", css, wd.Exec(`return location.href`))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

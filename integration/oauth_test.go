@@ -1,0 +1,227 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/elicit/oauth"
+	"github.com/elicitvault/elicitvault/internal/oidctest"
+	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/store"
+)
+
+// The known values of the OAuth zero-knowledge test.
+const (
+	zkOAuthSession  = "zk-session-oauth-3a7f52"
+	zkOAuthSubject  = "zk-subject-dee@example.org"
+	zkOAuthAccount  = "zk-account-id-7d41e0aa"
+	zkOAuthProvider = "zkprovider-c81e"
+	zkOAuthMessage  = "zk-message: connect the 51ad service"
+)
+
+// providerRecorder is the HTTP transport of the Connector: it keeps every
+// secret the server and the provider exchange (code, code verifier, access,
+// refresh and ID tokens), to be searched for in the backend.
+type providerRecorder struct {
+	mu      sync.Mutex
+	secrets []string
+}
+
+func (r *providerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		b, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		if q, err := url.ParseQuery(string(b)); err == nil {
+			for _, k := range []string{"code", "code_verifier", "refresh_token", "token"} {
+				r.add(q.Get(k))
+			}
+		}
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	var v map[string]any
+	if json.Unmarshal(b, &v) == nil {
+		for _, k := range []string{"access_token", "refresh_token", "id_token"} {
+			s, _ := v[k].(string)
+			r.add(s)
+		}
+	}
+	return resp, nil
+}
+
+func (r *providerRecorder) add(s string) {
+	if s == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.secrets = append(r.secrets, s)
+}
+
+func (r *providerRecorder) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.secrets...)
+}
+
+// TestZeroKnowledgeOAuth connects an account through a real OpenID
+// Provider, with the flow started on one node and its callback served by
+// another, each with a store client of its own on the backend; refreshes
+// the access token; disconnects. At every stage neither the backend nor
+// the recorded traffic with it holds an access, refresh or ID token, the
+// code, the PKCE verifier, the state, the subject, the session ID or the
+// provider's account ID.
+func TestZeroKnowledgeOAuth(t *testing.T) {
+	zkBackends(t, func(t *testing.T, b *zkBackend) {
+		keys, err := keyring.New([]byte(secretA))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := httptest.NewServer(nil)
+		defer start.Close()
+		callback := httptest.NewServer(nil)
+		defer callback.Close()
+		redirect := callback.URL + "/oauth/callback"
+		// Access tokens of 10 s are refreshed 10 s before expiry: at once.
+		prov := oidctest.Start(t, 10*time.Second, oidctest.Client{ID: "zk-client", Secret: "zk client secret 0c5e", RedirectURI: redirect})
+		rec := &providerRecorder{}
+		var servers []*mcp.Server
+		for i, st := range []store.Store{b.Store, b.Another(t)} {
+			ev, err := elicit.New(keys, st, &elicit.Config{TTL: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, err := oauth.New(&oauth.Config{
+				Elicitor: ev, Keys: keys, Store: st, StartURL: start.URL + "/oauth/start",
+				HTTPClient: &http.Client{Transport: rec},
+			}, &oauth.Provider{
+				Name: zkOAuthProvider, Message: zkOAuthMessage,
+				Config: &oauth2.Config{ClientID: "zk-client", ClientSecret: "zk client secret 0c5e", Endpoint: prov.Endpoint(),
+					RedirectURL: redirect, Scopes: []string{"openid", "offline_access"}},
+				Issuer: prov.Issuer, RequireIssuer: true, RevocationURL: prov.Metadata.RevocationEndpoint,
+				AuthOptions: []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("prompt", "consent")},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			[]*httptest.Server{start, callback}[i].Config.Handler = conn.Handler()
+			s := mcp.NewServer(&mcp.Implementation{Name: "zk", Version: "1"}, nil)
+			ev.Install(s)
+			mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+				c, err := conn.Connect(ctx, req, zkOAuthProvider)
+				if err != nil {
+					return nil, nil, err
+				}
+				sub, err := fetchSub(ctx, c.Client(ctx), prov.Metadata.UserinfoEndpoint)
+				if err != nil {
+					return nil, nil, err
+				}
+				return text("sub:" + sub), nil, nil
+			})
+			mcp.AddTool(s, &mcp.Tool{Name: "disconnect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+				if err := conn.Disconnect(ctx, req, zkOAuthProvider); err != nil {
+					return nil, nil, err
+				}
+				return text("disconnected"), nil, nil
+			})
+			servers = append(servers, s)
+		}
+
+		links := make(chan string, 1)
+		a := connectAs(t, servers[0], zkOAuthSession, zkOAuthSubject, &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+			ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				links <- req.Params.URL
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			},
+		})
+		type outcome struct {
+			text string
+			err  error
+		}
+		done := make(chan outcome, 1)
+		go func() { s, err := callTool(a, "whoami"); done <- outcome{s, err} }()
+		var link string
+		select {
+		case link = <-links:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no URL elicitation")
+		}
+		u, _ := url.Parse(link)
+		state := u.Query().Get("state")
+		forbidden := func() []string {
+			return append([]string{zkOAuthSession, zkOAuthSubject, zkOAuthAccount, zkOAuthProvider, zkOAuthMessage, state}, rec.all()...)
+		}
+		b.CheckNoLeaks(t, "pending", forbidden())
+
+		status, body := oidctest.SignIn(t, link, zkOAuthAccount, false)
+		if status != http.StatusOK || !strings.Contains(body, "Account connected") {
+			t.Fatalf("callback page: %d %s", status, body)
+		}
+		select {
+		case o := <-done:
+			if o.err != nil || o.text != "sub:"+zkOAuthAccount {
+				t.Fatalf("tool: %q, %v", o.text, o.err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the tool did not return: the callback on the other node did not complete the elicitation")
+		}
+		if n := prov.Count("grant.success", "refresh_token"); n != 1 {
+			t.Fatalf("%d refreshes, want 1", n)
+		}
+		secrets := rec.all()
+		if len(secrets) < 6 {
+			t.Fatalf("recorded %d secrets of the provider exchange, want code, verifier, tokens", len(secrets))
+		}
+		b.CheckNoLeaks(t, "connected and refreshed", forbidden())
+
+		// The other node, the same user: the credential, without asking.
+		bc := connectAs(t, servers[1], zkOAuthSession+"-b", zkOAuthSubject, &mcp.ClientOptions{})
+		if s, err := callTool(bc, "whoami"); err != nil || s != "sub:"+zkOAuthAccount {
+			t.Fatalf("on the other node: %q, %v", s, err)
+		}
+		if _, err := callTool(bc, "disconnect"); err != nil {
+			t.Fatalf("disconnect: %v", err)
+		}
+		if n := prov.WaitCount("grant.revoked", "", 1); n == 0 {
+			t.Errorf("no revocation: %v", prov.Events())
+		}
+		b.CheckNoLeaks(t, "disconnected", forbidden())
+	})
+}
+
+func fetchSub(ctx context.Context, c *http.Client, endpoint string) (string, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("userinfo: HTTP %d", resp.StatusCode)
+	}
+	var v struct {
+		Sub string `json:"sub"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&v)
+	return v.Sub, err
+}
