@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"github.com/elicitvault/elicitvault/elicit/internal/urlend"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -202,7 +203,7 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Pro
 		if code != "" {
 			c.putOutcome(ctx, id, p, code, cl.Expiry.Add(time.Minute))
 		}
-		err := c.e.EndURL(ctx, cl, a)
+		err := urlend.End(ctx, c.e, cl, string(a))
 		if errors.Is(err, elicit.ErrUnknownElicitation) {
 			pd = pageExpired
 		} else if err != nil {
