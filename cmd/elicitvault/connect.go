@@ -84,6 +84,15 @@ func runConnect(ctx context.Context, e *env, args []string) error {
 	h := client.New(client.Options{Form: ui, URL: ui, AllowedHosts: hosts, Open: ui.open})
 	opts := &mcp.ClientOptions{}
 	h.Install(opts)
+	// What the client refuses goes to the server as an error; the user
+	// sees why here.
+	opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		res, err := h.Elicit(ctx, req)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "Refused the server's request: %v\n", err)
+		}
+		return res, err
+	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "elicitvault-connect", Version: moduleVersion()}, opts).
 		Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: *protocol})
 	if err != nil {
