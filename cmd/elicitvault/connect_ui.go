@@ -396,4 +396,3 @@ func (u *terminalUI) lineURL(ctx context.Context, r *client.URLRequest) (elicit.
 		}
 	}
 }
-
