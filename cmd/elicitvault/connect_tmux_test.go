@@ -372,6 +372,15 @@ func TestConnectTmuxServe(t *testing.T) {
 					t.Errorf("opened a declined link: %s", b)
 				}
 			})
+			t.Run("connect_account/ctrl-c", func(t *testing.T) {
+				p, visits := connectPane(t, "--protocol", proto, "--tool", "connect_account", url)
+				p.waitFor(`asks you to open a link`)
+				p.send("Down", "C-c")
+				p.waitFor(`Not connected: cancelled\.\s+\[exit 0\]`)
+				if b, _ := os.ReadFile(visits); len(b) != 0 {
+					t.Errorf("opened a cancelled link: %s", b)
+				}
+			})
 			t.Run("connect_account/not-allowed", func(t *testing.T) {
 				p, _ := connectPane(t, "--protocol", proto, "--allow-host", "example.com", "--tool", "connect_account", url)
 				s := p.waitFor(`\[exit \d\]`)

@@ -44,6 +44,8 @@ type Step struct {
 	name    string
 	answer  func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error)
 	urlOnly bool
+	// visit, for OpenURL, completes the link's page after the answer.
+	visit func(ctx context.Context, link string) error
 }
 
 func (s Step) String() string { return s.name }
@@ -77,10 +79,10 @@ func OpenURL(visit func(ctx context.Context, link string) error) Step {
 	if visit == nil {
 		visit = Visit
 	}
-	return Step{name: "open the URL", urlOnly: true, answer: func(ctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-		// The client answers accept when the user agrees to open the
-		// link; the page is completed meanwhile, as a person would.
-		go visit(context.WithoutCancel(ctx), p.URL)
+	// The client answers accept when the user agrees to open the link;
+	// the page is completed meanwhile, as a person would. An error of
+	// visit fails the test.
+	return Step{name: "open the URL", urlOnly: true, visit: visit, answer: func(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
 		return &mcp.ElicitResult{Action: "accept"}, nil
 	}}
 }
@@ -205,6 +207,9 @@ func CallAt(t testing.TB, server *mcp.Server, version, name string, args any, sc
 	run := &Run{Protocol: version}
 	var mu sync.Mutex
 	var answering sync.WaitGroup
+	var visitErrs []error
+	visitCtx, stopVisits := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stopVisits()
 	next := 0
 	handler := func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		answering.Add(1)
@@ -236,6 +241,17 @@ func CallAt(t testing.TB, server *mcp.Server, version, name string, args any, sc
 		if step.urlOnly && q.Mode != "url" {
 			t.Errorf("elicittest: %s at %s: step %d (%s) for a form (%q)", name, version, i+1, step.name, p.Message)
 			return &mcp.ElicitResult{Action: "cancel"}, nil
+		}
+		if step.visit != nil {
+			answering.Add(1)
+			go func() {
+				defer answering.Done()
+				if err := step.visit(visitCtx, p.URL); err != nil {
+					mu.Lock()
+					visitErrs = append(visitErrs, err)
+					mu.Unlock()
+				}
+			}()
 		}
 		return step.answer(ctx, p)
 	}
@@ -273,6 +289,9 @@ func CallAt(t testing.TB, server *mcp.Server, version, name string, args any, sc
 	answering.Wait()
 	mu.Lock()
 	defer mu.Unlock()
+	for _, err := range visitErrs {
+		t.Errorf("elicittest: %s at %s: visiting the link: %v", name, version, err)
+	}
 	for {
 		select {
 		case id := <-completed:
