@@ -35,6 +35,7 @@ func connectLines(t *testing.T, input string, args ...string) (stdout, stderr st
 }
 
 func TestConnectLines(t *testing.T) {
+	buildBinary(t)
 	t.Run("list", func(t *testing.T) {
 		out, _, code := connectLines(t, "")
 		if code != 0 || !strings.Contains(out, "register_attendee") || !strings.Contains(out, "connect_account") {

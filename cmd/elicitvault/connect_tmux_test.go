@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -51,31 +50,28 @@ func init() {
 	os.Exit(0)
 }
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
+// testBin is the elicitvault binary of the running top-level test.
+var testBin string
 
-// binary builds elicitvault once for the tests, in a temporary directory.
+// buildBinary builds elicitvault into the test's temporary directory for
+// the test and its subtests (binary returns it).
+func buildBinary(t *testing.T) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "elicitvault")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	testBin = bin
+	t.Cleanup(func() { testBin = "" })
+}
+
 func binary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "elicitvault-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "elicitvault")
-		out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	if testBin == "" {
+		t.Fatal("buildBinary was not called")
 	}
-	return builtBin
+	return testBin
 }
 
 func requireTmux(t *testing.T) {
@@ -229,6 +225,7 @@ func connectPane(t *testing.T, args ...string) (p *pane, visits string) {
 
 func TestConnectTmuxServe(t *testing.T) {
 	requireTmux(t)
+	buildBinary(t)
 	url := serveHTTP(t)
 	for _, proto := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(proto, func(t *testing.T) {
@@ -427,6 +424,7 @@ func bareServer(t *testing.T) string {
 
 func TestConnectTmuxBareServer(t *testing.T) {
 	requireTmux(t)
+	buildBinary(t)
 	url := bareServer(t)
 	t.Run("signup", func(t *testing.T) {
 		p, _ := connectPane(t, "--protocol", "2025-11-25", "--tool", "signup", url)
