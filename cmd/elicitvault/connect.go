@@ -80,6 +80,24 @@ func runConnect(ctx context.Context, e *env, args []string) error {
 		transport = &mcp.CommandTransport{Command: cmd}
 	}
 
+	// Ctrl-C in a question cancels the question (the terminal form reads
+	// it as a key); anywhere else it cancels the call, which the client
+	// tells the server.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if e.signals != nil {
+		sig, stop := e.signals()
+		defer stop()
+		go func() {
+			select {
+			case <-sig:
+				fmt.Fprintln(e.stderr, "Interrupted.")
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+
 	ui := newTerminalUI(e)
 	h := client.New(client.Options{Form: ui, URL: ui, AllowedHosts: hosts, Open: ui.open})
 	opts := &mcp.ClientOptions{}

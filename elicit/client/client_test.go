@@ -377,3 +377,25 @@ type uiFunc func(ctx context.Context) (*client.Answer, error)
 func (f uiFunc) Form(ctx context.Context, _ *client.FormRequest) (*client.Answer, error) {
 	return f(ctx)
 }
+
+// Without a UI, a Handler declares nothing, installs nothing and declines.
+func TestNoUI(t *testing.T) {
+	h := client.New(client.Options{})
+	if c := h.Capabilities(); c != nil {
+		t.Errorf("capabilities %+v", c)
+	}
+	o := &mcp.ClientOptions{}
+	h.Install(o)
+	if o.ElicitationHandler != nil || o.Capabilities != nil {
+		t.Errorf("installed %+v", o)
+	}
+	for _, p := range []*mcp.ElicitParams{
+		{Message: "x", RequestedSchema: json.RawMessage(schema)},
+		{Mode: "url", Message: "x", URL: "https://example.com/"},
+	} {
+		res, err := h.Elicit(t.Context(), &mcp.ElicitRequest{Params: p})
+		if err != nil || res.Action != "decline" {
+			t.Errorf("%s: %+v, %v", p.Mode, res, err)
+		}
+	}
+}
