@@ -131,12 +131,14 @@ func TestClientAgainstTypeScriptServer(t *testing.T) {
 		}
 	})
 	t.Run("invalid answer refused", func(t *testing.T) {
-		bad := map[string]any{"name": "Ada", "email": "ada@example.com", "pets": []string{"cat", "dog", "fish"}}
+		// An address the go-sdk's own check lets through (it checks types,
+		// not formats): only elicit/client refuses it.
+		bad := map[string]any{"name": "Ada", "email": "ada at example", "pets": []string{"fish"}}
 		ui := &tsUI{answer: func(int) *client.Answer { return &client.Answer{Action: elicit.Accept, Content: bad} }}
 		out, isErr := callTS(t, connectTS(t, ui), "profile", nil)
 		// The TypeScript server never sees the content: it gets the
 		// client's error.
-		if !isErr || !strings.Contains(out, "does not match the form") || strings.Contains(out, "fish") {
+		if !isErr || !strings.Contains(out, "does not match the form") || !strings.Contains(out, "/email") || strings.Contains(out, "ada at example") {
 			t.Errorf("got %s (error %v)", out, isErr)
 		}
 	})
