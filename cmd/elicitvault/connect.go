@@ -107,7 +107,7 @@ func runConnect(ctx context.Context, e *env, args []string) error {
 	opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		res, err := h.Elicit(ctx, req)
 		if err != nil {
-			fmt.Fprintf(e.stderr, "Refused the server's request: %v\n", err)
+			fmt.Fprintf(e.stderr, "Refused the server's request: %s\n", client.Printable(err.Error()))
 		}
 		return res, err
 	}
@@ -118,7 +118,7 @@ func runConnect(ctx context.Context, e *env, args []string) error {
 	}
 	defer cs.Close()
 	if ir := cs.InitializeResult(); ir != nil && ir.ServerInfo != nil {
-		fmt.Fprintf(e.stderr, "Connected to %s %s (protocol %s).\n", ir.ServerInfo.Name, ir.ServerInfo.Version, ir.ProtocolVersion)
+		fmt.Fprintf(e.stderr, "Connected to %s %s (protocol %s).\n", client.Printable(ir.ServerInfo.Name), client.Printable(ir.ServerInfo.Version), client.Printable(ir.ProtocolVersion))
 	}
 
 	if *tool == "" {
@@ -130,7 +130,7 @@ func runConnect(ctx context.Context, e *env, args []string) error {
 			if desc == "" {
 				desc = t.Description
 			}
-			fmt.Fprintf(e.stdout, "%-28s %s\n", t.Name, oneLine(desc))
+			fmt.Fprintf(e.stdout, "%-28s %s\n", client.Printable(t.Name), client.Printable(oneLine(desc)))
 		}
 		return nil
 	}
@@ -164,7 +164,7 @@ func printResult(w io.Writer, res *mcp.CallToolResult) {
 	printed := false
 	for _, c := range res.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
-			fmt.Fprintln(w, t.Text)
+			fmt.Fprintln(w, client.Printable(t.Text)) // no escape sequence of the server reaches the terminal
 			printed = true
 		}
 	}

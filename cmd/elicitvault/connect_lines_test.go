@@ -14,12 +14,18 @@ import (
 // line prompts) against `elicitvault serve --stdio`, typing input.
 func connectLines(t *testing.T, input string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return connectLinesTo(t, input, append(args, binary(t), "serve", "--stdio", "--addr", "127.0.0.1:0")...)
+}
+
+// connectLinesTo is connectLines with the server given in args.
+func connectLinesTo(t *testing.T, input string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	bin := binary(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, append(append([]string{"connect"}, args...), bin, "serve", "--stdio", "--addr", "127.0.0.1:0")...)
+	cmd := exec.Command(bin, append([]string{"connect"}, args...)...)
 	cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+testSecrets["A"], "MCP_ELICITATION_SECRET_PREVIOUS=",
 		"BROWSER="+self, browserEnv+"="+filepath.Join(t.TempDir(), "visits"))
 	cmd.Stdin = strings.NewReader(input)
@@ -88,6 +94,18 @@ func TestConnectLines(t *testing.T) {
 		out, errs, code := connectLines(t, "n\n", "--tool", "connect_account")
 		if code != 0 || strings.TrimSpace(out) != "Not connected: you declined." || !regexp.MustCompile(`Host: 127\.0\.0\.1:[1-9][0-9]*\n`).MatchString(errs) {
 			t.Errorf("exit %d, %q\n%s", code, out, errs)
+		}
+	})
+	t.Run("escape sequences", func(t *testing.T) {
+		// The texts of a server that is not ours never reach the terminal
+		// with their escape sequences.
+		out, errs, code := connectLinesTo(t, "y\n\ny\n", "--protocol", "2025-11-25", "--tool", "trick", bareServer(t))
+		if code != 0 || strings.ContainsAny(errs, "\x1b\x07\u009b\u202e") || !strings.Contains(errs, "Hi\uFFFD[2J\uFFFD[HHost: bank.example") {
+			t.Errorf("exit %d, stderr %q", code, errs)
+		}
+		// The result (the server's default, sent back) is escaped too.
+		if !strings.Contains(out, `"ok":"\u001b[1mbold"`) || strings.Contains(out, "\x1b") {
+			t.Errorf("stdout %q", out)
 		}
 	})
 	t.Run("bad args", func(t *testing.T) {

@@ -34,12 +34,16 @@ func newTerminalUI(e *env) *terminalUI {
 
 var hostStyle = lipgloss.NewStyle().Bold(true).Underline(true)
 
+// show makes a text of the server fit for the terminal: no escape
+// sequence of the server's reaches it.
+func show(s string) string { return client.Printable(s) }
+
 // asker names who asks, as the server introduced itself.
 func asker(server string) string {
 	if server == "" {
 		return "The server"
 	}
-	return "The server " + strconv.Quote(server)
+	return "The server " + strconv.Quote(server) // quoted: no escape reaches the terminal
 }
 
 // reason is what a check says of a value, without the "elicit: content
@@ -49,7 +53,7 @@ func reason(err error) error {
 	if errors.As(err, &ce) {
 		return errors.New(ce.Reason)
 	}
-	return err
+	return errors.New(client.Printable(err.Error()))
 }
 
 func (u *terminalUI) Form(ctx context.Context, f *client.FormRequest) (*client.Answer, error) {
@@ -94,7 +98,7 @@ func aborted(err error) bool {
 }
 
 func (u *terminalUI) huhForm(ctx context.Context, f *client.FormRequest) (*client.Answer, error) {
-	intro := f.Message
+	intro := show(f.Message)
 	if f.Problem != nil {
 		intro += "\n\nThe last answer was refused: " + reason(f.Problem).Error()
 	}
@@ -117,17 +121,17 @@ func (u *terminalUI) huhForm(ctx context.Context, f *client.FormRequest) (*clien
 	var collect []func(map[string]any)
 	for i := range f.Fields {
 		fd := &f.Fields[i]
-		title := fd.Label()
+		title := show(fd.Label())
 		if fd.Required {
 			title += " *"
 		}
-		desc := fd.Description
+		desc := show(fd.Description)
 		if h := fd.Hint(); h != "" {
 			desc = strings.TrimSpace(desc + " (" + h + ")")
 		}
 		switch fd.Kind {
 		case client.String, client.Number, client.Integer:
-			s := defaultText(fd.Default)
+			s := show(defaultText(fd.Default))
 			fields = append(fields, huh.NewInput().Title(title).Description(desc).Value(&s).Validate(func(v string) error {
 				if strings.TrimSpace(v) == "" {
 					if fd.Required {
@@ -154,7 +158,7 @@ func (u *terminalUI) huhForm(ctx context.Context, f *client.FormRequest) (*clien
 				opts = append(opts, huh.NewOption("(none)", ""))
 			}
 			for _, o := range fd.Options {
-				opts = append(opts, huh.NewOption(o.Label(), o.Value))
+				opts = append(opts, huh.NewOption(show(o.Label()), o.Value))
 			}
 			fields = append(fields, huh.NewSelect[string]().Title(title).Description(desc).Options(opts...).Value(&v))
 			collect = append(collect, func(c map[string]any) {
@@ -167,7 +171,7 @@ func (u *terminalUI) huhForm(ctx context.Context, f *client.FormRequest) (*clien
 			vs = slices.Clone(vs)
 			var opts []huh.Option[string]
 			for _, o := range fd.Options {
-				opts = append(opts, huh.NewOption(o.Label(), o.Value))
+				opts = append(opts, huh.NewOption(show(o.Label()), o.Value))
 			}
 			ms := huh.NewMultiSelect[string]().Title(title).Description(desc).Options(opts...).Value(&vs).
 				Validate(func(v []string) error {
@@ -191,7 +195,7 @@ func (u *terminalUI) huhForm(ctx context.Context, f *client.FormRequest) (*clien
 	send := true
 	fields = append(fields, huh.NewConfirm().Title("Send this answer to the server?").Affirmative("Send").Negative("Decline").Value(&send))
 	for {
-		err := u.run(ctx, huh.NewGroup(fields...).Title(f.Message))
+		err := u.run(ctx, huh.NewGroup(fields...).Title(show(f.Message)))
 		if aborted(err) {
 			return &client.Answer{Action: elicit.Cancel}, nil
 		}
@@ -206,7 +210,7 @@ func (u *terminalUI) huhForm(ctx context.Context, f *client.FormRequest) (*clien
 			c(content)
 		}
 		if err := f.Check(content); err != nil {
-			fmt.Fprintf(u.e.stderr, "Not sent: %v\n", err)
+			fmt.Fprintf(u.e.stderr, "Not sent: %v\n", show(err.Error()))
 			continue
 		}
 		return &client.Answer{Action: elicit.Accept, Content: content}, nil
@@ -225,7 +229,7 @@ func defaultText(v any) string {
 
 func (u *terminalUI) huhURL(ctx context.Context, r *client.URLRequest) (elicit.Action, error) {
 	choice := "decline"
-	desc := fmt.Sprintf("%s\n\n%s\n\nHost: %s", r.Message, r.URL, hostStyle.Render(r.Host))
+	desc := fmt.Sprintf("%s\n\n%s\n\nHost: %s", show(r.Message), r.URL, hostStyle.Render(r.Host))
 	err := u.run(ctx, huh.NewGroup(huh.NewSelect[string]().
 		Title(asker(r.Server)+" asks you to open a link in your browser:").Description(desc).
 		Options(huh.NewOption("Decline", "decline"), huh.NewOption("Open "+r.Host+" in the browser", "open")).
@@ -277,7 +281,7 @@ func (u *terminalUI) prompt(ctx context.Context, format string, args ...any) (st
 func (u *terminalUI) lineForm(ctx context.Context, f *client.FormRequest) (*client.Answer, error) {
 	w := u.e.stderr
 	cancel := &client.Answer{Action: elicit.Cancel}
-	fmt.Fprintf(w, "\n%s asks: %s\n", asker(f.Server), f.Message)
+	fmt.Fprintf(w, "\n%s asks: %s\n", asker(f.Server), show(f.Message))
 	if f.Problem != nil {
 		fmt.Fprintf(w, "The last answer was refused: %v\n", reason(f.Problem))
 	}
@@ -310,7 +314,7 @@ func (u *terminalUI) lineForm(ctx context.Context, f *client.FormRequest) (*clie
 			}
 		}
 		if err := f.Check(content); err != nil {
-			fmt.Fprintf(w, "Not sent: %v. Again:\n", err)
+			fmt.Fprintf(w, "Not sent: %v. Again:\n", show(err.Error()))
 			continue
 		}
 		for {
@@ -333,15 +337,15 @@ func (u *terminalUI) lineForm(ctx context.Context, f *client.FormRequest) (*clie
 // lineField asks one field until its value is valid; nil means left out.
 func (u *terminalUI) lineField(ctx context.Context, fd *client.Field) (any, error) {
 	w := u.e.stderr
-	label := fd.Label()
+	label := show(fd.Label())
 	if fd.Required {
 		label += " *"
 	}
 	if fd.Description != "" {
-		fmt.Fprintf(w, "  %s\n", fd.Description)
+		fmt.Fprintf(w, "  %s\n", show(fd.Description))
 	}
 	for i, o := range fd.Options {
-		fmt.Fprintf(w, "    %d) %s\n", i+1, o.Label())
+		fmt.Fprintf(w, "    %d) %s\n", i+1, show(o.Label()))
 	}
 	var extra []string
 	if h := fd.Hint(); h != "" {
@@ -351,7 +355,7 @@ func (u *terminalUI) lineField(ctx context.Context, fd *client.Field) (any, erro
 		extra = append(extra, "comma-separated")
 	}
 	if fd.Default != nil {
-		extra = append(extra, fmt.Sprintf("default %v", fd.Default))
+		extra = append(extra, show(fmt.Sprintf("default %v", fd.Default)))
 	}
 	hint := ""
 	if len(extra) > 0 {
@@ -380,7 +384,7 @@ func (u *terminalUI) lineField(ctx context.Context, fd *client.Field) (any, erro
 
 func (u *terminalUI) lineURL(ctx context.Context, r *client.URLRequest) (elicit.Action, error) {
 	w := u.e.stderr
-	fmt.Fprintf(w, "\n%s asks you to open a link in your browser: %s\n  %s\n  Host: %s\n", asker(r.Server), r.Message, r.URL, r.Host)
+	fmt.Fprintf(w, "\n%s asks you to open a link in your browser: %s\n  %s\n  Host: %s\n", asker(r.Server), show(r.Message), r.URL, r.Host)
 	for {
 		l, err := u.prompt(ctx, "Open it? [y]es, [n]o (decline), [c]ancel: ")
 		if err != nil {
