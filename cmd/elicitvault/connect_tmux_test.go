@@ -410,6 +410,8 @@ func bareServer(t *testing.T) string {
 		"properties": map[string]any{
 			"handle": map[string]any{"type": "string", "title": "Handle", "minLength": 3},
 			"plan":   map[string]any{"type": "string", "enum": []any{"free", "pro"}, "default": "free"},
+			"beta":   map[string]any{"type": "boolean", "title": "Join the beta"}, // optional, no default
+			"news":   map[string]any{"type": "boolean", "title": "News"},
 		},
 		"required": []any{"handle"},
 	}})
@@ -436,17 +438,21 @@ func TestConnectTmuxBareServer(t *testing.T) {
 		p, _ := connectPane(t, "--protocol", "2025-11-25", "--tool", "signup", url)
 		p.waitFor(`The server "bare-go-sdk" asks:[\s\S]*Sign up for the beta`)
 		p.send("Enter")
+		p.focus("Join the beta")
+		p.send("Down", "Enter") // Yes
 		p.focus("Handle *")
 		p.typeText("al")
 		p.send("Enter")
 		p.waitFor(`is shorter than 3 characters`)
 		p.typeText("an")
 		p.send("Enter")
+		p.focus("News")
+		p.send("Enter") // left out
 		p.focus("plan")
 		p.send("Down", "Enter")
 		p.focus("Send this answer to the server?")
 		p.send("y")
-		p.waitFor(`got \{"action":"accept","content":\{"handle":"alan","plan":"pro"\}\}\s+\[exit 0\]`)
+		p.waitFor(`got \{"action":"accept","content":\{"beta":true,"handle":"alan","plan":"pro"\}\}\s+\[exit 0\]`)
 	})
 	t.Run("password refused", func(t *testing.T) {
 		p, _ := connectPane(t, "--protocol", "2025-11-25", "--tool", "login", url)

@@ -49,6 +49,9 @@ func asker(server string) string {
 // reason is what a check says of a value, without the "elicit: content
 // at /x" prefix.
 func reason(err error) error {
+	if err == nil {
+		return nil
+	}
 	var ce *elicit.ContentError
 	if errors.As(err, &ce) {
 		return errors.New(ce.Reason)
@@ -148,6 +151,18 @@ func (u *terminalUI) huhForm(ctx context.Context, f *client.FormRequest) (*clien
 				}
 			})
 		case client.Boolean:
+			if !fd.Required && fd.Default == nil {
+				// Optional without a default: left out unless chosen.
+				v := ""
+				fields = append(fields, huh.NewSelect[string]().Title(title).Description(desc).
+					Options(huh.NewOption("(none)", ""), huh.NewOption("Yes", "yes"), huh.NewOption("No", "no")).Value(&v))
+				collect = append(collect, func(c map[string]any) {
+					if v != "" {
+						c[fd.Name] = v == "yes"
+					}
+				})
+				continue
+			}
 			b, _ := fd.Default.(bool)
 			fields = append(fields, huh.NewConfirm().Title(title).Description(desc).Affirmative("Yes").Negative("No").Value(&b))
 			collect = append(collect, func(c map[string]any) { c[fd.Name] = b })
