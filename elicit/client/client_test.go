@@ -415,3 +415,23 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+// A server that keeps asking ends CallTool after MaxRounds.
+func TestTooManyRounds(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "pest", Version: "1"}, nil)
+	var calls int
+	mcp.AddTool(s, &mcp.Tool{Name: "again"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		calls++
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": &mcp.ElicitParams{Message: "again?", RequestedSchema: map[string]any{
+			"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}}}}, RequestState: "s"}, nil, nil
+	})
+	ui := &scripted{form: func(int, *client.FormRequest) *client.Answer {
+		return &client.Answer{Action: elicit.Accept, Content: map[string]any{"ok": true}}
+	}}
+	h := client.New(client.Options{Form: ui})
+	cs := connect(t, s, h, "2026-07-28", false)
+	_, err := h.CallTool(t.Context(), cs, &mcp.CallToolParams{Name: "again"})
+	if !errors.Is(err, client.ErrTooManyRounds) || calls != client.MaxRounds {
+		t.Errorf("got %v after %d calls", err, calls)
+	}
+}
