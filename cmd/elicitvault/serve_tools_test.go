@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/elicittest"
-	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store/memory"
 )
 
-// newTestReference returns the reference server with its pages on an
-// httptest server.
-func newTestReference(t *testing.T, ttl time.Duration) *reference {
+// newTestReference returns the reference server with the pages of URL
+// mode on an httptest server.
+func newTestReference(t *testing.T, ttl time.Duration) (r *reference, base string) {
 	t.Helper()
 	k, err := keyring.New([]byte("serve tools test secret, 32 bytes or more"))
 	if err != nil {
@@ -28,13 +28,13 @@ func newTestReference(t *testing.T, ttl time.Duration) *reference {
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-	r, err := newReference((*ring.Keyring)(k), st, &referenceOptions{BaseURL: hs.URL, TTL: ttl})
+	r, err = newReference(k, st, &referenceOptions{BaseURL: hs.URL, TTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(r.stop)
-	r.mountPages(mux)
-	return r
+	t.Cleanup(func() { r.ev.Close() })
+	mux.Handle(elicit.PagesPrefix, r.ev.Pages(nil))
+	return r, hs.URL
 }
 
 // expect runs a tool at both protocol versions and checks its text.
@@ -52,7 +52,7 @@ func expect(t *testing.T, r *reference, tool string, args any, want string, scri
 // Every tool of the reference server, answered each way a user can, on
 // both protocol paths.
 func TestServeTools(t *testing.T) {
-	r := newTestReference(t, 0)
+	r, base := newTestReference(t, 0)
 	yes := elicittest.Accept(map[string]any{"confirm": true})
 	no := elicittest.Accept(map[string]any{"confirm": false})
 
@@ -105,7 +105,7 @@ func TestServeTools(t *testing.T) {
 		runs := expect(t, r, "connect_account", nil, "Your Example account is connected.", elicittest.OpenURL(nil))
 		for _, run := range runs {
 			q := run.Asked[0]
-			if q.Mode != "url" || !strings.HasPrefix(q.URL, r.base+pathConnect+"?token=") || q.ElicitationID == "" {
+			if q.Mode != "url" || !strings.HasPrefix(q.URL, base+elicit.ConsentPath+"?token=") || q.ElicitationID == "" {
 				t.Errorf("%s: asked %+v", run.Protocol, q)
 			}
 		}
@@ -113,7 +113,7 @@ func TestServeTools(t *testing.T) {
 		expect(t, r, "connect_account", nil, "Not connected: cancelled.", elicittest.Cancel())
 		// Agreeing to open the link but never completing the page.
 		stall := elicittest.OpenURL(func(context.Context, string) error { return nil })
-		rs := newTestReference(t, time.Second)
+		rs, _ := newTestReference(t, time.Second)
 		run := elicittest.CallAt(t, rs.server, "2025-11-25", "connect_account", nil, stall)
 		if !run.IsError() || !strings.Contains(run.Text(), "time limit") {
 			t.Errorf("an unfinished page: got %q (error result %v), want a timeout", run.Text(), run.IsError())
@@ -130,7 +130,7 @@ func TestServeTools(t *testing.T) {
 			`Elicitation completed: action=decline, content={}`, elicittest.Decline())
 	})
 	t.Run("never answered", func(t *testing.T) {
-		rs := newTestReference(t, 500*time.Millisecond)
+		rs, _ := newTestReference(t, 500*time.Millisecond)
 		run := elicittest.CallAt(t, rs.server, "2025-11-25", "subscribe_newsletter", nil, elicittest.Never(10*time.Second))
 		if !run.IsError() || !strings.Contains(run.Text(), "time limit") {
 			t.Errorf("got %q (error result %v, %v), want the server's timeout", run.Text(), run.IsError(), run.Err)

@@ -31,14 +31,17 @@ func newServer(t *testing.T) *mcp.Server {
 	}
 	st := memory.New()
 	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New(keys, st, nil)
+	mux := http.NewServeMux()
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	ev, err := elicit.New(keys, st, &elicit.Config{BaseURL: hs.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ev.Close() })
+	mux.Handle(elicit.PagesPrefix, ev.Pages(nil))
 	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
 	ev.Install(s)
-	hs := httptest.NewServer(ev.CallbackHandler(nil))
-	t.Cleanup(hs.Close)
 	text := func(s string) *mcp.CallToolResult {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
@@ -57,7 +60,7 @@ func newServer(t *testing.T) *mcp.Server {
 		return text(fmt.Sprintf("ordered %d %s: %v", o.Content.Count, o.Content.Item, ok)), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "pay"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		a, err := elicit.URL(ctx, req, "Pay for your order", elicit.CallbackURL(hs.URL+"/cb"))
+		a, err := elicit.URL(ctx, req, "Pay for your order")
 		if err != nil {
 			return nil, nil, err
 		}
