@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/elicittest"
@@ -123,5 +125,24 @@ func TestVisit(t *testing.T) {
 	defer hs.Close()
 	if err := elicittest.Visit(t.Context(), hs.URL); err == nil {
 		t.Error("a 404 page visited without error")
+	}
+}
+
+// A user who never answers: on 2025-11-25 the server's TTL ends the call,
+// on 2026-07-28 the client gives up; either way no goroutine of the call
+// is left.
+func TestNever(t *testing.T) {
+	s := newServer(t)
+	before := runtime.NumGoroutine()
+	r := elicittest.CallAt(t, s, "2026-07-28", "order", nil, elicittest.Never(50*time.Millisecond))
+	if r.Err == nil || len(r.Asked) != 1 || r.Asked[0].Answer != "never answer" {
+		t.Errorf("got %q, %v, asked %+v", r.Text(), r.Err, r.Asked)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines left (%d before)", n, before)
 	}
 }
