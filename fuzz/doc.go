@@ -40,7 +40,8 @@
 // FuzzParseKeyID, FuzzLoadPrevious (envelope_test.go); FuzzCompactVerify,
 // FuzzJWEVerify (token_test.go); FuzzHashArgs (args_test.go);
 // FuzzElicitContent, FuzzElicitSchema (elicit_test.go); FuzzCredential
-// (credential_test.go, the vault of elicit/oauth). Parsers inside
+// (credential_test.go, the vault of elicit/oauth); FuzzCheckURL,
+// FuzzFieldParse (client_test.go: elicit/client). Parsers inside
 // internal packages keep their targets beside them: FuzzAppend
 // (internal/token/internal/jcs), FuzzReadString and FuzzAppendString
 // (internal/token/internal/wire), FuzzParseContent (the browser form's posted

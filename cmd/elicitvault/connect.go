@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/elicitvault/elicitvault/elicit/client"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/term"
+)
+
+func init() {
+	register(&command{
+		name:     "connect",
+		synopsis: "[--tool NAME [--args JSON]] [--allow-host HOST]... [--protocol V] (URL | COMMAND [ARG...])",
+		summary:  "connect to an MCP server, list its tools or call one, and answer its elicitations in the terminal",
+		help: `The server is a Streamable HTTP endpoint (an http:// or https:// URL) or
+a command that speaks MCP over stdio (put "--" before a command whose
+arguments start with "-"). Without --tool, the server's tools are listed.
+With --tool, the tool is called with the JSON object of --args and its
+result printed; a tool error exits 1.
+
+When the server asks for input (elicitation), the question is shown in
+the terminal: a form with each field's kind, bounds and default filled
+in, checked before it is sent; or a link, with its host, that is opened
+in the browser ($BROWSER, else the system's) only if you agree. Ctrl-C in
+a question cancels it. Forms that ask for a password or another secret,
+links that are not https (http only to this machine), that carry a user
+name, or whose host is outside --allow-host, are refused. When stdin is
+not a terminal, questions are plain line prompts read from stdin (EOF
+cancels).`,
+		run: runConnect,
+	})
+}
+
+type hostList []string
+
+func (h *hostList) String() string     { return strings.Join(*h, ",") }
+func (h *hostList) Set(s string) error { *h = append(*h, s); return nil }
+
+func runConnect(ctx context.Context, e *env, args []string) error {
+	c := commands["connect"]
+	fs := newFlagSet(c)
+	tool := fs.String("tool", "", "the tool to call (without it, list the tools)")
+	argsJSON := fs.String("args", "{}", "the tool's arguments, a JSON object")
+	protocol := fs.String("protocol", "", "the protocol version to ask for (default: the newest the client knows)")
+	var hosts hostList
+	fs.Var(&hosts, "allow-host", "a host links may open (example.com, or *.example.com for any under it); repeat for more; none: any host")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			commandUsage(e.stdout, c, fs)
+			return errHelpShown
+		}
+		return usagef(fs, "%v", err)
+	}
+	if fs.NArg() == 0 {
+		return usagef(fs, "a server URL or command is required")
+	}
+	var arguments map[string]any
+	if *tool != "" {
+		if err := json.Unmarshal([]byte(*argsJSON), &arguments); err != nil || arguments == nil {
+			return usagef(fs, "--args is not a JSON object")
+		}
+	}
+
+	var transport mcp.Transport
+	target := fs.Args()
+	if len(target) == 1 && (strings.HasPrefix(target[0], "http://") || strings.HasPrefix(target[0], "https://")) {
+		transport = &mcp.StreamableClientTransport{Endpoint: target[0]}
+	} else {
+		cmd := exec.Command(target[0], target[1:]...)
+		cmd.Stderr = e.stderr
+		transport = &mcp.CommandTransport{Command: cmd}
+	}
+
+	// Ctrl-C in a question cancels the question (the terminal form reads
+	// it as a key); anywhere else it cancels the call, which the client
+	// tells the server.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if e.signals != nil {
+		sig, stop := e.signals()
+		defer stop()
+		go func() {
+			select {
+			case <-sig:
+				fmt.Fprintln(e.stderr, "Interrupted.")
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+
+	ui := newTerminalUI(e)
+	h := client.New(client.Options{Form: ui, URL: ui, AllowedHosts: hosts, Open: ui.open})
+	opts := &mcp.ClientOptions{}
+	h.Install(opts)
+	// What the client refuses goes to the server as an error; the user
+	// sees why here.
+	opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		res, err := h.Elicit(ctx, req)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "Refused the server's request: %s\n", client.Printable(err.Error()))
+		}
+		return res, err
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "elicitvault-connect", Version: moduleVersion()}, opts).
+		Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: *protocol})
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer cs.Close()
+	if ir := cs.InitializeResult(); ir != nil && ir.ServerInfo != nil {
+		fmt.Fprintf(e.stderr, "Connected to %s %s (protocol %s).\n", client.Printable(ir.ServerInfo.Name), client.Printable(ir.ServerInfo.Version), client.Printable(ir.ProtocolVersion))
+	}
+
+	if *tool == "" {
+		for t, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				return fmt.Errorf("connect: listing tools: %w", err)
+			}
+			desc := t.Title
+			if desc == "" {
+				desc = t.Description
+			}
+			fmt.Fprintf(e.stdout, "%-28s %s\n", client.Printable(t.Name), client.Printable(oneLine(desc)))
+		}
+		return nil
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: *tool, Arguments: arguments})
+	if err != nil {
+		return fmt.Errorf("connect: %s: %w", *tool, err)
+	}
+	out := e.stdout
+	if res.IsError {
+		out = e.stderr
+	}
+	printResult(out, res)
+	if res.IsError {
+		return errToolFailed
+	}
+	return nil
+}
+
+// errToolFailed exits 1 after the tool's error was printed.
+var errToolFailed = errors.New("the tool returned an error")
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 100 {
+		s = string(r[:99]) + "…"
+	}
+	return s
+}
+
+func printResult(w io.Writer, res *mcp.CallToolResult) {
+	printed := false
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			fmt.Fprintln(w, client.Printable(t.Text)) // no escape sequence of the server reaches the terminal
+			printed = true
+		}
+	}
+	if res.StructuredContent != nil && !printed {
+		b, _ := json.MarshalIndent(res.StructuredContent, "", "  ")
+		fmt.Fprintln(w, string(b))
+		printed = true
+	}
+	if !printed {
+		b, _ := json.Marshal(res.Content)
+		fmt.Fprintln(w, string(b))
+	}
+}
+
+// isTerminal reports whether r is a terminal.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

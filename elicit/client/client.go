@@ -1,0 +1,332 @@
+// Package client answers the elicitations of MCP servers for a go-sdk
+// client, with the rules the MCP specification sets for the client end
+// built in.
+//
+// A Handler is made from a UI that asks the user: a FormUI fills in forms,
+// a URLUI asks consent to open a link. The Handler declares exactly the
+// elicitation modes its UI supports, and
+//
+//   - in form mode, refuses a schema outside the MCP subset, refuses a form
+//     that asks for a secret (a password, a token, a card number...: those
+//     belong in URL mode, where the value never passes through the client),
+//     and checks the user's answer against the schema before it is sent,
+//     with the same rules as the server side of elicitvault;
+//   - in URL mode, refuses a link that is not https (http only to a
+//     loopback address), that carries user information, that is not plain
+//     ASCII (an internationalized host must come in its punycode form, as
+//     shown to the user), or whose host is outside the allowlist; asks the
+//     user's consent showing the full URL and its host, and only then opens
+//     the system browser, without a shell;
+//   - returns decline or cancel as the user chose, and declines what no UI
+//     can ask.
+//
+// Install sets the Handler on mcp.ClientOptions. The go-sdk client then
+// uses it for elicitation/create requests (protocol 2025-11-25) and for the
+// input requests of protocol 2026-07-28, which its multi-round-trip
+// middleware fulfils before it calls the tool again with the requestState.
+// A client that turns that middleware off answers them with CallTool.
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/elicit/internal/form"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// FormUI asks the user to fill in a form.
+//
+// Form shows the form's message and fields and returns what the user
+// chose: Accept with the content, Decline or Cancel. It should check each
+// value with FormRequest.CheckField or the whole content with
+// FormRequest.Check as the user types, and must not submit on the user's
+// behalf. A returned error ends the elicitation with that error; a context
+// that is done (the server gave up, or the user interrupted) should end it
+// with Cancel.
+type FormUI interface {
+	Form(ctx context.Context, f *FormRequest) (*Answer, error)
+}
+
+// URLUI asks the user's consent to open a link.
+//
+// ConsentURL shows the request's message, its full URL and its host
+// (highlighted: it is what the user must check) and returns Accept only
+// when the user explicitly agreed to open it; Decline or Cancel otherwise.
+// The Handler opens the link after an Accept.
+type URLUI interface {
+	ConsentURL(ctx context.Context, u *URLRequest) (elicit.Action, error)
+}
+
+// Answer is the user's answer to a form.
+type Answer struct {
+	Action  elicit.Action
+	Content map[string]any // for Accept
+}
+
+// Options configure a Handler. A nil Form or URL means the UI cannot ask
+// in that mode: the mode is not declared, and a request in it is declined.
+type Options struct {
+	Form FormUI
+	URL  URLUI
+
+	// AllowedHosts, when not empty, is the only hosts URL mode may open:
+	// "example.com" matches that host, "*.example.com" any host under it.
+	AllowedHosts []string
+
+	// Open opens a link the user agreed to open. Nil means OpenBrowser.
+	Open func(ctx context.Context, url string) error
+
+	// MaxAttempts bounds how many times a form is asked again when the
+	// UI returns content that does not match the schema; 0 means 3.
+	MaxAttempts int
+}
+
+// Handler answers elicitation requests through a UI. It is safe for
+// concurrent use if its UI is.
+type Handler struct {
+	o Options
+}
+
+// New returns a Handler.
+func New(o Options) *Handler {
+	if o.Open == nil {
+		o.Open = OpenBrowser
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 3
+	}
+	return &Handler{o: o}
+}
+
+// Capabilities returns the elicitation capability to declare: form, url,
+// both, or nil when the Handler has no UI.
+func (h *Handler) Capabilities() *mcp.ElicitationCapabilities {
+	if h.o.Form == nil && h.o.URL == nil {
+		return nil
+	}
+	c := &mcp.ElicitationCapabilities{}
+	if h.o.Form != nil {
+		c.Form = &mcp.FormElicitationCapabilities{}
+	}
+	if h.o.URL != nil {
+		c.URL = &mcp.URLElicitationCapabilities{}
+	}
+	return c
+}
+
+// Install sets h as the elicitation handler of o and declares its
+// capabilities. Without a UI it sets nothing: the client does not declare
+// elicitation, and the go-sdk refuses any request.
+func (h *Handler) Install(o *mcp.ClientOptions) {
+	caps := h.Capabilities()
+	if caps == nil {
+		return
+	}
+	o.ElicitationHandler = h.Elicit
+	c := &mcp.ClientCapabilities{}
+	if o.Capabilities != nil {
+		cp := *o.Capabilities
+		c = &cp
+	}
+	c.Elicitation = caps
+	o.Capabilities = c
+}
+
+// Errors of a refused request. They reach the server as JSON-RPC errors
+// (-32602); match them with errors.Is.
+var (
+	// ErrSecretField refuses a form that asks for a secret.
+	ErrSecretField = errors.New("client: the form asks for a secret, which must not pass through the MCP client: use URL mode")
+	// ErrInvalidAnswer refuses to send content that does not match the form.
+	ErrInvalidAnswer = errors.New("client: the answer does not match the form")
+	// ErrRefusedURL refuses a link of URL mode.
+	ErrRefusedURL = errors.New("client: refused URL")
+	// ErrInvalidRequest refuses a malformed request.
+	ErrInvalidRequest = errors.New("client: invalid elicitation request")
+)
+
+// refusal is a JSON-RPC error for the server that unwraps to the reason.
+type refusal struct {
+	rpc *jsonrpc.Error
+	err error
+}
+
+func (r *refusal) Error() string   { return r.err.Error() }
+func (r *refusal) Unwrap() []error { return []error{r.rpc, r.err} }
+
+func refuse(err error) error {
+	return &refusal{rpc: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}, err: err}
+}
+
+// Elicit answers one elicitation request: an mcp.ClientOptions
+// ElicitationHandler.
+func (h *Handler) Elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if req == nil || req.Params == nil {
+		return nil, refuse(ErrInvalidRequest)
+	}
+	p := req.Params
+	server := ""
+	if req.Session != nil {
+		if ir := req.Session.InitializeResult(); ir != nil && ir.ServerInfo != nil {
+			server = ir.ServerInfo.Name
+		}
+	}
+	switch p.Mode {
+	case "", "form":
+		if p.URL != "" {
+			return nil, refuse(fmt.Errorf("%w: a form with a URL", ErrInvalidRequest))
+		}
+		if h.o.Form == nil {
+			return decline(), nil
+		}
+		return h.form(ctx, server, p)
+	case "url":
+		if p.RequestedSchema != nil {
+			return nil, refuse(fmt.Errorf("%w: a URL with a schema", ErrInvalidRequest))
+		}
+		if h.o.URL == nil {
+			return decline(), nil
+		}
+		return h.url(ctx, server, p)
+	default:
+		return decline(), nil
+	}
+}
+
+func decline() *mcp.ElicitResult { return &mcp.ElicitResult{Action: string(elicit.Decline)} }
+
+func (h *Handler) form(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	f, err := NewFormRequest(p.Message, p.RequestedSchema)
+	if err != nil {
+		return nil, refuse(err)
+	}
+	f.Server = server
+	for attempt := 1; ; attempt++ {
+		ans, err := h.o.Form.Form(ctx, f)
+		if err != nil {
+			if ctx.Err() != nil {
+				return &mcp.ElicitResult{Action: string(elicit.Cancel)}, nil
+			}
+			return nil, err
+		}
+		if ans == nil {
+			return &mcp.ElicitResult{Action: string(elicit.Cancel)}, nil
+		}
+		switch ans.Action {
+		case elicit.Decline, elicit.Cancel:
+			return &mcp.ElicitResult{Action: string(ans.Action)}, nil
+		case elicit.Accept:
+		default:
+			return nil, fmt.Errorf("client: the form UI answered %q", ans.Action)
+		}
+		content, err := f.schema.Validate(ans.Content)
+		if err == nil {
+			return &mcp.ElicitResult{Action: string(elicit.Accept), Content: wire(content)}, nil
+		}
+		if attempt >= h.o.MaxAttempts {
+			return nil, refuse(fmt.Errorf("%w: %w", ErrInvalidAnswer, err))
+		}
+		f.Problem = err
+	}
+}
+
+// wire returns validated content as the go-sdk sends and checks it:
+// multi-selections as []any.
+func wire(content map[string]any) map[string]any {
+	for k, v := range content {
+		if ss, ok := v.([]string); ok {
+			l := make([]any, len(ss))
+			for i, s := range ss {
+				l[i] = s
+			}
+			content[k] = l
+		}
+	}
+	return content
+}
+
+func (h *Handler) url(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	u, err := CheckURL(p.URL, h.o.AllowedHosts)
+	if err != nil {
+		return nil, refuse(err)
+	}
+	u.Message, u.ElicitationID, u.Server = p.Message, p.ElicitationID, server
+	action, err := h.o.URL.ConsentURL(ctx, u)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &mcp.ElicitResult{Action: string(elicit.Cancel)}, nil
+		}
+		return nil, err
+	}
+	switch action {
+	case elicit.Accept:
+		if err := h.o.Open(ctx, u.URL); err != nil {
+			return nil, fmt.Errorf("client: opening the link: %w", err)
+		}
+		return &mcp.ElicitResult{Action: string(elicit.Accept)}, nil
+	case elicit.Decline, elicit.Cancel:
+		return &mcp.ElicitResult{Action: string(action)}, nil
+	default:
+		return nil, fmt.Errorf("client: the URL UI answered %q", action)
+	}
+}
+
+// FormRequest is a form to fill in: its message and fields, as the server
+// asked, with the means to check an answer.
+type FormRequest struct {
+	Server  string // the server's name, as it introduced itself (unverified)
+	Message string
+	Fields  []Field
+	// Problem is why the previous answer was refused, when the form is
+	// asked again; nil the first time.
+	Problem error
+
+	schema *form.Schema
+}
+
+// NewFormRequest parses a requested schema (a JSON object, or a value that
+// encodes to one) within the MCP subset, and refuses a form that asks for
+// a secret. Errors match ErrInvalidRequest or ErrSecretField.
+//
+// The go-sdk decodes a request's schema into a map, so the order of the
+// fields as the server wrote them is lost: they come sorted by name.
+func NewFormRequest(message string, schema any) (*FormRequest, error) {
+	raw, ok := schema.(json.RawMessage)
+	if !ok {
+		var err error
+		if raw, err = json.Marshal(schema); err != nil {
+			return nil, fmt.Errorf("%w: the schema does not encode", ErrInvalidRequest)
+		}
+	}
+	s, err := form.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+	}
+	f := &FormRequest{Message: message, schema: s}
+	for i := range s.Fields {
+		sf := &s.Fields[i]
+		if form.Sensitive(sf) {
+			return nil, fmt.Errorf("%w (field %q)", ErrSecretField, sf.Name)
+		}
+		f.Fields = append(f.Fields, Field{
+			Name: sf.Name, Kind: kinds[sf.Kind], Title: sf.Title, Description: sf.Description, Required: sf.Required,
+			MinLength: sf.MinLength, MaxLength: sf.MaxLength, Format: sf.Format,
+			Minimum: sf.Minimum, Maximum: sf.Maximum,
+			Options: options(sf.Options), MinItems: sf.MinItems, MaxItems: sf.MaxItems,
+			Default: sf.Default, f: sf,
+		})
+	}
+	return f, nil
+}
+
+// Check checks a whole answer; the error (an *elicit.ContentError) names
+// the offending field by its JSON pointer and never quotes the value.
+func (f *FormRequest) Check(content map[string]any) error {
+	_, err := f.schema.Validate(content)
+	return err
+}
