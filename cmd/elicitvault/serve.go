@@ -164,7 +164,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	stdioDone := make(chan error, 1)
 	if *stdio {
 		fmt.Fprintf(e.stderr, "elicitvault: serve: MCP on stdio; pages for URL mode at %s%s\n", base, elicit.PagesPrefix)
-		t := &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
+		// Malformed inputResponses get -32602 naming the key, quoting
+		// nothing else.
+		t := elicit.CheckTransport(&mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
 		go func() { stdioDone <- ref.server.Run(stop.soft, t) }()
 	} else {
 		fmt.Fprintf(e.stderr, "elicitvault: serve: MCP at %s%s\n", base, elicit.MCPPath)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/oauth"
+	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,6 +36,11 @@ type reference struct {
 	// oauth connects accounts at provider when one is configured.
 	oauth    *oauth.Connector
 	provider string
+
+	// fixtureState seals the requestState of the conformance fixture that
+	// asks for more than elicitation (serve_conformance.go), valid for ttl.
+	fixtureState *token.Service
+	ttl          time.Duration
 }
 
 func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
@@ -52,7 +59,14 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 			"confirmations (delete_contacts, which only the user may give; subscribe_newsletter), a form (register_attendee) and an account connection " +
 			"in the browser (connect_account). Nothing they do leaves the server.",
 	})
-	r := &reference{server: server, ev: ev}
+	fixtureState, err := token.NewService((*ring.Keyring)(keys), st)
+	if err != nil {
+		return nil, err
+	}
+	r := &reference{server: server, ev: ev, fixtureState: fixtureState, ttl: o.TTL}
+	if r.ttl <= 0 {
+		r.ttl = elicit.DefaultTTL
+	}
 	if o.OAuth != nil {
 		if r.oauth, err = newConnector(ev, keys, st, strings.TrimRight(o.BaseURL, "/"), o.OAuth); err != nil {
 			return nil, err
