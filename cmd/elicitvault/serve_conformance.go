@@ -225,10 +225,29 @@ func (r *reference) addConformanceTools() {
 	})
 
 	// input-required-result-non-tool-request: a prompt that needs input.
-	s.AddPrompt(&mcp.Prompt{
+	prompt := &mcp.Prompt{
 		Name:        "test_input_required_result_prompt",
 		Description: "SEP-2322: a prompt that first asks the user for its context (input request user_context)",
-	}, promptWithInput)
+	}
+	s.AddPrompt(prompt, promptWithInput)
+
+	// The list-changed notifications of subscriptions/listen: each
+	// trigger registers its tool or the prompt again, unchanged, which
+	// notifies the listeners.
+	var trigger func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error)
+	triggerTool := &mcp.Tool{Name: "test_trigger_tool_change", Description: "Stateless MCP: notifies that the tool list changed"}
+	trigger = func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+		mcp.AddTool(s, triggerTool, trigger)
+		return text("The tool list changed."), nil, nil
+	}
+	mcp.AddTool(s, triggerTool, trigger)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "test_trigger_prompt_change",
+		Description: "Stateless MCP: notifies that the prompt list changed",
+	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+		s.AddPrompt(prompt, promptWithInput)
+		return text("The prompt list changed."), nil, nil
+	})
 }
 
 const nameSchemaJSON = `{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`
@@ -351,4 +370,3 @@ func conformanceForm(ctx context.Context, req *mcp.CallToolRequest, message stri
 	}
 	return text("%s: action=%s, content=%s", label, res.Action, b), nil, nil
 }
-

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -73,9 +75,25 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 		}
 		r.provider = o.OAuth.Name
 	}
+	server.AddReceivingMiddleware(servedAsDeclared)
 	ev.Install(server)
 	r.addTools()
 	return r, nil
+}
+
+// servedAsDeclared is a receiving middleware: the methods of the
+// capabilities the server does not declare are not found (-32601), so
+// that what initialize and server/discover declare is what is served.
+// The go-sdk declares resources and completions only when the server has
+// some, but answers their methods either way (an empty list, a validation
+// error); this server has none.
+func servedAsDeclared(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "resources/") || method == "completion/complete" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // handler serves MCP and the pages of URL mode (elicit.Handler) and, with
