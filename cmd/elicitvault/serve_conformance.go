@@ -113,11 +113,14 @@ func (r *reference) addConformanceTools() {
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 		// What the first run saves, the run that has the answer loads: it
 		// travelled in the requestState, sealed and bound to this call.
+		// On 2025-11-25 the handler runs once and the state is its own.
 		var saved string
+		from := "from the requestState"
 		if ok, err := elicit.LoadState(ctx, &saved); err != nil {
 			return nil, nil, err
 		} else if !ok {
-			if err := elicit.SaveState(ctx, "state-ok"); err != nil {
+			saved, from = "state-ok", "from this run"
+			if err := elicit.SaveState(ctx, saved); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -125,7 +128,7 @@ func (r *reference) addConformanceTools() {
 		if err != nil {
 			return nil, nil, err
 		}
-		return text("%s: action=%s, ok=%v", saved, res.Action, res.Content["ok"]), nil, nil
+		return text("%s (%s): action=%s, ok=%v", saved, from, res.Action, res.Content["ok"]), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "test_input_required_result_multi_round",
