@@ -133,14 +133,17 @@ func checkInputResponses(method string, params json.RawMessage) *jsonrpc.Error {
 	default:
 		return nil
 	}
-	var p struct {
-		InputResponses json.RawMessage `json:"inputResponses"`
-	}
-	if json.Unmarshal(params, &p) != nil || p.InputResponses == nil {
+	// The field's name matched exactly, as the go-sdk does.
+	var p map[string]json.RawMessage
+	if json.Unmarshal(params, &p) != nil {
 		return nil // the go-sdk reports malformed params
 	}
+	raw, ok := p["inputResponses"]
+	if !ok || string(raw) == "null" {
+		return nil
+	}
 	var all map[string]json.RawMessage
-	if err := json.Unmarshal(p.InputResponses, &all); err != nil {
+	if err := json.Unmarshal(raw, &all); err != nil {
 		return invalidParams("inputResponses is not an object")
 	}
 	keys := make([]string, 0, len(all))
