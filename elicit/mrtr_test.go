@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -267,4 +268,35 @@ func TestForeignRequestState(t *testing.T) {
 	if res.IsError || sawState != "opaque-other" {
 		t.Errorf("got %q, state %q", text(res), sawState)
 	}
+}
+
+// A URL-mode elicitation asked again, for a round without its answer,
+// leaves nothing of the first asking behind.
+func TestURLAskedAgainLeavesNothing(t *testing.T) {
+	e := newEnv(t, nil)
+	srv := e.callback()
+	e.tool("connect", urlTool(srv.URL))
+	m := &manual{t, e.connect(&mcp.ClientOptions{
+		Capabilities:       bothModes,
+		ElicitationHandler: answer("cancel", nil),
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+	}, mrtr)}
+	first := m.call(&mcp.CallToolParams{Name: "connect"})
+	again := m.call(&mcp.CallToolParams{Name: "connect", RequestState: first.RequestState})
+	if !again.NeedsInput() || again.RequestState == first.RequestState {
+		t.Fatalf("got %+v, want the question again", again)
+	}
+	for _, ir := range first.InputRequests {
+		if p, ok := ir.(*mcp.ElicitParams); !ok || p.URL == "" {
+			t.Fatalf("first input request %+v", ir)
+		} else if s := get(t, p.URL); s == http.StatusOK {
+			t.Errorf("the first link still answers: %d", s)
+		}
+	}
+	done := m.call(&mcp.CallToolParams{Name: "connect", RequestState: again.RequestState,
+		InputResponses: m.respond(again, &mcp.ElicitResult{Action: "decline"})})
+	if text(done) != "decline" {
+		t.Errorf("got %q", text(done))
+	}
+	e.assertEmpty()
 }
