@@ -57,7 +57,7 @@ func must(b []byte, err error) []byte {
 	return b
 }
 
-func askServer(t *testing.T) (*mcp.Server, *atomic.Int32) {
+func askServer(t *testing.T) (*env, *atomic.Int32) {
 	e := newEnv(t, nil)
 	var runs atomic.Int32
 	e.tool("ask", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
@@ -65,7 +65,7 @@ func askServer(t *testing.T) (*mcp.Server, *atomic.Int32) {
 		ok, err := elicit.Confirm(ctx, req, "go on?", elicit.WithInputKey("user_name"))
 		return fmt.Sprint(ok), err
 	})
-	return e.server, &runs
+	return e, &runs
 }
 
 type wireResponse struct {
@@ -79,14 +79,25 @@ type wireResponse struct {
 // Over Streamable HTTP, where the go-sdk would answer -32020 (its header
 // check cannot read the params) before any middleware.
 func TestMalformedInputResponsesHTTP(t *testing.T) {
-	s, runs := askServer(t)
-	h := elicit.CheckInputResponses(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{Stateless: true}))
+	for _, via := range []string{"CheckInputResponses", "Handler"} {
+		t.Run(via, func(t *testing.T) { malformedHTTP(t, via) })
+	}
+}
+
+func malformedHTTP(t *testing.T, via string) {
+	e, runs := askServer(t)
+	var h http.Handler
+	if via == "Handler" {
+		h = e.ev.Handler(e.server, nil)
+	} else {
+		h = elicit.CheckInputResponses(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return e.server },
+			&mcp.StreamableHTTPOptions{Stateless: true}))
+	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	post := func(body []byte) (int, wireResponse) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, srv.URL, bytes.NewReader(body))
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+elicit.MCPPath, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("Mcp-Protocol-Version", elicit.ProtocolInputRequests)
@@ -129,7 +140,8 @@ func TestMalformedInputResponsesHTTP(t *testing.T) {
 // Over stdio (any mcp.Transport), where the go-sdk's own -32602 quotes the
 // whole params, answers included.
 func TestMalformedInputResponsesTransport(t *testing.T) {
-	s, runs := askServer(t)
+	e, runs := askServer(t)
+	s := e.server
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
