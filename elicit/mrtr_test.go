@@ -114,7 +114,11 @@ func TestRequestStateRefused(t *testing.T) {
 	var runs atomic.Int32
 	handler := func(ctx context.Context, req *mcp.CallToolRequest, in count) (*mcp.CallToolResult, any, error) {
 		runs.Add(1)
-		ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("set %d?", in.N), elicit.WithTTL(time.Second))
+		var opts []elicit.Option
+		if in.N == 3 {
+			opts = append(opts, elicit.WithTTL(time.Second)) // for the expiry
+		}
+		ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("set %d?", in.N), opts...)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -163,10 +167,11 @@ func TestRequestStateRefused(t *testing.T) {
 	}
 	refused("replayed", m.cs, retry("set", one, first.RequestState))
 
-	second := m.call(&mcp.CallToolParams{Name: "set", Arguments: one})
+	three := map[string]any{"n": 3}
+	second := m.call(&mcp.CallToolParams{Name: "set", Arguments: three})
 	resp = m.respond(second, yes)
 	time.Sleep(2100 * time.Millisecond)
-	refused("expired", m.cs, retry("set", one, second.RequestState))
+	refused("expired", m.cs, retry("set", three, second.RequestState))
 }
 
 // A round whose inputResponses lack the answer asks the question again,
