@@ -287,8 +287,9 @@ func rootURIs(res *mcp.ListRootsResult) string {
 func clientCaps(req *mcp.CallToolRequest) *mcp.ClientCapabilities {
 	var caps mcp.ClientCapabilities
 	if raw, ok := req.Params.GetMeta()[mcp.MetaKeyClientCapabilities]; ok {
-		if b, err := json.Marshal(raw); err == nil && json.Unmarshal(b, &caps) == nil {
-			return &caps
+		// Capabilities that do not decode are none.
+		if b, err := json.Marshal(raw); err == nil {
+			json.Unmarshal(b, &caps)
 		}
 		return &caps
 	}
@@ -322,7 +323,7 @@ func (r *reference) multipleInputs(ctx context.Context, req *mcp.CallToolRequest
 	}
 	state, err := r.fixtureState.Issue(&token.Claims{
 		Kind: token.RequestState, SessionID: "-", ElicitationID: "multiple-inputs", Tool: p.Name, ArgsHash: args,
-	}, r.ttl, token.JWE)
+	}, min(r.ttl, token.MaxTTL), token.JWE)
 	if err != nil {
 		return nil, nil, err
 	}
