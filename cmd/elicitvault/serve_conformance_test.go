@@ -7,27 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-
-	"github.com/elicitvault/elicitvault/internal/ring"
-	"github.com/elicitvault/elicitvault/keyring"
-	"github.com/elicitvault/elicitvault/store/memory"
 )
-
-func newTestReference(t *testing.T) *reference {
-	t.Helper()
-	keys, err := ring.New([]byte("serve test secret, thirty-two bytes long"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New()
-	t.Cleanup(func() { st.Close() })
-	r, err := newReference((*keyring.Keyring)(keys), st, &referenceOptions{BaseURL: "http://127.0.0.1:1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.ev.Close() })
-	return r
-}
 
 type rpcReply struct {
 	Result map[string]json.RawMessage `json:"result"`
@@ -77,7 +57,7 @@ func rpc(t *testing.T, url string, headers map[string]string, method string, par
 // server/discover (2026-07-28), are what it serves: a method of a
 // declared capability answers, one of another is not found (-32601).
 func TestCapabilitiesAsServed(t *testing.T) {
-	r := newTestReference(t)
+	r, _ := newTestReference(t, 0)
 	srv := httptest.NewServer(r.handler())
 	defer srv.Close()
 
