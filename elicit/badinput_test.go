@@ -9,6 +9,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/token"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -51,27 +52,27 @@ func TestBadAnswers(t *testing.T) {
 	})
 }
 
-// On 2026-07-28, a retry without the response, or with a response of the
-// wrong kind, is refused.
+// On 2026-07-28, a retry without the response asks again; one with a
+// response of the wrong kind is invalid params (-32602) naming the key.
 func TestBadInputResponses(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		responses func(key string) mcp.InputResponseMap
+		askAgain  bool
 	}{
-		{"missing", func(string) mcp.InputResponseMap { return mcp.InputResponseMap{} }},
+		{"missing", func(string) mcp.InputResponseMap { return mcp.InputResponseMap{} }, true},
 		{"other key", func(string) mcp.InputResponseMap {
 			return mcp.InputResponseMap{"zzz": &mcp.ElicitResult{Action: "accept"}}
-		}},
+		}, true},
 		{"wrong kind", func(k string) mcp.InputResponseMap {
 			//lint:ignore SA1019 a response of another (deprecated) kind is the point
 			return mcp.InputResponseMap{k: &mcp.CreateMessageWithToolsResult{Role: "assistant", Content: []mcp.Content{&mcp.TextContent{Text: "x"}}}}
-		}},
+		}, false},
 	} {
 		e := newEnv(t, nil)
-		var got error
 		e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-			_, got = elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema))
-			return "", got
+			_, err := elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema))
+			return "", err
 		})
 		m := e.manual()
 		first := m.call(&mcp.CallToolParams{Name: "profile"})
@@ -79,9 +80,13 @@ func TestBadInputResponses(t *testing.T) {
 		for k := range first.InputRequests {
 			key = k
 		}
-		res := m.call(&mcp.CallToolParams{Name: "profile", RequestState: first.RequestState, InputResponses: tc.responses(key)})
-		if !res.IsError || !errors.Is(got, elicit.ErrMalformed) {
-			t.Errorf("%s: %q, %v", tc.name, text(res), got)
+		res, err := m.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "profile", RequestState: first.RequestState, InputResponses: tc.responses(key)})
+		var we *jsonrpc.Error
+		switch {
+		case tc.askAgain && (err != nil || !res.NeedsInput()):
+			t.Errorf("%s: %+v, %v; want the question again", tc.name, res, err)
+		case !tc.askAgain && (!errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || !strings.Contains(we.Message, key)):
+			t.Errorf("%s: %+v, %v; want -32602 naming %s", tc.name, res, err, key)
 		}
 		e.assertEmpty()
 	}

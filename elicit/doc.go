@@ -77,6 +77,13 @@
 // tool name, the hash of its arguments and the subject, valid for the TTL,
 // usable once). When the client calls again with the answers, the handler
 // runs again from the start, and this time the call returns the answer.
+// A requestState that does not verify (tampered, expired, already used, or
+// bound to another call, session or subject) is the JSON-RPC error -32602
+// (invalid params), before the handler runs; a call with the requestState
+// but without the answer asks again. The go-sdk decodes inputResponses
+// before any middleware: serve through CheckInputResponses (Streamable
+// HTTP) or CheckTransport (stdio) so that malformed ones get -32602 naming
+// the key too.
 // The tool author writes the same code for both; two things follow:
 //
 //   - What the handler does before it asks runs once per round. Keep it

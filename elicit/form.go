@@ -26,6 +26,7 @@ type options struct {
 	requiredError  bool
 	link           func(token string) string // URL mode
 	fallbacks      []Fallback                // nil: the Elicitor's
+	key            string                    // of the input request, 2026-07-28
 }
 
 // WithTTL sets how long this elicitation waits for its answer, instead of
@@ -62,6 +63,13 @@ func AllowSensitiveFieldsInFormMode() Option {
 func WithURLElicitationRequiredError() Option {
 	return func(o *options) { o.requiredError = true }
 }
+
+// WithInputKey sets the key of the elicitation's input request on protocol
+// 2026-07-28, in the result's inputRequests and the client's
+// inputResponses, for clients and tests that expect a given one. By
+// default the key is derived from the elicitation's random ID. The answer
+// is taken only with the requestState the result carries, whatever the key.
+func WithInputKey(key string) Option { return func(o *options) { o.key = key } }
 
 func collect(opts []Option) *options {
 	o := &options{}

@@ -37,7 +37,8 @@ type HandlerOptions struct {
 // by its Mcp-Protocol-Version header: 2026-07-28 and later to a stateless
 // handler (elicitations become input requests), the rest (initialize
 // included) to a stateful one with sessions. Both refuse a loopback
-// listener's requests whose Host is not a loopback name.
+// listener's requests whose Host is not a loopback name. Malformed
+// inputResponses get -32602 naming the key (see CheckInputResponses).
 //
 // To stop, call Close on the Elicitor: it ends every waiting elicitation
 // (cancelled at the client), then shut the http.Server down.
@@ -52,13 +53,13 @@ func (e *Elicitor) Handler(s *mcp.Server, opts *HandlerOptions) http.Handler {
 	server := func(*http.Request) *mcp.Server { return s }
 	stateful := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionTimeout})
 	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true})
-	var endpoint http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	endpoint := CheckInputResponses(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Protocol-Version") >= ProtocolInputRequests {
 			stateless.ServeHTTP(w, r)
 			return
 		}
 		stateful.ServeHTTP(w, r)
-	})
+	}))
 	if o.MCP != nil {
 		endpoint = o.MCP(endpoint)
 	}

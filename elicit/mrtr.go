@@ -77,7 +77,6 @@ type requestState struct {
 type round struct {
 	answers []answered
 	next    int
-	err     error // a requestState that did not verify
 	state   []byte
 
 	// Where the run stopped: an input request (2026-07-28) or an
@@ -103,9 +102,6 @@ func (rd *round) stopped() bool { return rd.ask != nil || rd.pending != nil || r
 // answer is kept, so that a later stop carries it.
 func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) RequestFunc {
 	return func(ctx context.Context, r *Request) (*Response, error) {
-		if rd.err != nil {
-			return nil, rd.err
-		}
 		if rd.stopped() {
 			// An earlier elicitation of this run is unanswered: the
 			// handler went on instead of returning.
@@ -164,7 +160,10 @@ func fingerprint(r *Request) string {
 // records the input request this run stops at and returns
 // ErrInputRequired.
 func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
-	ask := &asked{Key: "elicit-" + r.ID[:8], FP: fingerprint(r), Mode: r.Mode, ID: r.ID}
+	ask := &asked{Key: o.key, FP: fingerprint(r), Mode: r.Mode, ID: r.ID}
+	if ask.Key == "" {
+		ask.Key = "elicit-" + r.ID[:8]
+	}
 	p := &mcp.ElicitParams{Mode: string(r.Mode), Message: r.Message}
 	switch r.Mode {
 	case ModeForm:
@@ -194,7 +193,11 @@ func (e *Elicitor) mrtr(ctx context.Context, req *mcp.CallToolRequest, next func
 	rd := &round{}
 	p := req.Params
 	if p.RequestState != "" {
-		rd.answers, rd.state, rd.err = e.continueRound(ctx, req)
+		var err error
+		if rd.answers, rd.state, err = e.continueRound(ctx, req); err != nil {
+			// Refused before the handler runs: nothing of the call is done.
+			return nil, err
+		}
 	}
 	res, err := next(context.WithValue(ctx, roundKey{}, rd))
 	return e.finish(ctx, req, rd, res, err)
@@ -297,30 +300,43 @@ func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl ti
 
 // continueRound verifies and consumes the requestState of a retried call
 // and returns the answers so far, the last one from the inputResponses.
+// A requestState that does not verify (tampered, of another call, session
+// or subject, expired, or replayed) and a response of the wrong kind are
+// invalid params: the JSON-RPC error -32602, the same for every reason of
+// the first kind. A round without the response asks the question again.
 func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) (answers []answered, state []byte, err error) {
 	p := req.Params
 	session, subject, args, err := e.callBinding(req)
 	if err != nil {
-		return nil, nil, ErrUnknownElicitation
+		return nil, nil, errBadState
 	}
 	c, err := e.tokens.Consume(ctx, p.RequestState, token.Expect{
 		Kind: token.RequestState, SessionID: session, Subject: subject, Tool: p.Name, ArgsHash: args,
 	})
 	switch {
-	case errors.Is(err, token.ErrExpired):
-		return nil, nil, ErrTimeout
-	case errors.Is(err, token.ErrInvalid), errors.Is(err, token.ErrUnknownKey), errors.Is(err, token.ErrReplayed):
-		return nil, nil, ErrUnknownElicitation
+	case errors.Is(err, token.ErrExpired), errors.Is(err, token.ErrInvalid),
+		errors.Is(err, token.ErrUnknownKey), errors.Is(err, token.ErrReplayed):
+		return nil, nil, errBadState
 	case err != nil:
 		return nil, nil, fmt.Errorf("elicit: requestState: %w", err)
 	}
 	var st requestState
 	if err := json.Unmarshal(c.State, &st); err != nil || st.Asked == nil || st.Asked.ID != c.ElicitationID {
-		return nil, nil, ErrUnknownElicitation
+		return nil, nil, errBadState
 	}
-	resp, ok := p.InputResponses[st.Asked.Key].(*mcp.ElicitResult)
+	raw, ok := p.InputResponses[st.Asked.Key]
+	if !ok || raw == nil {
+		// No answer in this round: the handler runs again and asks again.
+		// A URL-mode elicitation asked with a new ID; this one's record
+		// goes.
+		if st.Asked.Mode == ModeURL {
+			e.slot(subject, session, st.Asked.ID, time.Time{}).end(ctx)
+		}
+		return st.Answers, st.State, nil
+	}
+	resp, ok := raw.(*mcp.ElicitResult)
 	if !ok || resp == nil {
-		return nil, nil, fmt.Errorf("%w: no response to the input request", ErrMalformed)
+		return nil, nil, invalidParams(fmt.Sprintf("inputResponses[%q] is not an elicitation result", clip(st.Asked.Key)))
 	}
 	a := answered{FP: st.Asked.FP, ID: st.Asked.ID, Action: Action(resp.Action)}
 	switch {

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -102,52 +105,137 @@ func text(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
-func TestRequestStateBinding(t *testing.T) {
+// A requestState that does not verify is the JSON-RPC error -32602
+// (invalid params), before the handler runs, and leaves nothing behind:
+// other arguments, another tool, another session, tampered, replayed,
+// expired.
+func TestRequestStateRefused(t *testing.T) {
 	e := newEnv(t, nil)
-	var last error
-	mcp.AddTool(e.server, &mcp.Tool{Name: "set"}, func(ctx context.Context, req *mcp.CallToolRequest, in count) (*mcp.CallToolResult, any, error) {
-		ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("set %d?", in.N))
-		last = err
+	var runs atomic.Int32
+	handler := func(ctx context.Context, req *mcp.CallToolRequest, in count) (*mcp.CallToolResult, any, error) {
+		runs.Add(1)
+		var opts []elicit.Option
+		if in.N == 3 {
+			opts = append(opts, elicit.WithTTL(time.Second)) // for the expiry
+		}
+		ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("set %d?", in.N), opts...)
 		if err != nil {
 			return nil, nil, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(ok)}}}, nil, nil
-	})
-	m := e.manual()
+	}
+	mcp.AddTool(e.server, &mcp.Tool{Name: "set"}, handler)
+	mcp.AddTool(e.server, &mcp.Tool{Name: "set2"}, handler)
+	m, other := e.manual(), e.manual()
 	yes := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}
+	one := map[string]any{"n": 1}
 
-	first := m.call(&mcp.CallToolParams{Name: "set", Arguments: map[string]any{"n": 1}})
-	if first.RequestState == "" || !strings.HasPrefix(first.RequestState, "ev1.") {
+	refused := func(name string, cs *mcp.ClientSession, p *mcp.CallToolParams) {
+		t.Helper()
+		before := runs.Load()
+		res, err := cs.CallTool(context.Background(), p)
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || !strings.Contains(we.Message, "requestState") {
+			t.Errorf("%s: got %+v, %v; want the JSON-RPC error -32602", name, res, err)
+		}
+		if runs.Load() != before {
+			t.Errorf("%s: the handler ran", name)
+		}
+		e.assertEmpty()
+	}
+	first := m.call(&mcp.CallToolParams{Name: "set", Arguments: one})
+	if !strings.HasPrefix(first.RequestState, "ev1.") {
 		t.Fatalf("requestState %q", first.RequestState)
 	}
 	resp := m.respond(first, yes)
-
-	// Other arguments: refused.
-	other := m.call(&mcp.CallToolParams{Name: "set", Arguments: map[string]any{"n": 2}, InputResponses: resp, RequestState: first.RequestState})
-	if !other.IsError || !errors.Is(last, elicit.ErrUnknownElicitation) {
-		t.Errorf("other arguments: %q, %v", text(other), last)
+	retry := func(name string, args any, state string) *mcp.CallToolParams {
+		return &mcp.CallToolParams{Name: name, Arguments: args, InputResponses: resp, RequestState: state}
 	}
+	refused("other arguments", m.cs, retry("set", map[string]any{"n": 2}, first.RequestState))
+	refused("another tool", m.cs, retry("set2", one, first.RequestState))
+	refused("another session", other.cs, retry("set", one, first.RequestState))
+	refused("tampered", m.cs, retry("set", one, first.RequestState+"-TAMPERED"))
+	last := first.RequestState[len(first.RequestState)-1]
+	flip := first.RequestState[:len(first.RequestState)-1] + map[bool]string{true: "B", false: "A"}[last == 'A']
+	refused("a flipped character", m.cs, retry("set", one, flip))
 
-	// A tampered requestState: refused.
-	first = m.call(&mcp.CallToolParams{Name: "set", Arguments: map[string]any{"n": 1}})
-	resp = m.respond(first, yes)
-	tampered := first.RequestState[:len(first.RequestState)-2] + "AA"
-	if tampered == first.RequestState {
-		tampered = first.RequestState[:len(first.RequestState)-2] + "BB"
-	}
-	bad := m.call(&mcp.CallToolParams{Name: "set", Arguments: map[string]any{"n": 1}, InputResponses: resp, RequestState: tampered})
-	if !bad.IsError || !errors.Is(last, elicit.ErrUnknownElicitation) {
-		t.Errorf("tampered: %q, %v", text(bad), last)
-	}
-
-	// The real one, with the arguments re-encoded: accepted, once.
-	good := m.call(&mcp.CallToolParams{Name: "set", Arguments: map[string]any{"n": 1.0}, InputResponses: resp, RequestState: first.RequestState})
+	// Refusals consumed nothing: the real one, with the arguments
+	// re-encoded, is accepted once.
+	good := m.call(retry("set", map[string]any{"n": 1.0}, first.RequestState))
 	if good.IsError || text(good) != "true" {
-		t.Errorf("good: %q, %v", text(good), last)
+		t.Errorf("good: %q", text(good))
 	}
-	replay := m.call(&mcp.CallToolParams{Name: "set", Arguments: map[string]any{"n": 1}, InputResponses: resp, RequestState: first.RequestState})
-	if !replay.IsError || !errors.Is(last, elicit.ErrUnknownElicitation) {
-		t.Errorf("replay: %q, %v", text(replay), last)
+	refused("replayed", m.cs, retry("set", one, first.RequestState))
+
+	three := map[string]any{"n": 3}
+	second := m.call(&mcp.CallToolParams{Name: "set", Arguments: three})
+	resp = m.respond(second, yes)
+	time.Sleep(2100 * time.Millisecond)
+	refused("expired", m.cs, retry("set", three, second.RequestState))
+}
+
+// A round whose inputResponses lack the answer asks the question again,
+// with a new requestState; the old one is used up.
+func TestRoundWithoutAnswerAsksAgain(t *testing.T) {
+	e := newEnv(t, nil)
+	var runs atomic.Int32
+	e.tool("ask", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		runs.Add(1)
+		ok, err := elicit.Confirm(ctx, req, "go on?")
+		return fmt.Sprint(ok), err
+	})
+	m := e.manual()
+	first := m.call(&mcp.CallToolParams{Name: "ask"})
+	resp := m.respond(first, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}})
+	for name, p := range map[string]*mcp.CallToolParams{
+		"no inputResponses": {Name: "ask", RequestState: first.RequestState},
+		"another key":       {Name: "ask", RequestState: "", InputResponses: mcp.InputResponseMap{"other": &mcp.ElicitResult{Action: "accept"}}},
+	} {
+		if p.RequestState == "" {
+			first = m.call(&mcp.CallToolParams{Name: "ask"})
+			p.RequestState = first.RequestState
+		}
+		again := m.call(p)
+		if !again.NeedsInput() || len(again.InputRequests) != 1 || again.RequestState == "" || again.RequestState == p.RequestState {
+			t.Fatalf("%s: got %+v, want the question again", name, again)
+		}
+		_, err := m.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", RequestState: p.RequestState, InputResponses: resp})
+		if err == nil {
+			t.Errorf("%s: the first requestState was accepted again", name)
+		}
+		done := m.call(&mcp.CallToolParams{Name: "ask", RequestState: again.RequestState, InputResponses: m.respond(again, &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}})})
+		if done.IsError || text(done) != "true" {
+			t.Errorf("%s: got %q", name, text(done))
+		}
+	}
+	e.assertEmpty()
+}
+
+// An answer of another kind than the question (a sampling result for an
+// elicitation) is invalid params naming the key, before the handler runs.
+func TestInputResponseOfAnotherKind(t *testing.T) {
+	e := newEnv(t, nil)
+	var runs atomic.Int32
+	e.tool("ask", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		runs.Add(1)
+		ok, err := elicit.Confirm(ctx, req, "go on?", elicit.WithInputKey("go_on"))
+		return fmt.Sprint(ok), err
+	})
+	m := e.manual()
+	first := m.call(&mcp.CallToolParams{Name: "ask"})
+	if _, ok := first.InputRequests["go_on"]; !ok {
+		t.Fatalf("input requests %v, want the key go_on", first.InputRequests)
+	}
+	//lint:ignore SA1019 a response of another (deprecated) kind is the point
+	roots := &mcp.ListRootsResult{}
+	_, err := m.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "ask", RequestState: first.RequestState,
+		InputResponses: mcp.InputResponseMap{"go_on": roots}})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || !strings.Contains(we.Message, `"go_on"`) {
+		t.Errorf("got %v, want -32602 naming go_on", err)
+	}
+	if runs.Load() != 1 {
+		t.Errorf("the handler ran %d times, want 1", runs.Load())
 	}
 }
 
@@ -185,4 +273,35 @@ func TestForeignRequestState(t *testing.T) {
 	if res.IsError || sawState != "opaque-other" {
 		t.Errorf("got %q, state %q", text(res), sawState)
 	}
+}
+
+// A URL-mode elicitation asked again, for a round without its answer,
+// leaves nothing of the first asking behind.
+func TestURLAskedAgainLeavesNothing(t *testing.T) {
+	e := newEnv(t, nil)
+	srv := e.callback()
+	e.tool("connect", urlTool(srv.URL))
+	m := &manual{t, e.connect(&mcp.ClientOptions{
+		Capabilities:       bothModes,
+		ElicitationHandler: answer("cancel", nil),
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+	}, mrtr)}
+	first := m.call(&mcp.CallToolParams{Name: "connect"})
+	again := m.call(&mcp.CallToolParams{Name: "connect", RequestState: first.RequestState})
+	if !again.NeedsInput() || again.RequestState == first.RequestState {
+		t.Fatalf("got %+v, want the question again", again)
+	}
+	for _, ir := range first.InputRequests {
+		if p, ok := ir.(*mcp.ElicitParams); !ok || p.URL == "" {
+			t.Fatalf("first input request %+v", ir)
+		} else if s := get(t, p.URL); s == http.StatusOK {
+			t.Errorf("the first link still answers: %d", s)
+		}
+	}
+	done := m.call(&mcp.CallToolParams{Name: "connect", RequestState: again.RequestState,
+		InputResponses: m.respond(again, &mcp.ElicitResult{Action: "decline"})})
+	if text(done) != "decline" {
+		t.Errorf("got %q", text(done))
+	}
+	e.assertEmpty()
 }

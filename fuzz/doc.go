@@ -1,7 +1,7 @@
 // Package fuzz holds elicitvault's fuzz targets: one for every parser of
 // bytes that come from outside the process (sealed records, stored
 // records, key IDs, the secret list in the environment, tokens, tool
-// arguments, elicited content).
+// arguments, elicited content, a retried call's inputResponses).
 //
 // The package has no code of its own; its targets are tests. A plain
 //
@@ -41,7 +41,8 @@
 // FuzzJWEVerify (token_test.go); FuzzHashArgs (args_test.go);
 // FuzzElicitContent, FuzzElicitSchema (elicit_test.go); FuzzCredential
 // (credential_test.go, the vault of elicit/oauth); FuzzCheckURL,
-// FuzzFieldParse (client_test.go: elicit/client). Parsers inside
+// FuzzFieldParse (client_test.go: elicit/client); FuzzInputResponses
+// (inputresponses_test.go, elicit.CheckInputResponses). Parsers inside
 // internal packages keep their targets beside them: FuzzAppend
 // (internal/token/internal/jcs), FuzzReadString and FuzzAppendString
 // (internal/token/internal/wire), FuzzParseContent (the browser form's posted

@@ -15,6 +15,7 @@ import (
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -196,8 +197,8 @@ func TestSubjectBinding(t *testing.T) {
 		retry := &mcp.CallToolParams{Name: "set", Arguments: map[string]any{"n": 1}, RequestState: first.RequestState, InputResponses: yes}
 
 		res, err := bob.CallTool(ctx, retry)
-		if err != nil || !res.IsError || !strings.Contains(toolText(res), "unknown elicitation") {
-			t.Fatalf("bob with alice's requestState: %+v, %v; want the unknown-elicitation error", res, err)
+		if errCode(err) != jsonrpc.CodeInvalidParams {
+			t.Fatalf("bob with alice's requestState: %+v, %v; want the JSON-RPC error -32602", res, err)
 		}
 		// Bob's attempt did not use it up: alice's own retry goes through.
 		res, err = alice.CallTool(ctx, retry)
@@ -206,8 +207,8 @@ func TestSubjectBinding(t *testing.T) {
 		}
 		// And once only.
 		res, err = alice.CallTool(ctx, retry)
-		if err != nil || !res.IsError {
-			t.Fatalf("alice's second retry: %+v, %v; want an error", res, err)
+		if errCode(err) != jsonrpc.CodeInvalidParams {
+			t.Fatalf("alice's second retry: %+v, %v; want the JSON-RPC error -32602", res, err)
 		}
 	})
 

@@ -43,9 +43,10 @@ Its tools show each flow of the elicit package:
                        -32042 and the client retries once the account is
                        connected
   disconnect_account   with a provider: deletes and revokes the credential
-  test_elicitation, test_elicitation_sep1034_defaults,
-  test_elicitation_sep1330_enums
-                       the elicitation tools of the MCP conformance suite
+  test_*               the fixtures of the MCP conformance suite's
+                       elicitation, SEP-2322 (input-required results) and
+                       stateless scenarios, and its prompt
+                       test_input_required_result_prompt
 
 Without MCP_ELICITATION_SECRET it generates an ephemeral development
 secret and says so on stderr: state then lives as long as the process,
@@ -164,7 +165,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	stdioDone := make(chan error, 1)
 	if *stdio {
 		fmt.Fprintf(e.stderr, "elicitvault: serve: MCP on stdio; pages for URL mode at %s%s\n", base, elicit.PagesPrefix)
-		t := &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
+		// Malformed inputResponses get -32602 naming the key, quoting
+		// nothing else.
+		t := elicit.CheckTransport(&mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
 		go func() { stdioDone <- ref.server.Run(stop.soft, t) }()
 	} else {
 		fmt.Fprintf(e.stderr, "elicitvault: serve: MCP at %s%s\n", base, elicit.MCPPath)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -8,8 +9,11 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/oauth"
+	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -34,6 +38,11 @@ type reference struct {
 	// oauth connects accounts at provider when one is configured.
 	oauth    *oauth.Connector
 	provider string
+
+	// fixtureState seals the requestState of the conformance fixture that
+	// asks for more than elicitation (serve_conformance.go), valid for ttl.
+	fixtureState *token.Service
+	ttl          time.Duration
 }
 
 func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
@@ -52,16 +61,39 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 			"confirmations (delete_contacts, which only the user may give; subscribe_newsletter), a form (register_attendee) and an account connection " +
 			"in the browser (connect_account). Nothing they do leaves the server.",
 	})
-	r := &reference{server: server, ev: ev}
+	fixtureState, err := token.NewService((*ring.Keyring)(keys), st)
+	if err != nil {
+		return nil, err
+	}
+	r := &reference{server: server, ev: ev, fixtureState: fixtureState, ttl: o.TTL}
+	if r.ttl <= 0 {
+		r.ttl = elicit.DefaultTTL
+	}
 	if o.OAuth != nil {
 		if r.oauth, err = newConnector(ev, keys, st, strings.TrimRight(o.BaseURL, "/"), o.OAuth); err != nil {
 			return nil, err
 		}
 		r.provider = o.OAuth.Name
 	}
+	server.AddReceivingMiddleware(servedAsDeclared)
 	ev.Install(server)
 	r.addTools()
 	return r, nil
+}
+
+// servedAsDeclared is a receiving middleware: the methods of the
+// capabilities the server does not declare are not found (-32601), so
+// that what initialize and server/discover declare is what is served.
+// The go-sdk declares resources and completions only when the server has
+// some, but answers their methods either way (an empty list, a validation
+// error); this server has none.
+func servedAsDeclared(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if strings.HasPrefix(method, "resources/") || method == "completion/complete" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // handler serves MCP and the pages of URL mode (elicit.Handler) and, with
