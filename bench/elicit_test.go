@@ -114,7 +114,7 @@ func benchElicitBare(b *testing.B) {
 }
 
 func benchElicitMemory(b *testing.B) {
-	st := memory.New()
+	st := memory.New(nil)
 	b.Cleanup(func() { st.Close() })
 	benchElicitStore(b, st)
 }

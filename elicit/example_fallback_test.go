@@ -22,7 +22,7 @@ func ExampleSaveState() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	st := memory.New()
+	st := memory.New(nil)
 	defer st.Close()
 	ev, err := elicit.New(keys, st, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}})
 	if err != nil {

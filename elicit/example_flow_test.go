@@ -22,7 +22,7 @@ func exampleElicitor(cfg *elicit.Config) (*elicit.Elicitor, *mcp.Server) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ev, err := elicit.New(keys, memory.New(), cfg)
+	ev, err := elicit.New(keys, memory.New(nil), cfg)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func exampleServer(cfg *elicit.Config, content map[string]any, version string) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	st := memory.New()
+	st := memory.New(nil)
 	defer st.Close()
 	ev, err := elicit.New(keys, st, cfg)
 	if err != nil {

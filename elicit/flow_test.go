@@ -60,7 +60,7 @@ func newKeyring(t testing.TB) *ring.Keyring {
 
 func newEnv(t *testing.T, cfg *elicit.Config) *env {
 	t.Helper()
-	st := memory.New()
+	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
 	keys := newKeyring(t)
 	ev, err := elicit.New((*keyring.Keyring)(keys), st, cfg)

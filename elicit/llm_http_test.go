@@ -39,7 +39,7 @@ func (b *bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // answer of another user is refused; the user's own continues the tool on
 // the other node.
 func TestModelAcrossNodesAndUsers(t *testing.T) {
-	st := memory.New()
+	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
 	keys := newKeyring(t)
 	var runs [2]atomic.Int32
@@ -109,7 +109,7 @@ func TestModelAcrossNodesAndUsers(t *testing.T) {
 // tool once: the one-shot marker is blinded under the secret that was
 // primary when the question was asked, on every node.
 func TestModelAnsweredOnceDuringRotation(t *testing.T) {
-	st := &slowMarkers{memory.New()}
+	st := &slowMarkers{memory.New(nil)}
 	t.Cleanup(func() { st.Close() })
 	oldSecret := []byte("rotation test secret OLD, thirty-two bytes")
 	newSecret := []byte("rotation test secret NEW, thirty-two bytes")

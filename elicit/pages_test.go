@@ -30,7 +30,7 @@ func newPageEnv(t *testing.T, user func(*http.Request) (string, bool)) *pageEnv 
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
-	st := memory.New()
+	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
 	k, err := keyring.New([]byte("pages test secret, thirty-two bytes long"))
 	if err != nil {

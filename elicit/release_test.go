@@ -45,7 +45,7 @@ func (s *countingStore) Subscribe(ctx context.Context, ch string) (store.Subscri
 // goroutine they started.
 func TestReleases(t *testing.T) {
 	before := runtime.NumGoroutine()
-	cs := &countingStore{Store: memory.New()}
+	cs := &countingStore{Store: memory.New(nil)}
 	defer cs.Close()
 	ev, err := elicit.New((*keyring.Keyring)(newKeyring(t)), cs, &elicit.Config{TTL: 100 * time.Millisecond})
 	if err != nil {

@@ -438,7 +438,7 @@ func FuzzRewrap(f *testing.F) {
 	ctx := context.Background()
 
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := memory.New(memory.WithClock(fixedClock), memory.WithSweepInterval(0))
+		s := memory.New(&memory.Options{Clock: fixedClock, SweepInterval: -1})
 		defer s.Close()
 		if data == nil {
 			data = []byte{}

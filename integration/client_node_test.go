@@ -51,7 +51,7 @@ func connectTS(t *testing.T, ui *tsUI) *mcp.ClientSession {
 	t.Helper()
 	node, clientScript := nodeClient(t)
 	script := filepath.Join(filepath.Dir(clientScript), "elicit-server.mjs")
-	h := client.New(client.Options{Form: ui, URL: ui, Open: ui.open, AllowedHosts: []string{"*.example.com"}})
+	h := client.New(&client.Options{Form: ui, URL: ui, Open: ui.open, AllowedHosts: []string{"*.example.com"}})
 	o := &mcp.ClientOptions{}
 	h.Install(o)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "go-client", Version: "1"}, o).

@@ -86,7 +86,7 @@ func newSubjectServer(t *testing.T) *subjectServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := memory.New()
+	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
 	ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
 	if err != nil {

@@ -99,7 +99,7 @@ func runConnect(ctx context.Context, e *env, args []string) error {
 	}
 
 	ui := newTerminalUI(e)
-	h := client.New(client.Options{Form: ui, URL: ui, AllowedHosts: hosts, Open: ui.open})
+	h := client.New(&client.Options{Form: ui, URL: ui, AllowedHosts: hosts, Open: ui.open})
 	opts := &mcp.ClientOptions{}
 	h.Install(opts)
 	// What the client refuses goes to the server as an error; the user

@@ -33,7 +33,7 @@ func TestRotateInterruptResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := memory.New()
+	s := memory.New(nil)
 	defer s.Close()
 	const n = 1000
 	expiry := time.Now().Add(time.Hour)
@@ -91,7 +91,7 @@ func TestRotateSecondInterrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := memory.New()
+	s := memory.New(nil)
 	defer s.Close()
 	s.Put(ctx, "k", []byte("v"), time.Now().Add(time.Hour))
 	e, sig := fakeSignals()

@@ -23,7 +23,7 @@ func newTestReference(t *testing.T, ttl time.Duration) (r *reference, base strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := memory.New()
+	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)

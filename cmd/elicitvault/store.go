@@ -24,7 +24,7 @@ var errMemoryStore = errors.New("--store memory lives only inside one process, s
 // error. Error messages never repeat the URL, which may hold a password.
 func openStore(ctx context.Context, rawURL string) (store.Store, error) {
 	if rawURL == "memory" {
-		return memory.New(), nil
+		return memory.New(nil), nil
 	}
 	scheme, _, ok := strings.Cut(rawURL, "://")
 	if !ok {

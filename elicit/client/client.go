@@ -92,8 +92,13 @@ type Handler struct {
 	o Options
 }
 
-// New returns a Handler.
-func New(o Options) *Handler {
+// New returns a Handler; nil options make one without a UI, which declares
+// no capability and declines every elicitation.
+func New(opts *Options) *Handler {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
 	if o.Open == nil {
 		o.Open = OpenBrowser
 	}

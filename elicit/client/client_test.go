@@ -152,7 +152,7 @@ func TestFormAccept(t *testing.T) {
 			}
 			return &client.Answer{Action: elicit.Accept, Content: map[string]any{"name": "Ada", "email": "ada@example.com", "tags": []string{"b"}}}
 		}}
-		h := client.New(client.Options{Form: ui})
+		h := client.New(&client.Options{Form: ui})
 		cs := connect(t, s, h, version, mrtr)
 		out, err := callAsk(t, h, cs, ask{Message: "Who?", Schema: schema})
 		if err != nil {
@@ -180,7 +180,7 @@ func TestFormRefused(t *testing.T) {
 		ui := &scripted{form: func(int, *client.FormRequest) *client.Answer {
 			return &client.Answer{Action: elicit.Accept, Content: map[string]any{"name": "", "email": "ada@example.com"}}
 		}}
-		h := client.New(client.Options{Form: ui})
+		h := client.New(&client.Options{Form: ui})
 		cs := connect(t, s, h, version, mrtr)
 		// An answer that never matches: refused after three attempts,
 		// nothing sent.
@@ -213,7 +213,7 @@ func TestDeclineCancelNoUI(t *testing.T) {
 			ui := &scripted{form: func(int, *client.FormRequest) *client.Answer {
 				return &client.Answer{Action: action, Content: map[string]any{"name": "leak"}}
 			}, consent: action}
-			h := client.New(client.Options{Form: ui, URL: ui, Open: func(context.Context, string) error {
+			h := client.New(&client.Options{Form: ui, URL: ui, Open: func(context.Context, string) error {
 				t.Error("opened a link the user did not agree to")
 				return nil
 			}})
@@ -231,7 +231,7 @@ func TestDeclineCancelNoUI(t *testing.T) {
 		// A UI for forms only does not declare URL mode: the go-sdk
 		// refuses the request, or (where it does not check) the Handler
 		// declines it.
-		h := client.New(client.Options{Form: &scripted{}})
+		h := client.New(&client.Options{Form: &scripted{}})
 		cs := connect(t, s, h, version, mrtr)
 		if out, err := callAsk(t, h, cs, ask{Mode: "url", Message: "go", URL: "https://example.com/x"}); err == nil && out != `{"action":"decline"}` ||
 			err != nil && !strings.Contains(err.Error(), `does not support "url"`) {
@@ -248,7 +248,7 @@ func TestURLConsent(t *testing.T) {
 		s, caps := bareServer(t)
 		ui := &scripted{consent: elicit.Accept}
 		var opened []string
-		h := client.New(client.Options{URL: ui, AllowedHosts: []string{"*.example.com", "login.test"},
+		h := client.New(&client.Options{URL: ui, AllowedHosts: []string{"*.example.com", "login.test"},
 			Open: func(_ context.Context, u string) error { opened = append(opened, u); return nil }})
 		cs := connect(t, s, h, version, mrtr)
 		link := "https://auth.example.com:8443/connect?token=abc#x"
@@ -361,7 +361,7 @@ func TestParse(t *testing.T) {
 // A UI interrupted (the context done) cancels.
 func TestInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
-	h := client.New(client.Options{Form: uiFunc(func(ctx context.Context) (*client.Answer, error) {
+	h := client.New(&client.Options{Form: uiFunc(func(ctx context.Context) (*client.Answer, error) {
 		cancel()
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -380,7 +380,7 @@ func (f uiFunc) Form(ctx context.Context, _ *client.FormRequest) (*client.Answer
 
 // Without a UI, a Handler declares nothing, installs nothing and declines.
 func TestNoUI(t *testing.T) {
-	h := client.New(client.Options{})
+	h := client.New(&client.Options{})
 	if c := h.Capabilities(); c != nil {
 		t.Errorf("capabilities %+v", c)
 	}
@@ -428,7 +428,7 @@ func TestTooManyRounds(t *testing.T) {
 	ui := &scripted{form: func(int, *client.FormRequest) *client.Answer {
 		return &client.Answer{Action: elicit.Accept, Content: map[string]any{"ok": true}}
 	}}
-	h := client.New(client.Options{Form: ui})
+	h := client.New(&client.Options{Form: ui})
 	cs := connect(t, s, h, "2026-07-28", false)
 	_, err := h.CallTool(t.Context(), cs, &mcp.CallToolParams{Name: "again"})
 	if !errors.Is(err, client.ErrTooManyRounds) || calls != client.MaxRounds {

@@ -55,7 +55,7 @@ func Example() {
 	defer ss.Close()
 
 	// The client: its elicitations go to the terminal UI, checked.
-	h := client.New(client.Options{Form: terminal{}, URL: terminal{}, AllowedHosts: []string{"*.example.com"}})
+	h := client.New(&client.Options{Form: terminal{}, URL: terminal{}, AllowedHosts: []string{"*.example.com"}})
 	opts := &mcp.ClientOptions{}
 	h.Install(opts)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, opts).

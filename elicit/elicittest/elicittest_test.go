@@ -31,7 +31,7 @@ func newServer(t *testing.T) *mcp.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := memory.New()
+	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)

@@ -88,7 +88,7 @@ const clientSecret = "interop client secret"
 // start page is on node 0 and the callback on node n-1.
 func newEnv(t *testing.T, n int, accessTTL time.Duration, user func(*http.Request) (string, bool)) *env {
 	t.Helper()
-	e := &env{t: t, store: memory.New(), user: user}
+	e := &env{t: t, store: memory.New(nil), user: user}
 	t.Cleanup(func() { e.store.Close() })
 	k, err := keyring.New([]byte("oauth test secret, thirty-two bytes long"))
 	if err != nil {

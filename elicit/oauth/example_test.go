@@ -26,7 +26,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	st := memory.New() // or Redis, PostgreSQL: any node can finish a flow
+	st := memory.New(nil) // or Redis, PostgreSQL: any node can finish a flow
 	ev, err := elicit.New(keys, st, nil)
 	if err != nil {
 		log.Fatal(err)
@@ -71,7 +71,7 @@ func Example() {
 // Stored gives code outside a tool call the connection of a user.
 func ExampleConnector_Stored() {
 	keys, _ := keyring.New([]byte("example secret, thirty-two bytes or more"))
-	st := memory.New()
+	st := memory.New(nil)
 	defer st.Close()
 	ev, _ := elicit.New(keys, st, nil)
 	conn, err := oauth.New(&oauth.Config{Elicitor: ev, Keys: keys, Store: st, StartURL: "https://mcp.example.com/oauth/start"},

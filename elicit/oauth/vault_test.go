@@ -36,7 +36,7 @@ func connector(t *testing.T, keys *keyring.Keyring, st store.Store) *oauth.Conne
 // that sealed it does not.
 func TestRotation(t *testing.T) {
 	ctx := context.Background()
-	st := memory.New()
+	st := memory.New(nil)
 	defer st.Close()
 	oldKeys, _ := keyring.New([]byte("rotation test secret A, thirty-two bytes"))
 	newKeys, _ := keyring.New([]byte("rotation test secret B, thirty-two bytes"), []byte("rotation test secret A, thirty-two bytes"))
@@ -92,7 +92,7 @@ func TestRotation(t *testing.T) {
 
 func TestNewRefuses(t *testing.T) {
 	keys, _ := keyring.New([]byte("new test secret, thirty-two bytes long"))
-	st := memory.New()
+	st := memory.New(nil)
 	defer st.Close()
 	ev, _ := elicit.New(keys, st, nil)
 	cfg := &oauth.Config{Elicitor: ev, Keys: keys, Store: st, StartURL: "https://mcp.example/oauth/start"}

@@ -49,7 +49,7 @@ func mustKeyring(t testing.TB, primary string, previous ...string) *ring.Keyring
 
 func TestRewrap(t *testing.T) {
 	ctx := context.Background()
-	s := memory.New()
+	s := memory.New(nil)
 	defer s.Close()
 	a := mustKeyring(t, secretA)
 	writeRecords(t, a, s, 120)
@@ -98,7 +98,7 @@ func TestRewrap(t *testing.T) {
 
 func TestRewrapResumes(t *testing.T) {
 	ctx := context.Background()
-	s := memory.New()
+	s := memory.New(nil)
 	defer s.Close()
 	writeRecords(t, mustKeyring(t, secretA), s, 100)
 	ba := mustKeyring(t, secretB, secretA)
@@ -122,7 +122,7 @@ func TestRewrapResumes(t *testing.T) {
 // failed and changes nothing.
 func TestRewrapLeavesForgeriesAlone(t *testing.T) {
 	ctx := context.Background()
-	s := memory.New()
+	s := memory.New(nil)
 	defer s.Close()
 	a := mustKeyring(t, secretA)
 	rec, _ := a.SealRecord(recordBinding(1), []byte("x"), time.Now().Add(time.Hour))
@@ -150,7 +150,7 @@ func TestRewrapUnderLoad(t *testing.T) {
 		n = 2000
 	}
 	ctx := context.Background()
-	s := memory.New()
+	s := memory.New(nil)
 	defer s.Close()
 	writeRecords(t, mustKeyring(t, secretA), s, n)
 	ba := mustKeyring(t, secretB, secretA)

@@ -15,7 +15,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	st := memory.New()
+	st := memory.New(nil)
 	defer st.Close()
 	tokens, err := token.NewService(keys, st)
 	if err != nil {

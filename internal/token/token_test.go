@@ -468,7 +468,7 @@ func TestCompactSize(t *testing.T) {
 func TestErrorsCarryNothingSecret(t *testing.T) {
 	clk := newClock()
 	k := keyring(t, clk, secretA)
-	st := memory.New()
+	st := memory.New(nil)
 	defer st.Close()
 	s := service(t, k, st)
 	other := service(t, keyring(t, clk, secretC), nil)
@@ -554,7 +554,7 @@ func indexOf(k token.Kind) int {
 }
 
 func TestConsumeOnce(t *testing.T) {
-	st := memory.New()
+	st := memory.New(nil)
 	defer st.Close()
 	s := service(t, keyring(t, nil, secretA), st)
 	ctx := context.Background()
@@ -595,7 +595,7 @@ func TestConsumeOnce(t *testing.T) {
 // TestConsumeConcurrent: 1,000 concurrent consumers of one token on the
 // memory store, exactly one success.
 func TestConsumeConcurrent(t *testing.T) {
-	st := memory.New()
+	st := memory.New(nil)
 	defer st.Close()
 	s := service(t, keyring(t, nil, secretA), st)
 	for _, f := range formats {

@@ -12,7 +12,7 @@ import (
 )
 
 func ExampleNew() {
-	s := memory.New()
+	s := memory.New(nil)
 	defer s.Close()
 	ctx := context.Background()
 

@@ -25,7 +25,7 @@ func TestMillionPendingHeap(t *testing.T) {
 	ctx := t.Context()
 	before := heapAlloc()
 
-	s := memory.New()
+	s := memory.New(nil)
 	defer s.Close()
 	// The store copies values, so one buffer serves every write. Keys are
 	// kept by the store, so each is a fresh string, as a caller's would be.

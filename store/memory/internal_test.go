@@ -44,7 +44,7 @@ func (s *Store) entries() int {
 
 func TestLazyExpiry(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	s := New(WithClock(clock.Now), WithSweepInterval(0))
+	s := New(&Options{Clock: clock.Now, SweepInterval: -1})
 	defer s.Close()
 	ctx := t.Context()
 	if err := s.Put(ctx, "k", []byte("v"), clock.Now().Add(time.Second)); err != nil {
@@ -65,7 +65,7 @@ func TestLazyExpiry(t *testing.T) {
 
 func TestSweeper(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	s := New(WithClock(clock.Now), WithSweepInterval(time.Millisecond))
+	s := New(&Options{Clock: clock.Now, SweepInterval: time.Millisecond})
 	defer s.Close()
 	ctx := t.Context()
 	for i := range 1000 {
@@ -88,7 +88,7 @@ func TestSweeper(t *testing.T) {
 }
 
 func TestScanOrder(t *testing.T) {
-	s := New()
+	s := New(nil)
 	defer s.Close()
 	ctx := t.Context()
 	var want []string
@@ -130,7 +130,7 @@ func TestScanOrder(t *testing.T) {
 }
 
 func TestCompareAndSwapNilOld(t *testing.T) {
-	s := New()
+	s := New(nil)
 	defer s.Close()
 	_, err := s.CompareAndSwap(t.Context(), "k", nil, []byte("v"), time.Now().Add(time.Minute))
 	if !errors.Is(err, store.ErrInvalidArgument) {
@@ -142,7 +142,7 @@ func TestCompareAndSwapNilOld(t *testing.T) {
 // its buffer is full, messages are dropped, and a Resubscribed notice
 // follows the buffered ones.
 func TestOverflow(t *testing.T) {
-	s := New()
+	s := New(nil)
 	defer s.Close()
 	ctx := t.Context()
 	sub, err := s.Subscribe(ctx, "c")

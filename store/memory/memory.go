@@ -62,36 +62,32 @@ type entry struct {
 	expiry int64  // Unix milliseconds; the entry is live while now < expiry
 }
 
-// An Option configures a Store.
-type Option func(*config)
+// Options configures a Store; nil means the defaults.
+type Options struct {
+	// Clock, when set, is read for the current time instead of time.Now.
+	// It is meant for tests.
+	Clock func() time.Time
 
-type config struct {
-	now           func() time.Time
-	sweepInterval time.Duration
-}
-
-// WithClock makes the store read the current time from now instead of
-// time.Now. It is meant for tests.
-func WithClock(now func() time.Time) Option {
-	return func(c *config) { c.now = now }
-}
-
-// WithSweepInterval sets how often the background sweeper removes expired
-// entries; the default is one second. A zero or negative interval disables
-// the sweeper: expired entries then still read as absent, but are removed
-// only when an operation touches them.
-func WithSweepInterval(d time.Duration) Option {
-	return func(c *config) { c.sweepInterval = d }
+	// SweepInterval is how often the background sweeper removes expired
+	// entries: one second when zero. A negative interval disables the
+	// sweeper: expired entries then still read as absent, but are removed
+	// only when an operation touches them.
+	SweepInterval time.Duration
 }
 
 // New returns an empty Store. Its background sweeper runs until Close.
-func New(opts ...Option) *Store {
-	c := config{now: time.Now, sweepInterval: defaultSweepInterval}
-	for _, opt := range opts {
-		opt(&c)
+func New(opts *Options) *Store {
+	c := Options{Clock: time.Now, SweepInterval: defaultSweepInterval}
+	if opts != nil {
+		if opts.Clock != nil {
+			c.Clock = opts.Clock
+		}
+		if opts.SweepInterval != 0 {
+			c.SweepInterval = opts.SweepInterval
+		}
 	}
 	s := &Store{
-		now:  c.now,
+		now:  c.Clock,
 		seed: maphash.MakeSeed(),
 		stop: make(chan struct{}),
 		ps:   pubsub{subs: make(map[string]map[*subscription]struct{})},
@@ -99,9 +95,9 @@ func New(opts ...Option) *Store {
 	for i := range s.shards {
 		s.shards[i].m = make(map[string]entry)
 	}
-	if c.sweepInterval > 0 {
+	if c.SweepInterval > 0 {
 		s.done = make(chan struct{})
-		go s.sweep(c.sweepInterval)
+		go s.sweep(c.SweepInterval)
 	}
 	return s
 }

@@ -10,13 +10,13 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return memory.New() })
+	storetest.Run(t, func(t *testing.T) store.Store { return memory.New(nil) })
 }
 
 // TestConformanceFastSweep runs the suite with a sweeper that runs often,
 // so that it races with every operation.
 func TestConformanceFastSweep(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		return memory.New(memory.WithSweepInterval(time.Millisecond))
+		return memory.New(&memory.Options{SweepInterval: time.Millisecond})
 	})
 }

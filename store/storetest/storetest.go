@@ -3,7 +3,7 @@
 // A backend's tests call Run with a function that opens a fresh store:
 //
 //	func TestConformance(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) store.Store { return memory.New() })
+//		storetest.Run(t, func(t *testing.T) store.Store { return memory.New(nil) })
 //	}
 //
 // The suite uses real time and generous timeouts, so that it also runs
