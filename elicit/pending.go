@@ -12,7 +12,7 @@ import (
 )
 
 // The purposes of the records the flow keeps in the store. Every record is
-// sealed (rotation.Keyring.SealRecord) for a binding to the subject and the
+// sealed (ring.Keyring.SealRecord) for a binding to the subject and the
 // session, under a blinded key; channel names are blinded the same way.
 const (
 	purposePending = "elicit/pending" // the elicitation: mode, schema, expiry
