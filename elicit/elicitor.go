@@ -63,6 +63,14 @@ type Config struct {
 	// bearer capability for the form: give it to the local user only.
 	OpenBrowser func(ctx context.Context, url string) error
 
+	// MaxPending bounds the elicitations pending on this Elicitor at once
+	// (DefaultMaxPending when zero), and MaxPendingPerSubject those of one
+	// authenticated user (DefaultMaxPendingPerSubject when zero). A call
+	// beyond either fails with ErrTooManyPending before anything is
+	// written. An elicitation counts from its pending record until it
+	// ends or expires.
+	MaxPending, MaxPendingPerSubject int
+
 	// Unsupported decides what happens when the client cannot receive an
 	// elicitation in the mode it needs and no fallback applies (see
 	// Policy). When nil, the call fails with an *UnsupportedError.
@@ -105,6 +113,7 @@ type Elicitor struct {
 	hooks    []Hooks
 	fallback Policy
 	sessions sessions
+	quota    *quota
 
 	fallbacks   []Fallback
 	openBrowser func(context.Context, string) error
@@ -139,6 +148,7 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		maxSize:  cfg.MaxContentSize,
 		hooks:    append([]Hooks(nil), cfg.Hooks...),
 		fallback: cfg.Unsupported,
+		quota:    newQuota(cfg.MaxPending, cfg.MaxPendingPerSubject),
 
 		openBrowser: cfg.OpenBrowser,
 

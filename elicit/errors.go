@@ -57,6 +57,11 @@ var (
 	// pending elicitation.
 	ErrCancelled = errors.New("elicit: cancelled: another tool call in the same session asked the user something, and a session has one question open at a time; call this tool again once that one is answered")
 
+	// ErrTooManyPending is returned when an elicitation would exceed
+	// Config.MaxPending or Config.MaxPendingPerSubject: nothing was sent
+	// or written.
+	ErrTooManyPending = errors.New("elicit: too many pending elicitations")
+
 	// ErrTooLarge is returned for an answer whose content is larger than
 	// the configured limit. It also matches ErrInvalidContent.
 	ErrTooLarge error = &alsoError{"elicit: content larger than the size limit", ErrInvalidContent}

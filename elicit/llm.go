@@ -72,7 +72,7 @@ func (e *Elicitor) pendingResult(ctx context.Context, req *mcp.CallToolRequest, 
 		FP: p.fp, Args: req.Params.Arguments, Answers: rd.answers, State: rd.state,
 		Marker: e.keys.PrimaryKeyID().String(),
 	}
-	if err := s.put(ctx, purposePending, rec); err != nil {
+	if err := s.putPending(ctx, rec); err != nil {
 		return nil, err
 	}
 	if err := s.claim(ctx); err != nil {

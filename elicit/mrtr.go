@@ -178,7 +178,7 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 			return nil, err
 		}
 		s := e.slot(r.Call.subject, r.Call.session, r.ID, expiry)
-		if err := s.put(ctx, purposePending, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
+		if err := s.putPending(ctx, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
 			return nil, err
 		}
 		p.URL = link

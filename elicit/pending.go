@@ -102,20 +102,44 @@ func (s *slot) begin(ctx context.Context, rec *pendingRecord) (store.Subscriptio
 	if err != nil {
 		return nil, fmt.Errorf("elicit: subscribe: %w", err)
 	}
-	if err := s.put(ctx, purposePending, rec); err != nil {
+	if err := s.putPending(ctx, rec); err != nil {
 		sub.Close()
 		return nil, err
 	}
 	if err := s.claim(ctx); err != nil {
 		sub.Close()
+		s.end(ctx)
 		return nil, err
 	}
 	return sub, nil
 }
 
+// putPending counts the elicitation against the Elicitor's quota and
+// writes its pending record.
+func (s *slot) putPending(ctx context.Context, rec *pendingRecord) error {
+	if err := s.e.quota.acquire(s.id, s.subject, s.expiry, s.e.now()); err != nil {
+		return err
+	}
+	if err := s.put(ctx, purposePending, rec); err != nil {
+		s.e.quota.release(s.id)
+		return err
+	}
+	return nil
+}
+
+// realSession reports whether the slot's session is one: a transport
+// session or a connection (stdio, in-memory). Without one (stateless
+// HTTP), elicitations of different clients, or of one user's parallel
+// chats, share nothing: each is keyed by its own ID only.
+func (s *slot) realSession() bool { return s.session != sessionless }
+
 // claim makes the elicitation the session's pending one and cancels the
-// one it replaces.
+// one it replaces. Without a real session there is nothing to share: it
+// does nothing.
 func (s *slot) claim(ctx context.Context) error {
+	if !s.realSession() {
+		return nil
+	}
 	ptr, _ := json.Marshal(sessionRecord{ID: s.id, Expiry: s.expiry.UnixMilli()})
 	sealed, err := s.e.keys.SealRecord(s.binding(purposeSession), ptr, s.expiry)
 	if err != nil {
@@ -135,6 +159,9 @@ func (s *slot) claim(ctx context.Context) error {
 // release removes the session's pointer if it still points at this
 // elicitation, from any node (which does not hold the pointer's bytes).
 func (s *slot) release(ctx context.Context) {
+	if !s.realSession() {
+		return
+	}
 	b := s.binding(purposeSession)
 	for _, key := range s.e.keys.StoreKeys(b) {
 		old, err := s.e.store.Get(ctx, key)
@@ -236,6 +263,7 @@ func (s *slot) open(purpose string, rec []byte, v any) error {
 func (s *slot) end(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
+	s.e.quota.release(s.id)
 	if s.pointer != nil {
 		s.e.store.CompareAndSwap(ctx, s.key(purposeSession), s.pointer, nil, s.expiry)
 	}
