@@ -62,6 +62,13 @@ var (
 	// or written.
 	ErrTooManyPending = errors.New("elicit: too many pending elicitations")
 
+	// ErrSecretUnavailable is returned for an answer that this node cannot
+	// use up safely: the secret the elicitation was asked under, which
+	// keys its one-shot marker, is not in this node's keyring (removed
+	// too early after a rotation). Nothing was consumed; the answer may be
+	// sent again to a node that holds the secret.
+	ErrSecretUnavailable = errors.New("elicit: the secret this elicitation was asked under is not loaded on this node")
+
 	// ErrTooLarge is returned for an answer whose content is larger than
 	// the configured limit. It also matches ErrInvalidContent.
 	ErrTooLarge error = &alsoError{"elicit: content larger than the size limit", ErrInvalidContent}

@@ -212,7 +212,11 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 		return toolError(req.Session, fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
 	}
 
-	won, err := e.store.PutIfAbsent(ctx, s.markerKey(rec.Marker), []byte{1}, s.expiry)
+	mk, err := s.markerKey(rec.Marker)
+	if err != nil {
+		return toolError(req.Session, err), nil
+	}
+	won, err := e.store.PutIfAbsent(ctx, mk, []byte{1}, s.expiry)
 	switch {
 	case errors.Is(err, store.ErrInvalidArgument):
 		return toolError(req.Session, ErrUnknownElicitation), nil // expired meanwhile
@@ -235,15 +239,20 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 }
 
 // markerKey is the store key of the one-shot marker of an LLM-mediated
-// answer: blinded under the secret that was primary when it was asked, or,
-// once that secret is dropped everywhere, under the primary.
-func (s *slot) markerKey(keyID string) string {
-	if id, err := keyschedule.ParseKeyID(keyID); err == nil {
-		if key, ok := s.e.keys.StoreKeyUnder(id, s.binding(purposeUsed)); ok {
-			return key
-		}
+// answer: blinded under the secret that was primary when it was asked,
+// which every node that still holds that secret agrees on. A node without
+// it fails closed (ErrSecretUnavailable): keying the marker under its own
+// primary would let it and a node that holds the secret both win.
+func (s *slot) markerKey(keyID string) (string, error) {
+	id, err := keyschedule.ParseKeyID(keyID)
+	if err != nil {
+		return "", ErrUnknownElicitation
 	}
-	return s.key(purposeUsed)
+	key, ok := s.e.keys.StoreKeyUnder(id, s.binding(purposeUsed))
+	if !ok {
+		return "", ErrSecretUnavailable
+	}
+	return key, nil
 }
 
 // validateModelAnswer checks the content of an accepted answer against the
