@@ -22,6 +22,8 @@ import (
 const (
 	// DefaultTTL is how long an elicitation waits for its answer.
 	DefaultTTL = 5 * time.Minute
+	// DefaultMaxPendingSize bounds the JSON encoding of a pending record.
+	DefaultMaxPendingSize = 256 << 10
 	// DefaultMaxContentSize bounds the JSON encoding of accepted content.
 	DefaultMaxContentSize = 64 << 10
 	// DefaultProgressInterval is how often a waiting elicitation reports
@@ -71,6 +73,13 @@ type Config struct {
 	// ends or expires.
 	MaxPending, MaxPendingPerSubject int
 
+	// MaxPendingSize bounds the JSON encoding of a pending record, in bytes
+	// (DefaultMaxPendingSize when zero): an LLM-mediated elicitation keeps
+	// the tool's arguments, the earlier answers and the handler's state
+	// there until it is answered. A larger one fails with ErrTooLarge
+	// before anything is written.
+	MaxPendingSize int
+
 	// Unsupported decides what happens when the client cannot receive an
 	// elicitation in the mode it needs and no fallback applies (see
 	// Policy). When nil, the call fails with an *UnsupportedError.
@@ -114,6 +123,9 @@ type Elicitor struct {
 	fallback Policy
 	sessions sessions
 	quota    *quota
+	leftover leftover
+
+	maxPendingSize int
 
 	fallbacks   []Fallback
 	openBrowser func(context.Context, string) error
@@ -130,8 +142,12 @@ type Elicitor struct {
 	active sync.WaitGroup
 }
 
-// callCancel ends one tool call in progress.
-type callCancel struct{ cancel context.CancelCauseFunc }
+// callCancel ends one tool call in progress; session and subject are
+// those of its binding ("" when the call has none).
+type callCancel struct {
+	cancel           context.CancelCauseFunc
+	session, subject string
+}
 
 // New returns an Elicitor that seals its state with keys into st.
 func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) {
@@ -149,6 +165,8 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		hooks:    append([]Hooks(nil), cfg.Hooks...),
 		fallback: cfg.Unsupported,
 		quota:    newQuota(cfg.MaxPending, cfg.MaxPendingPerSubject),
+
+		maxPendingSize: cfg.MaxPendingSize,
 
 		openBrowser: cfg.OpenBrowser,
 
@@ -173,6 +191,9 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 	}
 	if e.ttl <= 0 {
 		e.ttl = DefaultTTL
+	}
+	if e.maxPendingSize <= 0 {
+		e.maxPendingSize = DefaultMaxPendingSize
 	}
 	if e.maxSize <= 0 {
 		e.maxSize = DefaultMaxContentSize
@@ -211,14 +232,21 @@ func (e *Elicitor) Close() error {
 // track registers a tool call in progress, so that Close can end it. The
 // returned context is cancelled with ErrClosed by Close; done must be
 // called when the call returns.
-func (e *Elicitor) track(ctx context.Context) (_ context.Context, done func(), err error) {
+func (e *Elicitor) track(ctx context.Context, req *mcp.CallToolRequest) (_ context.Context, done func(), err error) {
+	c := &callCancel{}
+	if req != nil && req.Session != nil {
+		c.session = e.sessionOf(req)
+		if req.Extra != nil && req.Extra.TokenInfo != nil {
+			c.subject = req.Extra.TokenInfo.UserID
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil, nil, ErrClosed
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	c := &callCancel{cancel}
+	c.cancel = cancel
 	e.calls[c] = struct{}{}
 	e.active.Add(1)
 	return ctx, func() {

@@ -57,6 +57,10 @@ var (
 	// pending elicitation.
 	ErrCancelled = errors.New("elicit: cancelled: another tool call in the same session asked the user something, and a session has one question open at a time; call this tool again once that one is answered")
 
+	// ErrSessionEnded is returned to the handler of a call whose session
+	// ended (HTTP DELETE, idle timeout) while it waited for an answer.
+	ErrSessionEnded = errors.New("elicit: the session ended while the tool waited for an answer")
+
 	// ErrTooManyPending is returned when an elicitation would exceed
 	// Config.MaxPending or Config.MaxPendingPerSubject: nothing was sent
 	// or written.

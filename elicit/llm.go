@@ -79,6 +79,7 @@ func (e *Elicitor) pendingResult(ctx context.Context, req *mcp.CallToolRequest, 
 		s.end(ctx)
 		return nil, err
 	}
+	e.leave(req.Session, s)
 	res := completeResult(req.Session)
 	res.Content = []mcp.Content{&mcp.TextContent{Text: instructions(p)}}
 	res.Meta = mcp.Meta{MetaElicitationPending: map[string]any{

@@ -181,6 +181,7 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 		if err := s.putPending(ctx, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
 			return nil, err
 		}
+		e.leave(r.Call.req.Session, s)
 		p.URL = link
 		p.ElicitationID = r.ID
 	}

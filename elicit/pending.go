@@ -117,6 +117,11 @@ func (s *slot) begin(ctx context.Context, rec *pendingRecord) (store.Subscriptio
 // putPending counts the elicitation against the Elicitor's quota and
 // writes its pending record.
 func (s *slot) putPending(ctx context.Context, rec *pendingRecord) error {
+	if b, err := json.Marshal(rec); err != nil || len(b) > s.e.maxPendingSize {
+		// The tool's arguments, earlier answers and state are the
+		// client's to size: they are not parked in the store unbounded.
+		return ErrTooLarge
+	}
 	if err := s.e.quota.acquire(s.id, s.subject, s.expiry, s.e.now()); err != nil {
 		return err
 	}
@@ -264,6 +269,7 @@ func (s *slot) end(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	s.e.quota.release(s.id)
+	s.e.forget(s)
 	if s.pointer != nil {
 		s.e.store.CompareAndSwap(ctx, s.key(purposeSession), s.pointer, nil, s.expiry)
 	}
