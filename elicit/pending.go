@@ -20,6 +20,8 @@ const (
 	purposeSession = "elicit/session" // the session's one pending elicitation
 	purposeChannel = "elicit/channel" // announces that a result was written
 	purposeUsed    = "elicit/used"    // the one-shot marker of an LLM-mediated answer
+	purposeAnswer  = "elicit/answer"  // the fingerprint of an answer, in its marker
+	purposeReplay  = "elicit/replay"  // the result kept with a marker
 )
 
 // How an elicitation reaches the user, in its pending record, when it is

@@ -631,6 +631,10 @@ func (failingStore) PutIfAbsent(context.Context, string, []byte, time.Time) (boo
 	return false, errors.New("connection refused")
 }
 
+func (failingStore) Get(context.Context, string) ([]byte, error) {
+	return nil, errors.New("connection refused")
+}
+
 func TestConsumeStoreError(t *testing.T) {
 	s := service(t, keyring(t, nil, secretA), failingStore{})
 	tok, _ := issue(t, s, typical(token.URL), token.Compact)
