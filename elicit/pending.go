@@ -93,8 +93,18 @@ func (s *slot) binding(purpose string) envelope.Binding {
 
 func (s *slot) key(purpose string) string { return s.e.keys.StoreKey(s.binding(purpose)) }
 
-// channel is the blinded name of the elicitation's channel.
+// channel is the blinded name of the elicitation's channel, which its
+// waiter listens on: under the waiter's primary secret.
 func (s *slot) channel() string { return "ev:" + s.key(purposeChannel) }
+
+// publish announces a result on the elicitation's channel under every
+// secret of the keyring: during a rotation the waiter's primary may be
+// another than this node's.
+func (s *slot) publish(ctx context.Context) {
+	for _, key := range s.e.keys.StoreKeys(s.binding(purposeChannel)) {
+		s.e.store.Publish(ctx, "ev:"+key, []byte{1})
+	}
+}
 
 // begin subscribes to the elicitation's channel, writes its pending record,
 // makes it the session's pending elicitation and cancels the one it
@@ -206,7 +216,7 @@ func (s *slot) supersede(ctx context.Context, old []byte) {
 		return
 	}
 	if prev.put(ctx, purposeResult, &resultRecord{Superseded: true}) == nil {
-		s.e.store.Publish(ctx, prev.channel(), []byte{1})
+		prev.publish(ctx)
 	}
 }
 
@@ -289,6 +299,6 @@ func (s *slot) resolve(ctx context.Context, res *resultRecord) error {
 		return err
 	}
 	// Best effort: a lost message is found by the waiter's next read.
-	s.e.store.Publish(ctx, s.channel(), []byte{1})
+	s.publish(ctx)
 	return nil
 }
