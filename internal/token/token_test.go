@@ -698,7 +698,7 @@ func TestHashArgs(t *testing.T) {
 		seen[h] = in
 	}
 	for _, bad := range []string{`[1]`, `"x"`, `1`, `{"a":1,"a":2}`, `{"a":1}{}`, `{"a":1e400}`, "{\"a\":\"\xff\"}",
-		`{"a":"\ud800"}`, `{"a":"\udc00\ud800"}`, `{"a":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`, `{a:1}`, `{"a":1,}`} {
+		`{"a":"\ud800"}`, `{"a":"\udc00\ud800"}`, `{"a":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`, `{a:1}`, `{"a":1,}`, " ", "\n\t "} {
 		if _, err := token.HashArgs([]byte(bad)); !errors.Is(err, token.ErrArgs) {
 			t.Errorf("%.40s: %v, want ErrArgs", bad, err)
 		}
