@@ -279,7 +279,7 @@ func attemptOp(ctx context.Context, path string, s int, run string, nodes []*nod
 	}
 	other := nodes[(s+1)%2]
 	opts := &mcp.ClientOptions{}
-	var visitErr error
+	var visitErr atomic.Value // error
 	switch path {
 	case "form", "mrtr":
 		opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -290,7 +290,11 @@ func attemptOp(ctx context.Context, path string, s int, run string, nodes []*nod
 		opts.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			// The browser opens the link on the other node, and opens it
 			// again while the page says to retry.
-			go func() { visitErr = visit(req.Params.URL, other.base()) }()
+			go func() {
+				if err := visit(req.Params.URL, other.base()); err != nil {
+					visitErr.Store(err)
+				}
+			}()
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		}
 	}
@@ -343,8 +347,8 @@ func attemptOp(ctx context.Context, path string, s int, run string, nodes []*nod
 		}
 	}
 	if res.IsError {
-		if visitErr != nil {
-			return fmt.Errorf("%s (browser: %v)", text(res), visitErr)
+		if err, _ := visitErr.Load().(error); err != nil {
+			return fmt.Errorf("%s (browser: %v)", text(res), err)
 		}
 		return errors.New(text(res))
 	}
