@@ -48,7 +48,7 @@ func TestURLAnswerDuringRotation(t *testing.T) {
 			}
 		}()
 		t.Cleanup(func() { stop(); <-done })
-		srv := httptest.NewServer(other.CallbackHandler(nil))
+		srv := httptest.NewServer(other.Pages(nil))
 		t.Cleanup(srv.Close)
 		e.tool("connect", urlTool(srv.URL))
 		for range 5 {
