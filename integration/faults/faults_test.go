@@ -49,7 +49,10 @@ const (
 	secretNew = "XQmoFRmX_sBSNjLZqC5IeM8w-B9Ag6hNx-H1PYFUEsE"
 )
 
-var paths = []string{"form", "mrtr", "url", "llm"}
+// The paths: blocking form and URL mode (2025-11-25, stateful, on one
+// node), input requests for a form and for URL mode (2026-07-28,
+// stateless, every request on either node), LLM-mediated (2026-07-28).
+var paths = []string{"form", "mrtr", "url", "urlmrtr", "llm"}
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
@@ -285,7 +288,7 @@ func attemptOp(ctx context.Context, path string, s int, run string, nodes []*nod
 		opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
 		}
-	case "url":
+	case "url", "urlmrtr":
 		opts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
 		opts.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			// The browser opens the link on the other node, and opens it
@@ -305,7 +308,7 @@ func attemptOp(ctx context.Context, path string, s int, run string, nodes []*nod
 	}
 	defer cs.Close()
 	args := map[string]any{"run": run}
-	if path == "url" {
+	if path == "url" || path == "urlmrtr" {
 		args["mode"] = "url"
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fault_probe", Arguments: args})

@@ -181,6 +181,11 @@ func Claim(ctx context.Context, st store.Store, key string, fp []byte, o Options
 		if err != nil {
 			return nil, fmt.Errorf("oneshot: %w", err)
 		}
+		if bytes.Equal(cur, c.val) {
+			// Our own write, retried by the client library after a lost
+			// reply: the retry found the first attempt's value.
+			return c, nil
+		}
 		m, ok := decode(cur)
 		switch {
 		case !ok:
@@ -195,12 +200,14 @@ func Claim(ctx context.Context, st store.Store, key string, fp []byte, o Options
 		// An abandoned claim: take it over.
 		c.m.until = now().Add(o.Lease).UnixMilli()
 		c.val = c.m.encode()
-		if ok, err := st.CompareAndSwap(ctx, key, cur, c.val, o.Expiry); err == nil && ok {
+		ok, err = st.CompareAndSwap(ctx, key, cur, c.val, o.Expiry)
+		if err == nil && ok {
 			return c, nil
-		} else if err != nil {
-			if now2, gerr := st.Get(ctx, key); gerr == nil && bytes.Equal(now2, c.val) {
-				return c, nil
-			}
+		}
+		if now2, gerr := st.Get(ctx, key); gerr == nil && bytes.Equal(now2, c.val) {
+			return c, nil // applied, its reply lost or its retry refused
+		}
+		if err != nil {
 			return nil, fmt.Errorf("oneshot: %w", err)
 		}
 	}
@@ -243,16 +250,18 @@ func (c *Use) Release(ctx context.Context) error {
 // replace swaps the marker's value from what this claim wrote to v.
 func (c *Use) replace(ctx context.Context, v []byte) error {
 	ok, err := c.st.CompareAndSwap(ctx, c.key, c.val, v, c.expiry)
-	if err != nil {
-		// Applied with the reply lost?
+	if err != nil || !ok {
+		// Applied with the reply lost, or applied and then retried by the
+		// client library (the retry no longer matches)?
 		cur, gerr := c.st.Get(ctx, c.key)
-		if gerr != nil || !bytes.Equal(cur, v) {
+		switch {
+		case gerr == nil && bytes.Equal(cur, v):
+			ok, err = true, nil
+		case err != nil:
 			return fmt.Errorf("oneshot: %w", err)
+		default:
+			return ErrLost
 		}
-		ok = true
-	}
-	if !ok {
-		return ErrLost
 	}
 	c.val = v
 	return nil

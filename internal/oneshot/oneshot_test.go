@@ -183,3 +183,39 @@ func FuzzIsMarker(f *testing.F) {
 	f.Add([]byte{1})
 	f.Fuzz(func(t *testing.T, b []byte) { oneshot.IsMarker(b) })
 }
+
+// retried applies every write twice and reports the second result, as a
+// client library that retried a write whose reply was lost.
+type retried struct{ store.Store }
+
+func (r retried) PutIfAbsent(ctx context.Context, k string, v []byte, e time.Time) (bool, error) {
+	r.Store.PutIfAbsent(ctx, k, v, e)
+	return r.Store.PutIfAbsent(ctx, k, v, e)
+}
+
+func (r retried) CompareAndSwap(ctx context.Context, k string, old, v []byte, e time.Time) (bool, error) {
+	r.Store.CompareAndSwap(ctx, k, old, v, e)
+	return r.Store.CompareAndSwap(ctx, k, old, v, e)
+}
+
+// A write applied and then retried (the retry no longer matches) is still
+// the claimer's own: the claim, its commit and its result go through.
+func TestRetriedWrites(t *testing.T) {
+	st := retried{memory.New()}
+	defer st.Close()
+	ctx := context.Background()
+	c, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute))
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	if err := c.Commit(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	if err := c.Finish(ctx, []byte("r")); err != nil {
+		t.Fatalf("finish: %v", err)
+	}
+	var r *oneshot.Replayed
+	if _, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute)); !errors.As(err, &r) {
+		t.Fatalf("resend: %v", err)
+	}
+}
