@@ -22,7 +22,7 @@ import (
 // 1 cannot key the one-shot marker where node 0 does, so it refuses
 // (ErrSecretUnavailable) instead of keying it under its own primary.
 func TestModelMarkerSecretMissing(t *testing.T) {
-	st := &slowMarkers{memory.New()}
+	st := &slowMarkers{memory.New(nil)}
 	t.Cleanup(func() { st.Close() })
 	oldSecret := []byte("rotation test secret OLD, thirty-two bytes")
 	newSecret := []byte("rotation test secret NEW, thirty-two bytes")
@@ -32,7 +32,7 @@ func TestModelMarkerSecretMissing(t *testing.T) {
 	}
 	var runs atomic.Int32
 	var urls [3]string
-	for i, keys := range []*ring.Keyring{must(ring.New(newSecret, [][]byte{oldSecret})), must(ring.New(newSecret, nil)), asker} {
+	for i, keys := range []*ring.Keyring{mustRing(ring.New(newSecret, [][]byte{oldSecret})), mustRing(ring.New(newSecret, nil)), asker} {
 		ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
 		if err != nil {
 			t.Fatal(err)
@@ -59,7 +59,7 @@ func TestModelMarkerSecretMissing(t *testing.T) {
 	}
 	p := pendingOf(t, callTool(t, clients[2], "profile", nil))
 	// rotate: the pending record moves under NEW; its marker key ID stays.
-	if _, err := must(ring.New(newSecret, [][]byte{oldSecret})).Rewrap(context.Background(), st, ring.RewrapOptions{}); err != nil {
+	if _, err := mustRing(ring.New(newSecret, [][]byte{oldSecret})).Rewrap(context.Background(), st, ring.RewrapOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Node 1 refuses, and uses nothing up.
@@ -93,7 +93,7 @@ func TestModelMarkerSecretMissing(t *testing.T) {
 	}
 }
 
-func must[T any](v T, err error) T {
+func mustRing[T any](v T, err error) T {
 	if err != nil {
 		panic(err)
 	}

@@ -78,7 +78,7 @@ func TestModelResendGetsSameResult(t *testing.T) {
 // continues the tool, once.
 func TestModelAnswerAfterPartition(t *testing.T) {
 	defer elicit.SetClaimLease(200 * time.Millisecond)()
-	st := &partitioned{Store: memory.New()}
+	st := &partitioned{Store: memory.New(nil)}
 	t.Cleanup(func() { st.Close() })
 	keys := newKeyring(t)
 	ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
@@ -114,4 +114,76 @@ func TestModelAnswerAfterPartition(t *testing.T) {
 
 func fallbackParams(id string, content map[string]any) *mcp.CallToolParams {
 	return &mcp.CallToolParams{Name: elicit.FallbackTool, Arguments: map[string]any{"elicitId": id, "action": "accept", "content": content}}
+}
+
+// failSubscribe fails the next Subscribe when armed.
+type failSubscribe struct {
+	store.Store
+	armed atomic.Bool
+}
+
+func (f *failSubscribe) Subscribe(ctx context.Context, ch string) (store.Subscription, error) {
+	if f.armed.CompareAndSwap(true, false) {
+		return nil, errors.New("dial tcp: connection refused")
+	}
+	return f.Store.Subscribe(ctx, ch)
+}
+
+// On 2026-07-28 a requestState is used up only when the handler receives
+// its answer: a run that fails before (here the wait for a URL-mode
+// callback cannot subscribe) gives it back, and the client's resend of
+// the same requestState completes the call, once.
+func TestRequestStateKeptAfterStoreFault(t *testing.T) {
+	st := &failSubscribe{Store: memory.New(nil)}
+	t.Cleanup(func() { st.Close() })
+	keys := newKeyring(t)
+	ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	ev.Install(s)
+	e := &env{t: t, store: st, keys: keys, ev: ev, server: s}
+	srv := e.callback()
+	var got atomic.Int32
+	e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		a, err := urlTool(srv.URL)(ctx, req)
+		if err == nil {
+			got.Add(1)
+		}
+		return a, err
+	})
+	m := &manual{t, e.connect(&mcp.ClientOptions{
+		Capabilities:       bothModes,
+		ElicitationHandler: answer("cancel", nil),
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+	}, mrtr)}
+	first := m.call(&mcp.CallToolParams{Name: "connect"})
+	var link string
+	for _, r := range first.InputRequests {
+		if p, ok := r.(*mcp.ElicitParams); ok {
+			link = p.URL
+		}
+	}
+	if link == "" {
+		t.Fatalf("no URL-mode input request: %+v", first)
+	}
+	if code := get(t, link); code != 200 {
+		t.Fatalf("consent page: %d", code)
+	}
+	resp := m.respond(first, &mcp.ElicitResult{Action: "accept"})
+	st.armed.Store(true)
+	if res, err := m.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "connect", InputResponses: resp, RequestState: first.RequestState}); err == nil && !res.IsError {
+		t.Fatalf("completed during the fault: %q", text(res))
+	}
+	res := m.call(&mcp.CallToolParams{Name: "connect", InputResponses: resp, RequestState: first.RequestState})
+	if res.IsError || text(res) != "accept" {
+		t.Fatalf("the same requestState resent: %q (error %v)", text(res), res.IsError)
+	}
+	if again, err := m.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "connect", InputResponses: resp, RequestState: first.RequestState}); err == nil && !again.IsError {
+		t.Fatalf("a third send: %q", text(again))
+	}
+	if n := got.Load(); n != 1 {
+		t.Errorf("the handler got the answer %d times", n)
+	}
 }

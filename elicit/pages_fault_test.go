@@ -39,7 +39,7 @@ func TestConsentPageStoreFaultKeepsLink(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			srv := httptest.NewUnstartedServer(nil)
 			base := "http://" + srv.Listener.Addr().String()
-			st := &failPut{Store: memory.New()}
+			st := &failPut{Store: memory.New(nil)}
 			t.Cleanup(func() { st.Close() })
 			k, err := keyring.New([]byte("pages test secret, thirty-two bytes long"))
 			if err != nil {

@@ -22,10 +22,10 @@ func TestURLAnswerDuringRotation(t *testing.T) {
 	oldSecret := []byte("rotation test secret OLD, thirty-two bytes")
 	newSecret := []byte("rotation test secret NEW, thirty-two bytes")
 	forBoth(t, func(t *testing.T, version string) {
-		st := memory.New()
+		st := memory.New(nil)
 		t.Cleanup(func() { st.Close() })
-		waiterKeys := must(ring.New(oldSecret, [][]byte{newSecret}))
-		resolverKeys := must(ring.New(newSecret, [][]byte{oldSecret}))
+		waiterKeys := mustRing(ring.New(oldSecret, [][]byte{newSecret}))
+		resolverKeys := mustRing(ring.New(newSecret, [][]byte{oldSecret}))
 		ev, err := elicit.New((*keyring.Keyring)(waiterKeys), st, &elicit.Config{TTL: 3 * time.Second})
 		if err != nil {
 			t.Fatal(err)

@@ -48,7 +48,7 @@ func opts(lease time.Duration) oneshot.Options {
 }
 
 func TestOnce(t *testing.T) {
-	st := memory.New()
+	st := memory.New(nil)
 	defer st.Close()
 	ctx := context.Background()
 	const n = 16
@@ -82,7 +82,7 @@ func TestOnce(t *testing.T) {
 // A resend of the same request gets the kept result; another request is
 // refused.
 func TestReplay(t *testing.T) {
-	st := memory.New()
+	st := memory.New(nil)
 	defer st.Close()
 	ctx := context.Background()
 	c, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute))
@@ -109,7 +109,7 @@ func TestReplay(t *testing.T) {
 
 // A write applied with its reply lost is recognised as the claimer's own.
 func TestLostReply(t *testing.T) {
-	st := &faulty{Store: memory.New()}
+	st := &faulty{Store: memory.New(nil)}
 	defer st.Close()
 	ctx := context.Background()
 	st.failWrites.Store(true)
@@ -126,7 +126,7 @@ func TestLostReply(t *testing.T) {
 // unreachable) does not use the marker up: after its lease a resend takes
 // it over. Released, it is free at once.
 func TestAbandonedClaim(t *testing.T) {
-	st := &faulty{Store: memory.New()}
+	st := &faulty{Store: memory.New(nil)}
 	defer st.Close()
 	ctx := context.Background()
 	st.failWrites.Store(true)
@@ -158,7 +158,7 @@ func TestAbandonedClaim(t *testing.T) {
 
 // A claim whose lease ended and was taken over cannot commit.
 func TestCommitAfterTakeover(t *testing.T) {
-	st := memory.New()
+	st := memory.New(nil)
 	defer st.Close()
 	ctx := context.Background()
 	slow, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(50*time.Millisecond))
@@ -201,7 +201,7 @@ func (r retried) CompareAndSwap(ctx context.Context, k string, old, v []byte, e 
 // A write applied and then retried (the retry no longer matches) is still
 // the claimer's own: the claim, its commit and its result go through.
 func TestRetriedWrites(t *testing.T) {
-	st := retried{memory.New()}
+	st := retried{memory.New(nil)}
 	defer st.Close()
 	ctx := context.Background()
 	c, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute))

@@ -229,7 +229,7 @@ func TestRewrapUnderLoad(t *testing.T) {
 // two places.
 func TestRewrapLeavesAnswersInTransit(t *testing.T) {
 	ctx := context.Background()
-	s := memory.New()
+	s := memory.New(nil)
 	defer s.Close()
 	a := mustKeyring(t, secretA)
 	b := envelope.Binding{Purpose: "elicit/result", Subject: "u", SessionID: "s", RecordID: "e"}

@@ -46,7 +46,7 @@ func (l *lossy) Get(ctx context.Context, k string) ([]byte, error) {
 // consumer's own: the consumption succeeds instead of failing and leaving
 // every resend refused as replayed.
 func TestConsumeLostReply(t *testing.T) {
-	st := &lossy{Store: memory.New()}
+	st := &lossy{Store: memory.New(nil)}
 	t.Cleanup(func() { st.Close() })
 	s := service(t, keyring(t, nil, secretA), st)
 	tok, _ := issue(t, s, typical(token.URL), token.Compact)
@@ -64,7 +64,7 @@ func TestConsumeLostReply(t *testing.T) {
 // does not use the token up: after the claim's lease a resend succeeds,
 // once.
 func TestConsumeAfterPartition(t *testing.T) {
-	st := &lossy{Store: memory.New()}
+	st := &lossy{Store: memory.New(nil)}
 	t.Cleanup(func() { st.Close() })
 	s, err := token.NewService(keyring(t, nil, secretA), st, token.WithClaimLease(200*time.Millisecond))
 	if err != nil {
