@@ -92,10 +92,3 @@ func (q *quota) sweep(now time.Time) {
 		}
 	}
 }
-
-// count returns how many elicitations are counted, for tests.
-func (q *quota) count() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.pending)
-}
