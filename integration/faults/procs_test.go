@@ -222,20 +222,28 @@ func (s *pgServer) restart(t *testing.T) { s.stop(); s.start(t) }
 
 var (
 	binOnce sync.Once
+	binDir  string
 	binPath string
 	binErr  error
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
 
 // elicitvaultBin builds ../../cmd/elicitvault once per test process.
 func elicitvaultBin(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "elicitvault-faults-bin-")
-		if err != nil {
-			binErr = err
+		binDir, binErr = os.MkdirTemp("", "elicitvault-faults-bin-")
+		if binErr != nil {
 			return
 		}
-		binPath = filepath.Join(dir, "elicitvault")
+		binPath = filepath.Join(binDir, "elicitvault")
 		cmd := exec.Command("go", "build", "-o", binPath, "./elicitvault")
 		cmd.Dir = filepath.Join("..", "..", "cmd")
 		if out, err := cmd.CombinedOutput(); err != nil {
