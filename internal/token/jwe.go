@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"time"
 
@@ -256,11 +257,17 @@ func decodeJWEClaims(payload []byte, kind Kind) (*Claims, error) {
 	return c, nil
 }
 
-// jweClaimNames are the members of a claim set, spelled exactly.
-var jweClaimNames = map[string]bool{
-	"exp": true, "iat": true, "jti": true, "sub": true, "sid": true, "eid": true,
-	"knd": true, "pkce": true, "tool": true, "args": true, "state": true,
-}
+// jweClaimNames are the members of a claim set, spelled exactly: the JSON
+// names of jweClaims.
+var jweClaimNames = func() map[string]bool {
+	names := make(map[string]bool)
+	t := reflect.TypeFor[jweClaims]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names[name] = true
+	}
+	return names
+}()
 
 // strictClaims accepts a claim set that is one flat JSON object whose
 // members are known claims, spelled exactly, each once, each a string or a
