@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store/postgres"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -194,10 +195,21 @@ func (s *pgServer) start(t *testing.T) {
 	}
 	s.done = make(chan struct{})
 	go func(c *exec.Cmd, done chan struct{}) { c.Wait(); close(done) }(s.cmd, s.done)
-	if err := waitDial(s.addr(), 20*time.Second); err != nil {
-		t.Fatalf("postgres: %v", err)
+	// Until it accepts a login: it listens before it is ready.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		c, err := pgx.Connect(ctx, s.url(s.addr()))
+		cancel()
+		if err == nil {
+			c.Close(context.Background())
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("postgres did not accept a login within 30s: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond) // past the startup window in which it refuses logins
 }
 
 func (s *pgServer) stop() {
