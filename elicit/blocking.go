@@ -255,6 +255,8 @@ func (e *Elicitor) waitErr(ctx context.Context) error {
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, ErrClosed):
 			return ErrClosed
+		case errors.Is(cause, ErrSessionEnded):
+			return ErrSessionEnded
 		case errors.Is(err, context.Canceled):
 			return ErrClientCancelled
 		}

@@ -129,8 +129,9 @@ type sessions struct {
 }
 
 type sessionInfo struct {
-	id  string
-	lvl atomic.Value // mcp.LoggingLevel, from logging/setLevel
+	id      string
+	watched atomic.Bool  // its end is watched (Elicitor.leave)
+	lvl     atomic.Value // mcp.LoggingLevel, from logging/setLevel
 }
 
 // level returns the logging level the client set, or "".

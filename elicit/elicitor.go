@@ -22,6 +22,8 @@ import (
 const (
 	// DefaultTTL is how long an elicitation waits for its answer.
 	DefaultTTL = 5 * time.Minute
+	// DefaultMaxPendingSize bounds the JSON encoding of a pending record.
+	DefaultMaxPendingSize = 256 << 10
 	// DefaultMaxContentSize bounds the JSON encoding of accepted content.
 	DefaultMaxContentSize = 64 << 10
 	// DefaultProgressInterval is how often a waiting elicitation reports
@@ -62,6 +64,21 @@ type Config struct {
 	// page is also announced to the client; see BrowserForm). The URL is a
 	// bearer capability for the form: give it to the local user only.
 	OpenBrowser func(ctx context.Context, url string) error
+
+	// MaxPending bounds the elicitations pending on this Elicitor at once
+	// (DefaultMaxPending when zero), and MaxPendingPerSubject those of one
+	// authenticated user (DefaultMaxPendingPerSubject when zero). A call
+	// beyond either fails with ErrTooManyPending before anything is
+	// written. An elicitation counts from its pending record until it
+	// ends or expires.
+	MaxPending, MaxPendingPerSubject int
+
+	// MaxPendingSize bounds the JSON encoding of a pending record, in bytes
+	// (DefaultMaxPendingSize when zero): an LLM-mediated elicitation keeps
+	// the tool's arguments, the earlier answers and the handler's state
+	// there until it is answered. A larger one fails with ErrTooLarge
+	// before anything is written.
+	MaxPendingSize int
 
 	// Unsupported decides what happens when the client cannot receive an
 	// elicitation in the mode it needs and no fallback applies (see
@@ -105,6 +122,10 @@ type Elicitor struct {
 	hooks    []Hooks
 	fallback Policy
 	sessions sessions
+	quota    *quota
+	leftover leftover
+
+	maxPendingSize int
 
 	fallbacks   []Fallback
 	openBrowser func(context.Context, string) error
@@ -121,8 +142,12 @@ type Elicitor struct {
 	active sync.WaitGroup
 }
 
-// callCancel ends one tool call in progress.
-type callCancel struct{ cancel context.CancelCauseFunc }
+// callCancel ends one tool call in progress; session and subject are
+// those of its binding ("" when the call has none).
+type callCancel struct {
+	cancel           context.CancelCauseFunc
+	session, subject string
+}
 
 // New returns an Elicitor that seals its state with keys into st.
 func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) {
@@ -139,6 +164,9 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		maxSize:  cfg.MaxContentSize,
 		hooks:    append([]Hooks(nil), cfg.Hooks...),
 		fallback: cfg.Unsupported,
+		quota:    newQuota(cfg.MaxPending, cfg.MaxPendingPerSubject),
+
+		maxPendingSize: cfg.MaxPendingSize,
 
 		openBrowser: cfg.OpenBrowser,
 
@@ -163,6 +191,9 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 	}
 	if e.ttl <= 0 {
 		e.ttl = DefaultTTL
+	}
+	if e.maxPendingSize <= 0 {
+		e.maxPendingSize = DefaultMaxPendingSize
 	}
 	if e.maxSize <= 0 {
 		e.maxSize = DefaultMaxContentSize
@@ -201,14 +232,21 @@ func (e *Elicitor) Close() error {
 // track registers a tool call in progress, so that Close can end it. The
 // returned context is cancelled with ErrClosed by Close; done must be
 // called when the call returns.
-func (e *Elicitor) track(ctx context.Context) (_ context.Context, done func(), err error) {
+func (e *Elicitor) track(ctx context.Context, req *mcp.CallToolRequest) (_ context.Context, done func(), err error) {
+	c := &callCancel{}
+	if req != nil && req.Session != nil {
+		c.session = e.sessionOf(req)
+		if req.Extra != nil && req.Extra.TokenInfo != nil {
+			c.subject = req.Extra.TokenInfo.UserID
+		}
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return nil, nil, ErrClosed
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	c := &callCancel{cancel}
+	c.cancel = cancel
 	e.calls[c] = struct{}{}
 	e.active.Add(1)
 	return ctx, func() {

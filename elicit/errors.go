@@ -57,6 +57,22 @@ var (
 	// pending elicitation.
 	ErrCancelled = errors.New("elicit: cancelled: another tool call in the same session asked the user something, and a session has one question open at a time; call this tool again once that one is answered")
 
+	// ErrSessionEnded is returned to the handler of a call whose session
+	// ended (HTTP DELETE, idle timeout) while it waited for an answer.
+	ErrSessionEnded = errors.New("elicit: the session ended while the tool waited for an answer")
+
+	// ErrTooManyPending is returned when an elicitation would exceed
+	// Config.MaxPending or Config.MaxPendingPerSubject: nothing was sent
+	// or written.
+	ErrTooManyPending = errors.New("elicit: too many pending elicitations")
+
+	// ErrSecretUnavailable is returned for an answer that this node cannot
+	// use up safely: the secret the elicitation was asked under, which
+	// keys its one-shot marker, is not in this node's keyring (removed
+	// too early after a rotation). Nothing was consumed; the answer may be
+	// sent again to a node that holds the secret.
+	ErrSecretUnavailable = errors.New("elicit: the secret this elicitation was asked under is not loaded on this node")
+
 	// ErrTooLarge is returned for an answer whose content is larger than
 	// the configured limit. It also matches ErrInvalidContent.
 	ErrTooLarge error = &alsoError{"elicit: content larger than the size limit", ErrInvalidContent}

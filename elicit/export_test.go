@@ -15,3 +15,10 @@ var ResolveURL = (*Elicitor).resolveURL
 func IssueURLToken(e *Elicitor, subject string) (string, error) {
 	return e.tokens.Issue(&token.Claims{Kind: token.URL, Subject: subject, SessionID: "l:x", ElicitationID: "x"}, time.Minute, token.Compact)
 }
+
+// SetClaimLease sets the lease of answer claims for a test.
+func SetClaimLease(d time.Duration) (restore func()) {
+	old := claimLease
+	claimLease = d
+	return func() { claimLease = old }
+}

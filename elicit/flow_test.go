@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
@@ -136,8 +137,8 @@ func (e *env) assertEmpty() {
 		}
 		var left []store.Entry
 		for _, en := range entries {
-			if len(en.Value) == 1 && en.Value[0] == 1 {
-				continue // a one-shot token marker, which must outlive its token
+			if oneshot.IsMarker(en.Value) {
+				continue // a one-shot marker, which must outlive its token or answer
 			}
 			left = append(left, en)
 		}

@@ -36,9 +36,11 @@ type HandlerOptions struct {
 // elicitation on the older versions needs, so Handler routes each request
 // by its Mcp-Protocol-Version header: 2026-07-28 and later to a stateless
 // handler (elicitations become input requests), the rest (initialize
-// included) to a stateful one with sessions. Both refuse a loopback
-// listener's requests whose Host is not a loopback name. Malformed
-// inputResponses get -32602 naming the key (see CheckInputResponses).
+// included) to a stateful one with sessions, which ends after
+// SessionTimeout idle, and whose DELETE ends its waiting calls
+// (EndSessionOnDelete). Both refuse a loopback listener's requests whose
+// Host is not a loopback name. Malformed inputResponses get -32602 naming
+// the key (see CheckInputResponses).
 //
 // To stop, call Close on the Elicitor: it ends every waiting elicitation
 // (cancelled at the client), then shut the http.Server down.
@@ -51,7 +53,9 @@ func (e *Elicitor) Handler(s *mcp.Server, opts *HandlerOptions) http.Handler {
 		o.SessionTimeout = 30 * time.Minute
 	}
 	server := func(*http.Request) *mcp.Server { return s }
-	stateful := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionTimeout})
+	// A DELETE ends the session's waiting calls first: the go-sdk closes
+	// a session only once its calls returned.
+	stateful := e.EndSessionOnDelete(mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: o.SessionTimeout}))
 	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true})
 	endpoint := CheckInputResponses(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Protocol-Version") >= ProtocolInputRequests {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/keyschedule"
+	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -34,6 +35,16 @@ import (
 // requestedSchema (form) or mode "url" and url. Until the next release it
 // also carries the same ID as elicitationId.
 const MetaElicitationPending = "elicitationPending"
+
+// MetaElicitationReplayed is the key, in the _meta of a result of
+// FallbackTool, that marks a result given again: the same answer was sent
+// twice (its first reply lost, say), and the tool ran once.
+const MetaElicitationReplayed = "elicitationReplayed"
+
+// ErrAnswerInProgress is returned (as a tool error of FallbackTool) while
+// another answer to the same elicitation is being used; if that one fails,
+// this one can be sent again.
+var ErrAnswerInProgress = errors.New("elicit: another answer to this elicitation is being processed; send it again in a few seconds if the tool does not answer")
 
 // ErrAnswered is returned (as a tool error of FallbackTool) for a second
 // answer to an LLM-mediated elicitation: among concurrent answers exactly
@@ -72,13 +83,14 @@ func (e *Elicitor) pendingResult(ctx context.Context, req *mcp.CallToolRequest, 
 		FP: p.fp, Args: req.Params.Arguments, Answers: rd.answers, State: rd.state,
 		Marker: e.keys.PrimaryKeyID().String(),
 	}
-	if err := s.put(ctx, purposePending, rec); err != nil {
+	if err := s.putPending(ctx, rec); err != nil {
 		return nil, err
 	}
 	if err := s.claim(ctx); err != nil {
 		s.end(ctx)
 		return nil, err
 	}
+	e.leave(req.Session, s)
 	res := completeResult(req.Session)
 	res.Content = []mcp.Content{&mcp.TextContent{Text: instructions(p)}}
 	res.Meta = mcp.Meta{MetaElicitationPending: map[string]any{
@@ -189,6 +201,9 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 	var rec pendingRecord
 	if err := s.get(ctx, purposePending, &rec); err != nil {
 		if errors.Is(err, ErrUnknownElicitation) {
+			if res, ok := e.replayLookup(ctx, req, s, &in); ok {
+				return res, nil
+			}
 			return toolError(req.Session, err), nil
 		}
 		return nil, err
@@ -212,14 +227,31 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 		return toolError(req.Session, fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
 	}
 
-	won, err := e.store.PutIfAbsent(ctx, s.markerKey(rec.Marker), []byte{1}, s.expiry)
+	mk, err := s.markerKey(rec.Marker)
+	if err != nil {
+		return toolError(req.Session, err), nil
+	}
+	fp := s.answerFP(rec.Marker, &in)
+	// The answer is used up (Commit) before the tool continues; a claim
+	// that fails before (a store fault) is given back, or ends with its
+	// lease, so that a resend of the answer completes it.
+	use, err := oneshot.Claim(ctx, e.store, mk, fp, oneshot.Options{Lease: claimLease, Expiry: s.expiry, Now: e.now})
+	var replayed *oneshot.Replayed
 	switch {
+	case errors.As(err, &replayed):
+		return e.replayed(req, s, replayed.Result), nil
 	case errors.Is(err, store.ErrInvalidArgument):
 		return toolError(req.Session, ErrUnknownElicitation), nil // expired meanwhile
+	case errors.Is(err, oneshot.ErrUsed):
+		return toolError(req.Session, ErrAnswered), nil
+	case errors.Is(err, oneshot.ErrBusy):
+		return toolError(req.Session, ErrAnswerInProgress), nil
 	case err != nil:
 		return nil, fmt.Errorf("elicit: store: %w", err)
-	case !won:
-		return toolError(req.Session, ErrAnswered), nil
+	}
+	if err := use.Commit(ctx); err != nil {
+		use.Release(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("elicit: store: %w", err)
 	}
 	s.end(ctx)
 	s.release(ctx)
@@ -231,19 +263,93 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 		Params:  &mcp.CallToolParamsRaw{Meta: req.Params.Meta, Name: rec.Tool, Arguments: rec.Args},
 	}
 	res, err := next(context.WithValue(ctx, roundKey{}, rd), "tools/call", creq)
-	return e.finish(ctx, creq, rd, res, err)
+	res, err = e.finish(ctx, creq, rd, res, err)
+	if tr, ok := res.(*mcp.CallToolResult); ok && err == nil && tr != nil {
+		// Kept, sealed, with the marker: a resend of this answer (its
+		// reply lost) gets this result instead of running the tool again.
+		if b, merr := json.Marshal(tr); merr == nil && len(b) <= e.maxPendingSize {
+			if sealed, serr := e.keys.SealRecord(s.binding(purposeReplay), b, s.expiry); serr == nil {
+				use.Finish(context.WithoutCancel(ctx), sealed)
+			}
+		}
+	}
+	return res, err
+}
+
+// claimLease is how long an answer's claim holds its marker before a
+// resend may take it over (oneshot.Options.Lease).
+var claimLease = 10 * time.Second
+
+// answerFP is the fingerprint of an answer, keyed under the marker's
+// secret: the marker's value shows storage nothing of the answer.
+func (s *slot) answerFP(keyID string, in *fallbackInput) []byte {
+	var content any
+	json.Unmarshal(in.Content, &content)
+	canon, _ := json.Marshal(struct {
+		A Action `json:"a"`
+		C any    `json:"c,omitempty"`
+	}{in.Action, content})
+	if in.Action != Accept {
+		canon, _ = json.Marshal(struct {
+			A Action `json:"a"`
+		}{in.Action})
+	}
+	b := s.binding(purposeAnswer)
+	b.RecordID = s.id + "\x00" + string(canon)
+	if id, err := keyschedule.ParseKeyID(keyID); err == nil {
+		if k, ok := s.e.keys.StoreKeyUnder(id, b); ok {
+			return []byte(k)
+		}
+	}
+	return nil
+}
+
+// replayLookup finds, for an answer to an elicitation that is no longer
+// pending, the result its first sending got: the same answer resent after
+// its reply was lost. It looks under every secret of the keyring.
+func (e *Elicitor) replayLookup(ctx context.Context, req *mcp.CallToolRequest, s *slot, in *fallbackInput) (mcp.Result, bool) {
+	for _, id := range e.keys.KeyIDs() {
+		mk, ok := e.keys.StoreKeyUnder(id, s.binding(purposeUsed))
+		if !ok {
+			continue
+		}
+		if sealed, err := oneshot.Lookup(ctx, e.store, mk, s.answerFP(id.String(), in)); err == nil {
+			return e.replayed(req, s, sealed), true
+		}
+	}
+	return nil, false
+}
+
+// replayed opens a kept result and marks it as a replay
+// (MetaElicitationReplayed).
+func (e *Elicitor) replayed(req *mcp.CallToolRequest, s *slot, sealed []byte) mcp.Result {
+	pt, err := e.keys.OpenRecord(s.binding(purposeReplay), sealed)
+	var res mcp.CallToolResult
+	if err != nil || json.Unmarshal(pt, &res) != nil {
+		return toolError(req.Session, ErrAnswered)
+	}
+	if res.Meta == nil {
+		res.Meta = mcp.Meta{}
+	}
+	res.Meta[MetaElicitationReplayed] = true
+	return &res
 }
 
 // markerKey is the store key of the one-shot marker of an LLM-mediated
-// answer: blinded under the secret that was primary when it was asked, or,
-// once that secret is dropped everywhere, under the primary.
-func (s *slot) markerKey(keyID string) string {
-	if id, err := keyschedule.ParseKeyID(keyID); err == nil {
-		if key, ok := s.e.keys.StoreKeyUnder(id, s.binding(purposeUsed)); ok {
-			return key
-		}
+// answer: blinded under the secret that was primary when it was asked,
+// which every node that still holds that secret agrees on. A node without
+// it fails closed (ErrSecretUnavailable): keying the marker under its own
+// primary would let it and a node that holds the secret both win.
+func (s *slot) markerKey(keyID string) (string, error) {
+	id, err := keyschedule.ParseKeyID(keyID)
+	if err != nil {
+		return "", ErrUnknownElicitation
 	}
-	return s.key(purposeUsed)
+	key, ok := s.e.keys.StoreKeyUnder(id, s.binding(purposeUsed))
+	if !ok {
+		return "", ErrSecretUnavailable
+	}
+	return key, nil
 }
 
 // validateModelAnswer checks the content of an accepted answer against the

@@ -36,7 +36,7 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		if ctr.Params.Name == FallbackTool && e.enabled(LLMMediated) {
 			return e.sendResult(ctx, ctr, next)
 		}
-		ctx, done, err := e.track(ctx)
+		ctx, done, err := e.track(ctx, ctr)
 		if err != nil {
 			return nil, err
 		}

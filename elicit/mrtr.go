@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -91,9 +92,42 @@ type round struct {
 	// It answers a tool call of its own (FallbackTool), so it cannot stop
 	// for input requests: there the client is treated as unable to elicit.
 	continued bool
+
+	// use is the claim of the requestState this run continues: it is
+	// used up (committed) only when the handler receives the answer the
+	// requestState brought (fresh, its position), and given back when
+	// the run ends without that, so that the client can resend it after
+	// a failure (a store fault) instead of finding it consumed.
+	use       *oneshot.Use
+	fresh     int
+	delivered bool
 }
 
 type roundKey struct{}
+
+// deliver commits the requestState's claim when the answer at position i
+// is the one it brought; on failure the handler must not get the answer.
+func (rd *round) deliver(ctx context.Context, i int) error {
+	if rd.use == nil || rd.delivered || i != rd.fresh {
+		return nil
+	}
+	if err := rd.use.Commit(ctx); err != nil {
+		if errors.Is(err, oneshot.ErrLost) {
+			return ErrUnknownElicitation // another request took it over
+		}
+		return fmt.Errorf("elicit: requestState: %w", err)
+	}
+	rd.delivered = true
+	return nil
+}
+
+// settle gives back the claim of a requestState whose answer the handler
+// never received.
+func (rd *round) settle(ctx context.Context) {
+	if rd.use != nil && !rd.delivered {
+		rd.use.Release(context.WithoutCancel(ctx))
+	}
+}
 
 func (rd *round) stopped() bool { return rd.ask != nil || rd.pending != nil || rd.pendingURL != nil }
 
@@ -123,12 +157,19 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 					res, err := e.awaitURL(ctx, r, ttl)
 					if err == nil {
 						a.Wait = false // a later run must not wait again
+						err = rd.deliver(ctx, i)
 					}
-					return res, err
+					if err != nil {
+						return nil, err
+					}
+					return res, nil
 				}
 				if a.Action != Accept {
 					e.slot(r.Call.subject, r.Call.session, r.ID, time.Time{}).end(ctx)
 				}
+			}
+			if err := rd.deliver(ctx, i); err != nil {
+				return nil, err
 			}
 			return &Response{Action: a.Action, Content: a.Content}, nil
 		}
@@ -178,9 +219,10 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 			return nil, err
 		}
 		s := e.slot(r.Call.subject, r.Call.session, r.ID, expiry)
-		if err := s.put(ctx, purposePending, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
+		if err := s.putPending(ctx, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
 			return nil, err
 		}
+		e.leave(r.Call.req.Session, s)
 		p.URL = link
 		p.ElicitationID = r.ID
 	}
@@ -194,12 +236,14 @@ func (e *Elicitor) mrtr(ctx context.Context, req *mcp.CallToolRequest, next func
 	p := req.Params
 	if p.RequestState != "" {
 		var err error
-		if rd.answers, rd.state, err = e.continueRound(ctx, req); err != nil {
+		if rd.answers, rd.state, rd.use, err = e.continueRound(ctx, req); err != nil {
 			// Refused before the handler runs: nothing of the call is done.
 			return nil, err
 		}
+		rd.fresh = len(rd.answers) - 1
 	}
 	res, err := next(context.WithValue(ctx, roundKey{}, rd))
+	rd.settle(ctx)
 	return e.finish(ctx, req, rd, res, err)
 }
 
@@ -298,31 +342,61 @@ func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl ti
 	}, ttl.Round(time.Second), token.Compact)
 }
 
-// continueRound verifies and consumes the requestState of a retried call
-// and returns the answers so far, the last one from the inputResponses.
-// A requestState that does not verify (tampered, of another call, session
-// or subject, expired, or replayed) and a response of the wrong kind are
-// invalid params: the JSON-RPC error -32602, the same for every reason of
-// the first kind. A round without the response asks the question again.
-func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) (answers []answered, state []byte, err error) {
+// continueRound verifies and claims the requestState of a retried call
+// and returns the answers so far, the last one from the inputResponses,
+// and the claim, which the round commits when the handler receives that
+// answer (round.deliver) and gives back otherwise (round.settle), so that
+// a run that fails before (a store fault) leaves the requestState usable
+// for the client's resend. A requestState that does not verify (tampered,
+// of another call, session or subject, expired, or replayed) and a
+// response of the wrong kind are invalid params: the JSON-RPC error
+// -32602, the same for every reason of the first kind. A round without the
+// response asks the question again.
+func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) (answers []answered, state []byte, use *oneshot.Use, err error) {
 	p := req.Params
 	session, subject, args, err := e.callBinding(req)
 	if err != nil {
-		return nil, nil, errBadState
+		return nil, nil, nil, errBadState
 	}
-	c, err := e.tokens.Consume(ctx, p.RequestState, token.Expect{
+	c, err := e.tokens.Verify(p.RequestState, token.Expect{
 		Kind: token.RequestState, SessionID: session, Subject: subject, Tool: p.Name, ArgsHash: args,
 	})
+	if err == nil {
+		use, err = e.tokens.Claim(ctx, c)
+	}
 	switch {
+	case errors.Is(err, token.ErrInProgress):
+		return nil, nil, nil, ErrAnswerInProgress
 	case errors.Is(err, token.ErrExpired), errors.Is(err, token.ErrInvalid),
 		errors.Is(err, token.ErrUnknownKey), errors.Is(err, token.ErrReplayed):
-		return nil, nil, errBadState
+		return nil, nil, nil, errBadState
 	case err != nil:
-		return nil, nil, fmt.Errorf("elicit: requestState: %w", err)
+		return nil, nil, nil, fmt.Errorf("elicit: requestState: %w", err)
 	}
+	answers, state, fresh, err := e.roundAnswers(ctx, c, p, session, subject)
+	switch {
+	case err != nil:
+		use.Release(context.WithoutCancel(ctx))
+		return nil, nil, nil, err
+	case !fresh:
+		// Nothing to deliver: the requestState is used up now, as the
+		// handler asks again under a new one.
+		if err := use.Commit(ctx); err != nil {
+			use.Release(context.WithoutCancel(ctx))
+			return nil, nil, nil, fmt.Errorf("elicit: requestState: %w", err)
+		}
+		return answers, state, nil, nil
+	}
+	return answers, state, use, nil
+}
+
+// roundAnswers reads the answers of a verified requestState and the
+// client's response to its input request; fresh reports whether there is
+// one.
+func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, p *mcp.CallToolParamsRaw, session, subject string) (answers []answered, state []byte, fresh bool, err error) {
 	var st requestState
 	if err := json.Unmarshal(c.State, &st); err != nil || st.Asked == nil || st.Asked.ID != c.ElicitationID {
-		return nil, nil, errBadState
+		return nil, nil, false, errBadState
 	}
 	raw, ok := p.InputResponses[st.Asked.Key]
 	if !ok || raw == nil {
@@ -332,11 +406,11 @@ func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) 
 		if st.Asked.Mode == ModeURL {
 			e.slot(subject, session, st.Asked.ID, time.Time{}).end(ctx)
 		}
-		return st.Answers, st.State, nil
+		return st.Answers, st.State, false, nil
 	}
 	resp, ok := raw.(*mcp.ElicitResult)
 	if !ok || resp == nil {
-		return nil, nil, invalidParams(fmt.Sprintf("inputResponses[%q] is not an elicitation result", clip(st.Asked.Key)))
+		return nil, nil, false, invalidParams(fmt.Sprintf("inputResponses[%q] is not an elicitation result", clip(st.Asked.Key)))
 	}
 	a := answered{FP: st.Asked.FP, ID: st.Asked.ID, Action: Action(resp.Action)}
 	switch {
@@ -345,7 +419,7 @@ func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) 
 	case a.Action == Accept && st.Asked.Mode == ModeURL:
 		a.Wait = true
 	}
-	return append(st.Answers, a), st.State, nil
+	return append(st.Answers, a), st.State, true, nil
 }
 
 // ours reports whether a requestState is one of ours (a compact token).

@@ -89,16 +89,38 @@ func (e *Elicitor) CompleteURL(ctx context.Context, tok, subject string, action 
 	if c.Subject != "" && c.Subject != subject {
 		return ErrWrongUser
 	}
-	if err := e.tokens.MarkUsed(ctx, c); err != nil {
-		return pageErr(err)
+	return pageErr(e.completeOnce(ctx, c, action))
+}
+
+// completeOnce resolves the elicitation of verified claims c and uses the
+// token up only once that is done: a resolution that fails (a store fault)
+// gives the token back, or leaves its claim to end with its lease, so
+// that the user can open the link again; a claim whose commit fails is
+// harmless to resolve again (the same answer is written, or the
+// elicitation is gone).
+func (e *Elicitor) completeOnce(ctx context.Context, c *token.Claims, action Action) error {
+	use, err := e.tokens.Claim(ctx, c)
+	if err != nil {
+		return err
 	}
-	return e.resolveURL(ctx, c, action)
+	if err := e.resolveURL(ctx, c, action); err != nil {
+		if errors.Is(err, ErrUnknownElicitation) {
+			use.Commit(ctx) // nothing left to resolve
+		} else {
+			use.Release(context.WithoutCancel(ctx))
+		}
+		return err
+	}
+	use.Commit(ctx)
+	return nil
 }
 
 // pageErr maps token errors to the package's: a token that expired or was
 // used is an unknown elicitation, a forged one malformed.
 func pageErr(err error) error {
 	switch {
+	case errors.Is(err, token.ErrInProgress):
+		return ErrAnswerInProgress
 	case errors.Is(err, token.ErrExpired), errors.Is(err, token.ErrReplayed):
 		return errGone
 	case errors.Is(err, token.ErrInvalid), errors.Is(err, token.ErrUnknownKey):
@@ -189,11 +211,7 @@ func (p *pages) answer(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if err := p.e.tokens.MarkUsed(r.Context(), c); err != nil {
-		p.fail(w, r, err)
-		return
-	}
-	if err := p.e.resolveURL(r.Context(), c, action); err != nil {
+	if err := p.e.completeOnce(r.Context(), c, action); err != nil {
 		p.fail(w, r, err)
 		return
 	}
@@ -234,6 +252,8 @@ func (p *pages) verify(w http.ResponseWriter, r *http.Request) (string, *token.C
 
 func (p *pages) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
+	case errors.Is(err, token.ErrInProgress):
+		writePage(w, http.StatusConflict, pageBusy)
 	case errors.Is(err, token.ErrReplayed):
 		writePage(w, http.StatusGone, pageUsed)
 	case errors.Is(err, token.ErrExpired), errors.Is(err, ErrUnknownElicitation):
@@ -284,6 +304,7 @@ var (
 	pageExpired   = pageView{Title: "This link has expired", Text: "Return to your application and start again."}
 	pageUsed      = pageView{Title: "This link was already used", Text: "The answer was given already. Return to your application."}
 	pageWrongUser = pageView{Title: "Wrong account", Text: "This link was issued to another account. Sign in as the user who asked for it, then open the link again."}
+	pageBusy      = pageView{Title: "Almost there", Text: "This link is being processed. Wait a few seconds, then open it again."}
 	pageFailed    = pageView{Title: "Something went wrong", Text: "Return to your application and try again."}
 )
 

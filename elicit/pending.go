@@ -20,6 +20,8 @@ const (
 	purposeSession = "elicit/session" // the session's one pending elicitation
 	purposeChannel = "elicit/channel" // announces that a result was written
 	purposeUsed    = "elicit/used"    // the one-shot marker of an LLM-mediated answer
+	purposeAnswer  = "elicit/answer"  // the fingerprint of an answer, in its marker
+	purposeReplay  = "elicit/replay"  // the result kept with a marker
 )
 
 // How an elicitation reaches the user, in its pending record, when it is
@@ -91,8 +93,18 @@ func (s *slot) binding(purpose string) envelope.Binding {
 
 func (s *slot) key(purpose string) string { return s.e.keys.StoreKey(s.binding(purpose)) }
 
-// channel is the blinded name of the elicitation's channel.
+// channel is the blinded name of the elicitation's channel, which its
+// waiter listens on: under the waiter's primary secret.
 func (s *slot) channel() string { return "ev:" + s.key(purposeChannel) }
+
+// publish announces a result on the elicitation's channel under every
+// secret of the keyring: during a rotation the waiter's primary may be
+// another than this node's.
+func (s *slot) publish(ctx context.Context) {
+	for _, key := range s.e.keys.StoreKeys(s.binding(purposeChannel)) {
+		s.e.store.Publish(ctx, "ev:"+key, []byte{1})
+	}
+}
 
 // begin subscribes to the elicitation's channel, writes its pending record,
 // makes it the session's pending elicitation and cancels the one it
@@ -102,20 +114,49 @@ func (s *slot) begin(ctx context.Context, rec *pendingRecord) (store.Subscriptio
 	if err != nil {
 		return nil, fmt.Errorf("elicit: subscribe: %w", err)
 	}
-	if err := s.put(ctx, purposePending, rec); err != nil {
+	if err := s.putPending(ctx, rec); err != nil {
 		sub.Close()
 		return nil, err
 	}
 	if err := s.claim(ctx); err != nil {
 		sub.Close()
+		s.end(ctx)
 		return nil, err
 	}
 	return sub, nil
 }
 
+// putPending counts the elicitation against the Elicitor's quota and
+// writes its pending record.
+func (s *slot) putPending(ctx context.Context, rec *pendingRecord) error {
+	if b, err := json.Marshal(rec); err != nil || len(b) > s.e.maxPendingSize {
+		// The tool's arguments, earlier answers and state are the
+		// client's to size: they are not parked in the store unbounded.
+		return ErrTooLarge
+	}
+	if err := s.e.quota.acquire(s.id, s.subject, s.expiry, s.e.now()); err != nil {
+		return err
+	}
+	if err := s.put(ctx, purposePending, rec); err != nil {
+		s.e.quota.release(s.id)
+		return err
+	}
+	return nil
+}
+
+// realSession reports whether the slot's session is one: a transport
+// session or a connection (stdio, in-memory). Without one (stateless
+// HTTP), elicitations of different clients, or of one user's parallel
+// chats, share nothing: each is keyed by its own ID only.
+func (s *slot) realSession() bool { return s.session != sessionless }
+
 // claim makes the elicitation the session's pending one and cancels the
-// one it replaces.
+// one it replaces. Without a real session there is nothing to share: it
+// does nothing.
 func (s *slot) claim(ctx context.Context) error {
+	if !s.realSession() {
+		return nil
+	}
 	ptr, _ := json.Marshal(sessionRecord{ID: s.id, Expiry: s.expiry.UnixMilli()})
 	sealed, err := s.e.keys.SealRecord(s.binding(purposeSession), ptr, s.expiry)
 	if err != nil {
@@ -135,6 +176,9 @@ func (s *slot) claim(ctx context.Context) error {
 // release removes the session's pointer if it still points at this
 // elicitation, from any node (which does not hold the pointer's bytes).
 func (s *slot) release(ctx context.Context) {
+	if !s.realSession() {
+		return
+	}
 	b := s.binding(purposeSession)
 	for _, key := range s.e.keys.StoreKeys(b) {
 		old, err := s.e.store.Get(ctx, key)
@@ -172,7 +216,7 @@ func (s *slot) supersede(ctx context.Context, old []byte) {
 		return
 	}
 	if prev.put(ctx, purposeResult, &resultRecord{Superseded: true}) == nil {
-		s.e.store.Publish(ctx, prev.channel(), []byte{1})
+		prev.publish(ctx)
 	}
 }
 
@@ -236,6 +280,8 @@ func (s *slot) open(purpose string, rec []byte, v any) error {
 func (s *slot) end(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
+	s.e.quota.release(s.id)
+	s.e.forget(s)
 	if s.pointer != nil {
 		s.e.store.CompareAndSwap(ctx, s.key(purposeSession), s.pointer, nil, s.expiry)
 	}
@@ -253,6 +299,6 @@ func (s *slot) resolve(ctx context.Context, res *resultRecord) error {
 		return err
 	}
 	// Best effort: a lost message is found by the waiter's next read.
-	s.e.store.Publish(ctx, s.channel(), []byte{1})
+	s.publish(ctx)
 	return nil
 }

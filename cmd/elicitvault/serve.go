@@ -84,8 +84,14 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	ttl := fs.Duration("ttl", elicit.DefaultTTL, "how long an elicitation waits for its answer")
 	fallback := fs.String("fallback", "llm", "for clients that cannot elicit: `llm,browser`, either, or none")
 	oauthFl := addOAuthFlags(fs)
+	unauthenticated := fs.Bool("unauthenticated", false, "allow an --addr other than loopback although serve authenticates no one")
 	if err := parseFlags(e, c, fs, args, 0); err != nil {
 		return err
+	}
+	if (!*stdio || flagSet(fs, "addr")) && !loopback(*addr) && !*unauthenticated {
+		// Every client that reaches the port could call the tools and
+		// answer any elicitation of a sessionless call.
+		return usagef(fs, "--addr %s is not a loopback address and serve authenticates no one: pass --unauthenticated to serve it anyway", *addr)
 	}
 	fallbacks, err := fallbackFlag(fs, *fallback)
 	if err != nil {
@@ -213,6 +219,19 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// loopback reports whether a host:port listens on loopback only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // advertised returns the host:port a browser on this machine reaches a

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -78,6 +79,9 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 	server.AddReceivingMiddleware(servedAsDeclared)
 	ev.Install(server)
 	r.addTools()
+	if path := os.Getenv(probeEnv); path != "" {
+		r.addProbe(path)
+	}
 	return r, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/store"
@@ -26,6 +27,7 @@ type Progress struct {
 	Current   int    // records that already were
 	Changed   int    // records left alone because they changed (or went) while being rewrapped
 	Skipped   int    // entries that are not records (one-shot markers)
+	InTransit int    // answers on their way to a waiter, left where they were written
 	Failed    int    // records that did not open: invalid, unknown key, or misplaced
 	Cursor    string // where to resume; "" once done
 }
@@ -38,7 +40,8 @@ type Progress struct {
 // where no entry exists) and then deleting the old one only if it is still
 // the value that was read; if it is not, the new copy is withdrawn the same
 // way. A crash between the two steps leaves both copies, never neither, and
-// the next run removes the old one. One-shot markers are not records and are
+// the next run removes the old one. Records in transit (InTransit) stay
+// where they are. One-shot markers are not records and are
 // left where they are: their keys are derived under the secret that issued
 // the token, which is what every node looks them up by.
 //
@@ -82,6 +85,10 @@ func (k *Keyring) rewrapOne(ctx context.Context, s store.Store, e store.Entry, p
 	}
 	if err != nil {
 		p.Failed++
+		return nil
+	}
+	if InTransit(b.Purpose) {
+		p.InTransit++
 		return nil
 	}
 	keys := k.StoreKeys(b)
@@ -153,6 +160,16 @@ func (k *Keyring) rewrapOne(ctx context.Context, s store.Store, e store.Entry, p
 	p.Changed++
 	return nil
 }
+
+// TransitSuffix ends the purpose of records in transit: an answer written
+// for a waiter that takes it at once. Rewrap leaves them where they were
+// written: a waiter that looks for one under each secret's key while it
+// moves could miss it in both places. They live no longer than the
+// elicitation's TTL, for which the rotation steps keep the old secret.
+const TransitSuffix = "/result"
+
+// InTransit reports whether records of purpose are in transit.
+func InTransit(purpose string) bool { return strings.HasSuffix(purpose, TransitSuffix) }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

@@ -223,3 +223,35 @@ func TestRewrapUnderLoad(t *testing.T) {
 		t.Fatalf("%d records under B, want %d", r.Records[b.PrimaryKeyID()], n-int(resolved.Load()))
 	}
 }
+
+// An answer in transit (purpose ending in /result) stays where it was
+// written: a waiter looking under each secret's key cannot miss it between
+// two places.
+func TestRewrapLeavesAnswersInTransit(t *testing.T) {
+	ctx := context.Background()
+	s := memory.New(nil)
+	defer s.Close()
+	a := mustKeyring(t, secretA)
+	b := envelope.Binding{Purpose: "elicit/result", Subject: "u", SessionID: "s", RecordID: "e"}
+	rec, err := a.SealRecord(b, []byte("accept"), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, a.StoreKey(b), rec, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	ba := mustKeyring(t, secretB, secretA)
+	p, err := ba.Rewrap(ctx, s, ring.RewrapOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.InTransit != 1 || p.Rewrapped != 0 {
+		t.Fatalf("progress %+v", p)
+	}
+	if got, err := s.Get(ctx, a.StoreKey(b)); err != nil || string(got) != string(rec) {
+		t.Fatalf("the answer moved: %v", err)
+	}
+	if got, err := ba.Take(ctx, s, b); err != nil || string(got) != string(rec) {
+		t.Fatalf("the waiter's lookup: %v", err)
+	}
+}

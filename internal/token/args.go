@@ -24,16 +24,17 @@ var ErrArgs = errors.New("token: tool arguments are not canonicalisable JSON")
 // same double hash the same.
 //
 // args must be a JSON object; absent arguments (nil, empty or JSON null)
-// hash as the empty object {}, since MCP treats them alike. Input that is
+// hash as the empty object {}, since MCP treats them alike; whitespace
+// alone is not JSON and is ErrArgs, as for encoding/json. Input that is
 // not valid UTF-8, has a duplicate member name, a lone surrogate escape, a
 // number beyond the range of a double, or nesting deeper than 64 is
 // ErrArgs.
 func HashArgs(args []byte) ([sha256.Size]byte, error) {
 	trimmed := bytes.Trim(args, " \t\r\n") // JSON whitespace only
-	if len(trimmed) == 0 || string(trimmed) == "null" {
+	if len(args) == 0 || string(trimmed) == "null" {
 		return sha256.Sum256([]byte("{}")), nil
 	}
-	if trimmed[0] != '{' {
+	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return [sha256.Size]byte{}, ErrArgs
 	}
 	canon, err := jcs.Append(make([]byte, 0, len(trimmed)), trimmed)

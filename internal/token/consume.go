@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/store"
 )
 
@@ -20,10 +21,12 @@ const usedPurpose = "token/used"
 // The marker is written with the store's PutIfAbsent under a blinded key:
 // the keyring's HMAC, under the secret that issued the token (so that every
 // node agrees on it whatever its primary), of the unbound binding
-// {Purpose: "token/used", RecordID: token ID}. Its value is the single byte
-// 0x01, which is not a stored record, and it expires with the token plus
+// {Purpose: "token/used", RecordID: token ID}. Its value is a oneshot
+// marker, which is not a stored record, and it expires with the token plus
 // the marker grace (WithMarkerGrace). A store failure is returned wrapped;
-// the token is then not consumed.
+// the token is then not consumed, or only claimed, and free again when the
+// claim's lease ends (WithClaimLease): a resend of the token then
+// succeeds. Meanwhile it gets ErrInProgress.
 func (s *Service) Consume(ctx context.Context, tok string, want Expect) (*Claims, error) {
 	if s.store == nil {
 		return nil, ErrNoStore
@@ -43,21 +46,22 @@ func (s *Service) Consume(ctx context.Context, tok string, want Expect) (*Claims
 // acts.
 func (s *Service) MarkUsed(ctx context.Context, c *Claims) error { return s.markUsed(ctx, c) }
 
-// Used reports whether verified claims c were consumed already. It writes
+// Used reports whether verified claims c were consumed already: a claim
+// still under its lease (Claim, not committed) is not. It writes
 // nothing: a page can tell the user that a link was used without using it.
 func (s *Service) Used(ctx context.Context, c *Claims) (bool, error) {
 	key, err := s.markerKey(c)
 	if err != nil {
 		return false, err
 	}
-	_, err = s.store.Get(ctx, key)
+	v, err := s.store.Get(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("token: one-shot marker: %w", err)
 	}
-	return true, nil
+	return !oneshot.Claimed(v), nil
 }
 
 func (s *Service) markerKey(c *Claims) (string, error) {
@@ -71,23 +75,46 @@ func (s *Service) markerKey(c *Claims) (string, error) {
 	return key, nil
 }
 
-// markUsed writes the one-shot marker of verified claims c.
+// markUsed claims and at once commits the one-shot marker of verified
+// claims c.
 func (s *Service) markUsed(ctx context.Context, c *Claims) error {
-	key, err := s.markerKey(c)
+	u, err := s.Claim(ctx, c)
 	if err != nil {
 		return err
 	}
-	won, err := s.store.PutIfAbsent(ctx, key, []byte{1}, c.Expiry.Add(s.grace))
+	if err := u.Commit(ctx); err != nil {
+		u.Release(context.WithoutCancel(ctx))
+		return fmt.Errorf("token: one-shot marker: %w", err)
+	}
+	return nil
+}
+
+// Claim claims the one-shot marker of verified claims c (package
+// oneshot), for a consumer that uses the token up only once what it
+// guards happened: Commit then, Release after a failure; a claim left
+// alone (a process killed, the store unreachable) ends with its lease
+// (WithClaimLease), and the token is usable again. A write applied with
+// its reply lost is recognised as this claim's own. It returns
+// ErrInProgress while another consumer holds a claim, ErrReplayed once
+// the token was used, ErrExpired when the marker's expiry has passed.
+func (s *Service) Claim(ctx context.Context, c *Claims) (*oneshot.Use, error) {
+	key, err := s.markerKey(c)
+	if err != nil {
+		return nil, err
+	}
+	u, err := oneshot.Claim(ctx, s.store, key, c.ID[:], oneshot.Options{Lease: s.lease, Expiry: c.Expiry.Add(s.grace), Now: s.now})
 	switch {
 	case errors.Is(err, store.ErrInvalidArgument):
 		// The marker's expiry is already past on the store's clock.
-		return ErrExpired
+		return nil, ErrExpired
+	case errors.Is(err, oneshot.ErrUsed):
+		return nil, ErrReplayed
+	case errors.Is(err, oneshot.ErrBusy):
+		return nil, ErrInProgress
 	case err != nil:
-		return fmt.Errorf("token: one-shot marker: %w", err)
-	case !won:
-		return ErrReplayed
+		return nil, fmt.Errorf("token: one-shot marker: %w", err)
 	}
-	return nil
+	return u, nil
 }
 
 // DefaultParam is the query parameter that carries a URL-mode token in

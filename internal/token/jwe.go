@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"time"
 
@@ -204,6 +205,9 @@ func parseJWEHeader(seg string) (keyschedule.KeyID, bool) {
 }
 
 func decodeJWEClaims(payload []byte, kind Kind) (*Claims, error) {
+	if !strictClaims(payload) {
+		return nil, errMalformed
+	}
 	var jc jweClaims
 	d := json.NewDecoder(bytes.NewReader(payload))
 	d.DisallowUnknownFields()
@@ -251,4 +255,48 @@ func decodeJWEClaims(payload []byte, kind Kind) (*Claims, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// jweClaimNames are the members of a claim set, spelled exactly: the JSON
+// names of jweClaims.
+var jweClaimNames = func() map[string]bool {
+	names := make(map[string]bool)
+	t := reflect.TypeFor[jweClaims]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		names[name] = true
+	}
+	return names
+}()
+
+// strictClaims accepts a claim set that is one flat JSON object whose
+// members are known claims, spelled exactly, each once, each a string or a
+// number. encoding/json alone would take the last of repeated members,
+// match names in any case, and read null as absent.
+func strictClaims(payload []byte) bool {
+	d := json.NewDecoder(bytes.NewReader(payload))
+	d.UseNumber()
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	seen := make(map[string]bool, len(jweClaimNames))
+	for d.More() {
+		t, err := d.Token()
+		name, ok := t.(string)
+		if err != nil || !ok || !jweClaimNames[name] || seen[name] {
+			return false
+		}
+		seen[name] = true
+		v, err := d.Token()
+		if err != nil {
+			return false
+		}
+		switch v.(type) {
+		case string, json.Number:
+		default: // null, true, false, or the start of an object or array
+			return false
+		}
+	}
+	t, err := d.Token()
+	return err == nil && t == json.Delim('}')
 }

@@ -188,6 +188,12 @@ var (
 	// ErrReplayed is returned by Consume for a token that was consumed
 	// before.
 	ErrReplayed error = &tokenError{msg: "token: replayed"}
+	// ErrInProgress is returned by Consume for a token another consumer
+	// claimed and has neither used up nor given back yet: it is free
+	// again if that consumer fails, at the latest when its claim's lease
+	// (WithClaimLease) ends. It also matches ErrReplayed: only one of the
+	// concurrent consumers gets the claims.
+	ErrInProgress error = &tokenError{"token: being used by another request; try again shortly", ErrReplayed}
 	// ErrNoStore is returned by Consume on a Service without a store.
 	ErrNoStore = errors.New("token: no store configured for one-shot use")
 )
@@ -208,6 +214,7 @@ type Service struct {
 	sealer *envelope.Sealer
 	store  store.Store
 	grace  time.Duration
+	lease  time.Duration
 	jwe    map[keyschedule.KeyID][]byte // "token/jwe" purpose keys
 
 	encOnce sync.Once // the JWE encrypter under the primary's key
@@ -229,6 +236,21 @@ func WithMarkerGrace(d time.Duration) Option {
 	}
 }
 
+// WithClaimLease sets how long a consumer holds a token's marker before
+// it is used up for good (default DefaultClaimLease): a consumer that fails
+// in between (store unreachable, process killed) leaves a claim that a
+// resend of the token takes over once the lease ends.
+func WithClaimLease(d time.Duration) Option {
+	return func(s *Service) {
+		if d > 0 {
+			s.lease = d
+		}
+	}
+}
+
+// DefaultClaimLease is the default of WithClaimLease.
+const DefaultClaimLease = 10 * time.Second
+
 // DefaultMarkerGrace is the default of WithMarkerGrace.
 const DefaultMarkerGrace = time.Minute
 
@@ -245,6 +267,7 @@ func NewService(k *ring.Keyring, st store.Store, opts ...Option) (*Service, erro
 		sealer: k.Sealer(),
 		store:  st,
 		grace:  DefaultMarkerGrace,
+		lease:  DefaultClaimLease,
 		jwe:    make(map[keyschedule.KeyID][]byte),
 	}
 	for _, id := range k.KeyIDs() {

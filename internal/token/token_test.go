@@ -631,6 +631,10 @@ func (failingStore) PutIfAbsent(context.Context, string, []byte, time.Time) (boo
 	return false, errors.New("connection refused")
 }
 
+func (failingStore) Get(context.Context, string) ([]byte, error) {
+	return nil, errors.New("connection refused")
+}
+
 func TestConsumeStoreError(t *testing.T) {
 	s := service(t, keyring(t, nil, secretA), failingStore{})
 	tok, _ := issue(t, s, typical(token.URL), token.Compact)
@@ -694,7 +698,7 @@ func TestHashArgs(t *testing.T) {
 		seen[h] = in
 	}
 	for _, bad := range []string{`[1]`, `"x"`, `1`, `{"a":1,"a":2}`, `{"a":1}{}`, `{"a":1e400}`, "{\"a\":\"\xff\"}",
-		`{"a":"\ud800"}`, `{"a":"\udc00\ud800"}`, `{"a":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`, `{a:1}`, `{"a":1,}`} {
+		`{"a":"\ud800"}`, `{"a":"\udc00\ud800"}`, `{"a":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`, `{a:1}`, `{"a":1,}`, " ", "\n\t "} {
 		if _, err := token.HashArgs([]byte(bad)); !errors.Is(err, token.ErrArgs) {
 			t.Errorf("%.40s: %v, want ErrArgs", bad, err)
 		}

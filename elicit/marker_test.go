@@ -1,0 +1,101 @@
+package elicit_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/store/memory"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A rolling secret removal: the question was asked under OLD, the store
+// was rewrapped to NEW, and node 1 already dropped OLD. Concurrent answers
+// on node 0 (NEW, OLD) and node 1 (NEW only) continue the tool once: node
+// 1 cannot key the one-shot marker where node 0 does, so it refuses
+// (ErrSecretUnavailable) instead of keying it under its own primary.
+func TestModelMarkerSecretMissing(t *testing.T) {
+	st := &slowMarkers{memory.New(nil)}
+	t.Cleanup(func() { st.Close() })
+	oldSecret := []byte("rotation test secret OLD, thirty-two bytes")
+	newSecret := []byte("rotation test secret NEW, thirty-two bytes")
+	asker, err := ring.New(oldSecret, [][]byte{newSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs atomic.Int32
+	var urls [3]string
+	for i, keys := range []*ring.Keyring{mustRing(ring.New(newSecret, [][]byte{oldSecret})), mustRing(ring.New(newSecret, nil)), asker} {
+		ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
+		ev.Install(s)
+		e := &env{t: t, store: st, keys: keys, ev: ev, server: s}
+		e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+			runs.Add(1)
+			return profileTool(ctx, req)
+		})
+		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+		t.Cleanup(srv.Close)
+		urls[i] = srv.URL
+	}
+	var clients [3]*mcp.ClientSession
+	for i, u := range urls {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: u}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		clients[i] = cs
+	}
+	p := pendingOf(t, callTool(t, clients[2], "profile", nil))
+	// rotate: the pending record moves under NEW; its marker key ID stays.
+	if _, err := mustRing(ring.New(newSecret, [][]byte{oldSecret})).Rewrap(context.Background(), st, ring.RewrapOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Node 1 refuses, and uses nothing up.
+	for range 2 {
+		res := submit(t, clients[1], p.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"})
+		if !res.IsError || !strings.Contains(text(res), elicit.ErrSecretUnavailable.Error()) {
+			t.Fatalf("node without the secret: %q (error %v)", text(res), res.IsError)
+		}
+	}
+	// Concurrent answers on both nodes: one continues the tool.
+	const n = 8
+	var wg sync.WaitGroup
+	var continued atomic.Int32
+	for i := range n {
+		wg.Go(func() {
+			res := submit(t, clients[i%2], p.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"})
+			switch {
+			case !res.IsError && res.Meta[elicit.MetaElicitationReplayed] != nil:
+				// the same answer again: the first one's result
+			case !res.IsError:
+				if i%2 == 1 {
+					t.Errorf("node 1 continued the tool")
+				}
+				continued.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if c, r := continued.Load(), runs.Load(); c != 1 || r != 2 {
+		t.Errorf("%d answers continued the tool, the handler ran %d times; want 1 and 2", c, r)
+	}
+}
+
+func mustRing[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -1,0 +1,113 @@
+package elicit_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// statelessServer serves e over stateless Streamable HTTP; a bearer token
+// "user-X" authenticates X, no token is anonymous.
+func (e *env) statelessServer() string {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return e.server }, &mcp.StreamableHTTPOptions{Stateless: true})
+	authed := auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+		if user, ok := strings.CutPrefix(tok, "user-"); ok {
+			return &auth.TokenInfo{UserID: user, Expiration: time.Now().Add(time.Hour)}, nil
+		}
+		return nil, auth.ErrInvalidToken
+	}, nil)(h)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		authed.ServeHTTP(w, r)
+	}))
+	e.t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func (e *env) httpClient(url, user, version string) *mcp.ClientSession {
+	e.t.Helper()
+	hc := http.DefaultClient
+	if user != "" {
+		hc = &http.Client{Transport: &bearer{"user-" + user, http.DefaultTransport}}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// Without a real session (stateless HTTP), clients share no "one pending
+// elicitation per session" slot: neither two anonymous clients nor one
+// user's two chats cancel each other's LLM-mediated question.
+func TestSessionlessClientsShareNoSlot(t *testing.T) {
+	for _, user := range []string{"", "alice"} {
+		t.Run("user="+user, func(t *testing.T) {
+			forBoth(t, func(t *testing.T, version string) {
+				e := newEnv(t, llmConfig)
+				runs := e.counted("profile")
+				url := e.statelessServer()
+				a, b := e.httpClient(url, user, version), e.httpClient(url, user, version)
+				pa := pendingOf(t, callTool(t, a, "profile", nil))
+				pb := pendingOf(t, callTool(t, b, "profile", nil))
+				for i, c := range []struct {
+					cs *mcp.ClientSession
+					p  pending
+				}{{a, pa}, {b, pb}} {
+					res := submit(t, c.cs, c.p.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"})
+					if res.IsError {
+						t.Fatalf("client %d: %q: one client's question cancelled the other's", i, text(res))
+					}
+				}
+				if n := runs.Load(); n != 4 {
+					t.Errorf("handler ran %d times, want 4", n)
+				}
+			})
+		})
+	}
+}
+
+// The quotas: MaxPendingPerSubject per authenticated user, MaxPending per
+// Elicitor; an answered elicitation frees its place.
+func TestPendingQuota(t *testing.T) {
+	e := newEnv(t, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPending: 3, MaxPendingPerSubject: 2})
+	e.counted("profile")
+	url := e.statelessServer()
+	alice, bob := e.httpClient(url, "alice", mrtr), e.httpClient(url, "bob", mrtr)
+	p1 := pendingOf(t, callTool(t, alice, "profile", nil))
+	pendingOf(t, callTool(t, alice, "profile", nil))
+	if res, err := alice.CallTool(context.Background(), &mcp.CallToolParams{Name: "profile"}); err == nil && !res.IsError {
+		t.Fatalf("alice's third pending elicitation accepted: %q", text(res))
+	} else if msg := errText(res, err); !strings.Contains(msg, elicit.ErrTooManyPending.Error()) {
+		t.Fatalf("alice's third: %q", msg)
+	}
+	pendingOf(t, callTool(t, bob, "profile", nil))
+	if res, err := bob.CallTool(context.Background(), &mcp.CallToolParams{Name: "profile"}); err == nil && !res.IsError {
+		t.Fatal("a fourth pending elicitation on the server accepted")
+	} else if msg := errText(res, err); !strings.Contains(msg, elicit.ErrTooManyPending.Error()) {
+		t.Fatalf("server's fourth: %q", msg)
+	}
+	if res := submit(t, alice, p1.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"}); res.IsError {
+		t.Fatalf("answer: %q", text(res))
+	}
+	pendingOf(t, callTool(t, bob, "profile", nil))
+}
+
+func errText(res *mcp.CallToolResult, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return text(res)
+}

@@ -1,0 +1,115 @@
+package elicit
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// EndSessionOnDelete wraps a stateful Streamable HTTP handler so that a
+// DELETE of a session (the client ending it) first ends the session's
+// waiting tool calls: their elicitations return ErrSessionEnded, instead of
+// the DELETE hanging until they time out (the go-sdk closes a session only
+// once its calls have returned). Only calls of the DELETE's authenticated
+// user (auth.TokenInfoFromContext, "" without authentication) are ended:
+// put authentication outside this handler.
+//
+// What a session left pending (an LLM-mediated elicitation, an input
+// request's URL elicitation) is deleted from the store when the session
+// ends, however it ends; that needs no wrapper.
+func (e *Elicitor) EndSessionOnDelete(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+				var subject string
+				if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+					subject = ti.UserID
+				}
+				e.endCalls("s:"+id, subject)
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// endCalls ends the tool calls in progress of one session and subject.
+func (e *Elicitor) endCalls(session, subject string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for c := range e.calls {
+		if c.session == session && c.subject == subject {
+			c.cancel(ErrSessionEnded)
+		}
+	}
+}
+
+// leftover is what sessions left pending in the store, to delete when the
+// session ends: elicitations that nothing waits for.
+type leftover struct {
+	mu sync.Mutex
+	m  map[string]map[string]leftRecord // session → elicitation ID → record
+}
+
+type leftRecord struct {
+	subject string
+	expiry  time.Time
+}
+
+// leave records that the slot's session left its elicitation pending, and
+// makes sure the session's end removes it.
+func (e *Elicitor) leave(ss *mcp.ServerSession, s *slot) {
+	if !s.realSession() || ss == nil {
+		return
+	}
+	l := &e.leftover
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = make(map[string]map[string]leftRecord)
+	}
+	ids, ok := l.m[s.session]
+	if !ok {
+		ids = make(map[string]leftRecord)
+		l.m[s.session] = ids
+	}
+	ids[s.id] = leftRecord{subject: s.subject, expiry: s.expiry}
+	l.mu.Unlock()
+	if info := e.sessions.info(ss); info.watched.CompareAndSwap(false, true) {
+		session := s.session
+		go func() {
+			ss.Wait()
+			e.sessionEnded(session)
+		}()
+	}
+}
+
+// forget drops an elicitation that ended from the leftovers.
+func (e *Elicitor) forget(s *slot) {
+	l := &e.leftover
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ids, ok := l.m[s.session]; ok {
+		delete(ids, s.id)
+		if len(ids) == 0 {
+			delete(l.m, s.session)
+		}
+	}
+}
+
+// sessionEnded deletes what the session left pending.
+func (e *Elicitor) sessionEnded(session string) {
+	l := &e.leftover
+	l.mu.Lock()
+	ids := l.m[session]
+	delete(l.m, session)
+	l.mu.Unlock()
+	ctx := context.Background()
+	for id, r := range ids {
+		s := e.slot(r.subject, session, id, r.expiry)
+		s.end(ctx)
+		s.release(ctx)
+	}
+}

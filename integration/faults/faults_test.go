@@ -1,0 +1,414 @@
+// Package faults is elicitvault's fault suite: two `elicitvault serve`
+// processes share a Redis or PostgreSQL server of the test's own, each
+// through a TCP proxy of the test's own, while go-sdk clients run every
+// path of elicitation (blocking form, 2026-07-28 input requests, URL
+// mode, LLM-mediated) and the suite partitions the nodes from the store,
+// adds latency, drops connections, restarts the store and SIGKILLs a node.
+// The nodes have different primary secrets (a rotation half rolled out).
+//
+// Each attempt of each operation calls the serve's fault_probe tool with
+// an identifier of its own; the tool appends it to a log shared by both
+// nodes once it ran after an accepted answer. At the end the suite prints
+// the round trips, the answers lost (an operation that never completed
+// after every fault healed: must be 0), the attempts that ran twice (an
+// identifier logged twice: must be 0) and the errors clients saw, by kind.
+//
+// CI runs a small size. scripts/faults runs the full size: 200 sessions
+// and `elicitvault rotate` in a loop (ELICITVAULT_FAULTS_SESSIONS,
+// ELICITVAULT_FAULTS_ROTATE=1).
+package faults
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	secretOld = "AiV0gzskrj8zCzqtZycooKLT3gWbj_IaebpjcFX_wJI"
+	secretNew = "XQmoFRmX_sBSNjLZqC5IeM8w-B9Ag6hNx-H1PYFUEsE"
+)
+
+// The paths: blocking form and URL mode (2025-11-25, stateful, on one
+// node), input requests for a form and for URL mode (2026-07-28,
+// stateless, every request on either node), LLM-mediated (2026-07-28).
+var paths = []string{"form", "mrtr", "url", "urlmrtr", "llm"}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func TestFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the fault suite runs processes for tens of seconds")
+	}
+	sessions := envInt("ELICITVAULT_FAULTS_SESSIONS", 2) // per path
+	rotate := os.Getenv("ELICITVAULT_FAULTS_ROTATE") == "1"
+	for _, kind := range []string{"redis", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			var b backend
+			if kind == "redis" {
+				b = startRedis(t)
+			} else {
+				b = startPostgres(t)
+			}
+			runFaults(t, b, sessions, rotate)
+		})
+	}
+}
+
+// tally counts what the clients saw.
+type tally struct {
+	roundTrips, lost atomic.Int64
+	mu               sync.Mutex
+	errs             map[string]int
+}
+
+var idRE = regexp.MustCompile(`[A-Za-z0-9_-]{16,}|127\.0\.0\.1:\d+|\d{3,}`)
+
+func (t *tally) err(path string, err error) {
+	msg := idRE.ReplaceAllString(err.Error(), "…")
+	if r := []rune(msg); len(r) > 110 {
+		msg = string(r[:110])
+	}
+	t.mu.Lock()
+	t.errs[path+": "+msg]++
+	t.mu.Unlock()
+}
+
+func runFaults(t *testing.T, b backend, sessions int, rotate bool) {
+	logPath := filepath.Join(t.TempDir(), "runs.log")
+	pa, pb := newProxy(t, b.addr()), newProxy(t, b.addr())
+	probe := "ELICITVAULT_FAULT_PROBE_LOG=" + logPath
+	// Mid-rotation: A still seals under OLD, B already under NEW.
+	a := startNode(t, "A", b.url(pa.addr()), []string{probe, "MCP_ELICITATION_SECRET=" + secretOld, "MCP_ELICITATION_SECRET_PREVIOUS=" + secretNew})
+	bn := startNode(t, "B", b.url(pb.addr()), []string{probe, "MCP_ELICITATION_SECRET=" + secretNew, "MCP_ELICITATION_SECRET_PREVIOUS=" + secretOld})
+	nodes := []*node{a, bn}
+
+	// The load balancer of the stateless requests (2026-07-28): round
+	// robin over both nodes.
+	var rr atomic.Int64
+	lb := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			n := nodes[rr.Add(1)%2]
+			u, _ := url.Parse(n.base())
+			r.SetURL(u)
+			r.Out.Host = u.Host
+		},
+		ErrorLog: log.New(io.Discard, "", 0),
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			http.Error(w, "node unreachable", http.StatusBadGateway)
+		},
+	})
+	t.Cleanup(lb.Close)
+
+	tl := &tally{errs: make(map[string]int)}
+	faultsDone := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	var rotations atomic.Int64
+	var bg sync.WaitGroup
+	if rotate {
+		bg.Go(func() {
+			for ctx.Err() == nil {
+				cmd := exec.CommandContext(ctx, elicitvaultBin(t), "rotate", "--store", b.url(b.addr()))
+				cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+secretNew, "MCP_ELICITATION_SECRET_PREVIOUS="+secretOld)
+				if cmd.Run() == nil {
+					rotations.Add(1)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
+	}
+	bg.Go(func() {
+		defer close(faultsDone)
+		step := func(d time.Duration, what string, f func()) {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return
+			}
+			t.Logf("fault: %s", what)
+			f()
+		}
+		step(time.Second, "latency 20ms per chunk, 1.5s", func() {
+			var wg sync.WaitGroup
+			wg.Go(func() { pa.slow(20*time.Millisecond, 1500*time.Millisecond) })
+			wg.Go(func() { pb.slow(20*time.Millisecond, 1500*time.Millisecond) })
+			wg.Wait()
+		})
+		step(time.Second, "partition of both nodes from the store, 2s", func() {
+			var wg sync.WaitGroup
+			wg.Go(func() { pa.partition(2 * time.Second) })
+			wg.Go(func() { pb.partition(2 * time.Second) })
+			wg.Wait()
+		})
+		step(time.Second, "dropped connections", func() { pa.drop(); pb.drop() })
+		step(time.Second, "store restart", func() { b.restart(t) })
+		step(1500*time.Millisecond, "SIGKILL node B, restart after 1s", func() {
+			bn.kill()
+			time.Sleep(time.Second)
+			bn.start(t)
+		})
+	})
+
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, path := range paths {
+		for s := range sessions {
+			wg.Go(func() { session(ctx, t, tl, path, s, nodes, lb.URL, faultsDone) })
+		}
+	}
+	wg.Wait()
+	cancel()
+	bg.Wait()
+	elapsed := time.Since(start)
+
+	// The log: every attempt ran at most once.
+	runs := map[string]int{}
+	if f, err := os.Open(logPath); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			runs[sc.Text()]++
+		}
+		f.Close()
+	}
+	twice := 0
+	for id, n := range runs {
+		if n > 1 {
+			twice++
+			t.Errorf("attempt %s ran %d times", id, n)
+		}
+	}
+	kinds := make([]string, 0, len(tl.errs))
+	for k := range tl.errs {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	var report strings.Builder
+	fmt.Fprintf(&report, "faults: %d sessions per path × %d paths, %s: round trips %d, lost %d, run twice %d, runs logged %d, rotations %d\n",
+		sessions, len(paths), elapsed.Round(time.Second), tl.roundTrips.Load(), tl.lost.Load(), twice, len(runs), rotations.Load())
+	for _, k := range kinds {
+		fmt.Fprintf(&report, "  error seen %4d× %s\n", tl.errs[k], k)
+	}
+	t.Log(report.String())
+	fmt.Print(report.String())
+	if tl.lost.Load() != 0 {
+		t.Errorf("%d operations lost", tl.lost.Load())
+	}
+	if tl.roundTrips.Load() == 0 {
+		t.Error("no round trip")
+	}
+	for _, k := range kinds {
+		if strings.Contains(k, "panic") {
+			t.Errorf("a client saw a panic: %s", k)
+		}
+	}
+	for _, n := range nodes {
+		if log := n.log(); strings.Contains(log, secretOld) || strings.Contains(log, secretNew) || strings.Contains(log, "ev1.") || strings.Contains(log, "panic") {
+			t.Errorf("node %s's stderr holds a secret, a token or a panic:\n%s", n.name, log)
+		}
+	}
+}
+
+// session runs operations of one path until the faults are over and a
+// few more after: each operation is retried (a new attempt) until it
+// completes, up to a deadline well after the faults healed.
+func session(ctx context.Context, t *testing.T, tl *tally, path string, s int, nodes []*node, lbURL string, faultsDone <-chan struct{}) {
+	done := false
+	after := 0
+	for op := 0; after < 2; op++ {
+		select {
+		case <-faultsDone:
+			done = true
+		default:
+		}
+		if done {
+			after++
+		}
+		ok := false
+		deadline := time.Now().Add(45 * time.Second)
+		for attempt := 0; !ok && time.Now().Before(deadline) && ctx.Err() == nil; attempt++ {
+			run := fmt.Sprintf("%s-%d-%d-%d", path, s, op, attempt)
+			err := attemptOp(ctx, path, s, run, nodes, lbURL)
+			if err == nil {
+				ok = true
+				tl.roundTrips.Add(1)
+				break
+			}
+			tl.err(path, err)
+			time.Sleep(time.Duration(200+100*attempt) * time.Millisecond)
+		}
+		if !ok {
+			tl.lost.Add(1)
+			t.Errorf("%s session %d operation %d never completed", path, s, op)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// attemptOp runs one attempt on a fresh connection.
+func attemptOp(ctx context.Context, path string, s int, run string, nodes []*node, lbURL string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	endpoint, version := lbURL+"/mcp", "2026-07-28"
+	n := nodes[s%2]
+	if path == "form" || path == "url" {
+		endpoint, version = n.base()+"/mcp", "2025-11-25"
+	}
+	other := nodes[(s+1)%2]
+	opts := &mcp.ClientOptions{}
+	var visitErr atomic.Value // error
+	switch path {
+	case "form", "mrtr":
+		opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+		}
+	case "url", "urlmrtr":
+		opts.Capabilities = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}}
+		opts.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			// The browser opens the link on the other node, and opens it
+			// again while the page says to retry.
+			go func() {
+				if err := visit(req.Params.URL, other.base()); err != nil {
+					visitErr.Store(err)
+				}
+			}()
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "faults", Version: "1"}, opts).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1, DisableStandaloneSSE: path != "url"}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer cs.Close()
+	args := map[string]any{"run": run}
+	if path == "url" || path == "urlmrtr" {
+		args["mode"] = "url"
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fault_probe", Arguments: args})
+	if err != nil {
+		return err
+	}
+	if path == "llm" {
+		if res.IsError {
+			return errors.New(text(res))
+		}
+		id, ok := pendingID(res)
+		if !ok {
+			return fmt.Errorf("no pending elicitation: %s", text(res))
+		}
+		// The same answer, resent while it fails (a reply lost to a
+		// fault): it must complete once.
+		answer := map[string]any{"elicitId": id, "action": "accept", "content": map[string]any{"confirm": true}}
+		var last error
+		for range 12 {
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "sendElicitationResult", Arguments: answer})
+			switch {
+			case err != nil:
+				last = err
+			case res.IsError:
+				last = errors.New(text(res))
+				if !strings.Contains(text(res), "being processed") && !strings.Contains(text(res), "store") {
+					return last
+				}
+			default:
+				last = nil
+			}
+			if last == nil {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		if last != nil {
+			return last
+		}
+	}
+	if res.IsError {
+		if err, _ := visitErr.Load().(error); err != nil {
+			return fmt.Errorf("%s (browser: %v)", text(res), err)
+		}
+		return errors.New(text(res))
+	}
+	if got := text(res); got != "ran "+run {
+		return fmt.Errorf("unexpected result %q", got)
+	}
+	return nil
+}
+
+// visit answers the consent page of a link on base's node (Accept), again
+// while it answers 409 or 5xx (the page says to try again), as a user
+// would.
+func visit(link, base string) error {
+	u, err := url.Parse(link)
+	if err != nil {
+		return err
+	}
+	bu, _ := url.Parse(base)
+	u.Host = bu.Host
+	var last error
+	for range 15 {
+		// The consent page: shown by GET (nothing used up), answered by
+		// the POST of its Accept button.
+		resp, err := http.Post(u.String(), "application/x-www-form-urlencoded", strings.NewReader("action=accept"))
+		if err != nil {
+			last = err
+		} else {
+			resp.Body.Close()
+			switch {
+			case resp.StatusCode == http.StatusOK:
+				return nil
+			case resp.StatusCode == http.StatusConflict || resp.StatusCode >= 500:
+				last = fmt.Errorf("callback %d", resp.StatusCode)
+			default:
+				return fmt.Errorf("callback %d", resp.StatusCode)
+			}
+		}
+		time.Sleep(700 * time.Millisecond)
+	}
+	return last
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func pendingID(res *mcp.CallToolResult) (string, bool) {
+	p, ok := res.Meta["elicitationPending"].(map[string]any)
+	if !ok {
+		return "", false
+	}
+	id, ok := p["elicitationId"].(string)
+	return id, ok && id != ""
+}

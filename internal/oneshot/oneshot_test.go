@@ -1,0 +1,221 @@
+package oneshot_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/elicitvault/elicitvault/internal/oneshot"
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/store/memory"
+)
+
+// faulty applies writes and then, while fail is set, reports them failed
+// (a lost reply), and fails reads.
+type faulty struct {
+	store.Store
+	failWrites, failReads atomic.Bool
+}
+
+func (f *faulty) PutIfAbsent(ctx context.Context, k string, v []byte, e time.Time) (bool, error) {
+	ok, err := f.Store.PutIfAbsent(ctx, k, v, e)
+	if f.failWrites.Load() {
+		return false, errors.New("connection reset")
+	}
+	return ok, err
+}
+
+func (f *faulty) CompareAndSwap(ctx context.Context, k string, old, v []byte, e time.Time) (bool, error) {
+	ok, err := f.Store.CompareAndSwap(ctx, k, old, v, e)
+	if f.failWrites.Load() {
+		return false, errors.New("connection reset")
+	}
+	return ok, err
+}
+
+func (f *faulty) Get(ctx context.Context, k string) ([]byte, error) {
+	if f.failReads.Load() {
+		return nil, errors.New("connection reset")
+	}
+	return f.Store.Get(ctx, k)
+}
+
+func opts(lease time.Duration) oneshot.Options {
+	return oneshot.Options{Lease: lease, Expiry: time.Now().Add(time.Minute)}
+}
+
+func TestOnce(t *testing.T) {
+	st := memory.New(nil)
+	defer st.Close()
+	ctx := context.Background()
+	const n = 16
+	var wins, busy atomic.Int32
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			c, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute))
+			switch {
+			case err == nil:
+				wins.Add(1)
+				if err := c.Commit(ctx); err != nil {
+					t.Error(err)
+				}
+			case errors.Is(err, oneshot.ErrBusy), errors.Is(err, oneshot.ErrUsed):
+				busy.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if wins.Load() != 1 || busy.Load() != n-1 {
+		t.Fatalf("%d claims won, %d refused", wins.Load(), busy.Load())
+	}
+	if _, err := oneshot.Claim(ctx, st, "k", []byte("other"), opts(time.Minute)); !errors.Is(err, oneshot.ErrUsed) {
+		t.Fatalf("after commit: %v", err)
+	}
+}
+
+// A resend of the same request gets the kept result; another request is
+// refused.
+func TestReplay(t *testing.T) {
+	st := memory.New(nil)
+	defer st.Close()
+	ctx := context.Background()
+	c, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute)); !errors.Is(err, oneshot.ErrUsed) {
+		t.Fatalf("before Finish: %v", err)
+	}
+	if err := c.Finish(ctx, []byte("result")); err != nil {
+		t.Fatal(err)
+	}
+	var r *oneshot.Replayed
+	if _, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute)); !errors.As(err, &r) || string(r.Result) != "result" {
+		t.Fatalf("same request: %v", err)
+	}
+	if _, err := oneshot.Claim(ctx, st, "k", []byte("fq"), opts(time.Minute)); !errors.Is(err, oneshot.ErrUsed) || errors.As(err, &r) {
+		t.Fatalf("another request: %v", err)
+	}
+}
+
+// A write applied with its reply lost is recognised as the claimer's own.
+func TestLostReply(t *testing.T) {
+	st := &faulty{Store: memory.New(nil)}
+	defer st.Close()
+	ctx := context.Background()
+	st.failWrites.Store(true)
+	c, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute))
+	if err != nil {
+		t.Fatalf("claim with a lost reply: %v", err)
+	}
+	if err := c.Commit(ctx); err != nil {
+		t.Fatalf("commit with a lost reply: %v", err)
+	}
+}
+
+// A claim that could be neither committed nor released (the store
+// unreachable) does not use the marker up: after its lease a resend takes
+// it over. Released, it is free at once.
+func TestAbandonedClaim(t *testing.T) {
+	st := &faulty{Store: memory.New(nil)}
+	defer st.Close()
+	ctx := context.Background()
+	st.failWrites.Store(true)
+	st.failReads.Store(true)
+	if _, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(100*time.Millisecond)); err == nil {
+		t.Fatal("claim succeeded without a store")
+	}
+	st.failWrites.Store(false)
+	st.failReads.Store(false)
+	if _, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(100*time.Millisecond)); !errors.Is(err, oneshot.ErrBusy) {
+		t.Fatalf("during the lease: %v", err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	c, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute))
+	if err != nil {
+		t.Fatalf("after the lease: %v", err)
+	}
+	if err := c.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c, err = oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute))
+	if err != nil {
+		t.Fatalf("after release: %v", err)
+	}
+	if err := c.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A claim whose lease ended and was taken over cannot commit.
+func TestCommitAfterTakeover(t *testing.T) {
+	st := memory.New(nil)
+	defer st.Close()
+	ctx := context.Background()
+	slow, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(80 * time.Millisecond)
+	fast, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := slow.Commit(ctx); !errors.Is(err, oneshot.ErrLost) {
+		t.Fatalf("late commit: %v", err)
+	}
+	if err := fast.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func FuzzIsMarker(f *testing.F) {
+	f.Add([]byte{0x6F, 'u'})
+	f.Add([]byte{1})
+	f.Fuzz(func(t *testing.T, b []byte) { oneshot.IsMarker(b) })
+}
+
+// retried applies every write twice and reports the second result, as a
+// client library that retried a write whose reply was lost.
+type retried struct{ store.Store }
+
+func (r retried) PutIfAbsent(ctx context.Context, k string, v []byte, e time.Time) (bool, error) {
+	r.Store.PutIfAbsent(ctx, k, v, e)
+	return r.Store.PutIfAbsent(ctx, k, v, e)
+}
+
+func (r retried) CompareAndSwap(ctx context.Context, k string, old, v []byte, e time.Time) (bool, error) {
+	r.Store.CompareAndSwap(ctx, k, old, v, e)
+	return r.Store.CompareAndSwap(ctx, k, old, v, e)
+}
+
+// A write applied and then retried (the retry no longer matches) is still
+// the claimer's own: the claim, its commit and its result go through.
+func TestRetriedWrites(t *testing.T) {
+	st := retried{memory.New(nil)}
+	defer st.Close()
+	ctx := context.Background()
+	c, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute))
+	if err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	if err := c.Commit(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	if err := c.Finish(ctx, []byte("r")); err != nil {
+		t.Fatalf("finish: %v", err)
+	}
+	var r *oneshot.Replayed
+	if _, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute)); !errors.As(err, &r) {
+		t.Fatalf("resend: %v", err)
+	}
+}
