@@ -102,7 +102,10 @@ func (s *Service) Claim(ctx context.Context, c *Claims) (*oneshot.Use, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, err := oneshot.Claim(ctx, s.store, key, c.ID[:], oneshot.Options{Lease: s.lease, Expiry: c.Expiry.Add(s.grace), Now: s.now})
+	// No fingerprint: the blinded key already names the token, and the
+	// token ID must never reach the store in the clear (a marker's value
+	// is as visible to the store as its key).
+	u, err := oneshot.Claim(ctx, s.store, key, nil, oneshot.Options{Lease: s.lease, Expiry: c.Expiry.Add(s.grace), Now: s.now})
 	switch {
 	case errors.Is(err, store.ErrInvalidArgument):
 		// The marker's expiry is already past on the store's clock.
