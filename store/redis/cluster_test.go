@@ -373,3 +373,67 @@ func runFailover(t *testing.T, url string, kill func()) {
 	cancel()
 	wg.Wait()
 }
+
+// TestClusterManualFailover fails a primary over gracefully (CLUSTER
+// FAILOVER on its replica): the old primary stays up, as a replica, and
+// tells the store's Pub/Sub connection that it no longer serves the
+// channels (SUNSUBSCRIBE). The store must move those subscriptions to the
+// new primary: every channel then still gets its messages.
+func TestClusterManualFailover(t *testing.T) {
+	c := startCluster(t)
+	ctx := t.Context()
+	s := openPrivate(t, c.url(""), "manual:")
+	pub := openPrivate(t, c.url(""), "manual:")
+	const channels = 48
+	var subs []store.Subscription
+	for i := range channels {
+		sub, err := s.Subscribe(ctx, fmt.Sprintf("channel-%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		subs = append(subs, sub)
+	}
+	// Fail over every shard, so that every group's connection is told.
+	for _, n := range c.nodes {
+		cl := n.client()
+		info, _ := cl.Info(ctx, "replication").Result()
+		if strings.Contains(info, "role:slave") {
+			if err := cl.Do(ctx, "CLUSTER", "FAILOVER").Err(); err != nil {
+				t.Fatal(err)
+			}
+			waitPromoted(t, n, 30*time.Second)
+		}
+		cl.Close()
+	}
+	c.waitOK(t, c.nodes)
+	for i, sub := range subs {
+		msg := fmt.Sprintf("after-%d", i)
+		deadline := time.Now().Add(20 * time.Second)
+		got := false
+		for !got && time.Now().Before(deadline) {
+			if err := pub.Publish(ctx, fmt.Sprintf("channel-%d", i), []byte(msg)); err != nil {
+				time.Sleep(100 * time.Millisecond)
+				continue
+			}
+			timer := time.NewTimer(500 * time.Millisecond)
+		read:
+			for {
+				select {
+				case m := <-sub.Messages():
+					if string(m.Data) == msg {
+						got = true
+						break read
+					}
+				case <-timer.C:
+					break read
+				}
+			}
+			timer.Stop()
+		}
+		if !got {
+			t.Fatalf("channel-%d: no message after the failover", i)
+		}
+	}
+	t.Logf("%d channels receive after every shard failed over", channels)
+}
