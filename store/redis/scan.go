@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -205,18 +206,28 @@ func (s *Store) scanCluster(ctx context.Context, cc *redis.ClusterClient, cursor
 // clusterPrimaries returns a client of each primary of the cluster, in the
 // order of the first slot each serves.
 func clusterPrimaries(ctx context.Context, cc *redis.ClusterClient) ([]*redis.Client, error) {
-	slots, err := cc.ClusterSlots(ctx).Result()
+	shards, err := cc.ClusterShards(ctx).Result()
 	if err != nil {
 		return nil, err
 	}
-	first := make(map[string]int) // primary address → its first slot
-	for _, sl := range slots {
-		if len(sl.Nodes) == 0 {
-			continue
+	first := make(map[string]int64) // primary address → its first slot
+	for _, sh := range shards {
+		if len(sh.Slots) == 0 {
+			continue // a shard without slots: a primary left empty
 		}
-		addr := sl.Nodes[0].Addr
-		if f, ok := first[addr]; !ok || sl.Start < f {
-			first[addr] = sl.Start
+		var addr string
+		for _, n := range sh.Nodes {
+			if n.Role == "master" {
+				addr = net.JoinHostPort(n.Endpoint, strconv.FormatInt(n.Port, 10))
+			}
+		}
+		if addr == "" {
+			return nil, fmt.Errorf("a shard has no primary (failing over?), retry")
+		}
+		for _, sl := range sh.Slots {
+			if f, ok := first[addr]; !ok || sl.Start < f {
+				first[addr] = sl.Start
+			}
 		}
 	}
 	var mu sync.Mutex
