@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/internal/testservers"
 	evpostgres "github.com/elicitvault/elicitvault/store/postgres"
 	"github.com/elicitvault/elicitvault/store/storetest"
 	"github.com/jackc/pgx/v5"
@@ -31,8 +30,8 @@ func startPgBouncer(t *testing.T, direct string) string {
 	if err != nil {
 		if _, err = os.Stat("/usr/sbin/pgbouncer"); err != nil {
 			msg := "pgbouncer is not installed; this test runs one of its own"
-			if os.Getenv(testservers.RequireEnv) == "1" {
-				t.Fatalf("%s, and %s=1", msg, testservers.RequireEnv)
+			if os.Getenv(requireEnv) == "1" {
+				t.Fatalf("%s, and %s=1", msg, requireEnv)
 			}
 			t.Skip(msg)
 		}

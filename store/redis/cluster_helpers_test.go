@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/store/internal/testservers"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -51,8 +50,8 @@ func needRedisTools(t testing.TB, programs ...string) {
 	for _, p := range programs {
 		if _, err := exec.LookPath(p); err != nil {
 			msg := p + " is not installed; this test runs servers of its own"
-			if os.Getenv(testservers.RequireEnv) == "1" {
-				t.Fatalf("%s, and %s=1", msg, testservers.RequireEnv)
+			if os.Getenv(requireEnv) == "1" {
+				t.Fatalf("%s, and %s=1", msg, requireEnv)
 			}
 			t.Skip(msg)
 		}
