@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -246,9 +248,9 @@ backend nodes
 	}
 }
 
-// TestScaleOut runs three `elicitvault serve` nodes on a Redis Cluster
-// (six redis-server processes, WAIT for one replica) behind a real
-// HAProxy. Concurrent client sessions on both protocol versions, all
+// TestScaleOut runs three `elicitvault serve` nodes behind a real
+// HAProxy, on a Redis Cluster (six redis-server processes, WAIT for one
+// replica) and on PostgreSQL. Concurrent client sessions on both protocol versions, all
 // through the balancer, call connect_account in a loop: each is a URL-mode
 // elicitation whose consent page and callback the "browser" opens through
 // the balancer, so that the answer lands on any node, usually not the one
@@ -257,13 +259,43 @@ backend nodes
 // accepted by a node whose call then did not complete (lost, must be 0
 // for sessions of live nodes), and what the clients of the dead node saw.
 func TestScaleOut(t *testing.T) {
+	t.Run("redis-cluster", func(t *testing.T) {
+		cluster := startRedisCluster(t)
+		runScaleOut(t, "redis+cluster://"+strings.Join(cluster, ",")+"/?wait_replicas=1&prefix=scaleout:")
+	})
+	t.Run("postgres", func(t *testing.T) {
+		raw := serverURL(t, postgresEnv)
+		schema := "evscale_" + randomName()
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("schema", schema)
+		u.RawQuery = q.Encode()
+		t.Cleanup(func() {
+			ctx := context.Background()
+			pool, err := pgxpool.New(ctx, raw)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer pool.Close()
+			if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+				t.Errorf("dropping the test schema: %v", err)
+			}
+		})
+		// serve migrates the schema itself.
+		runScaleOut(t, u.String())
+	})
+}
+
+func runScaleOut(t *testing.T, storeURL string) {
 	sessions := 12
 	if v, err := strconv.Atoi(os.Getenv(scaleoutSessionsEnv)); err == nil && v > 0 {
 		sessions = v
 	}
 	const rounds = 3
-	cluster := startRedisCluster(t)
-	storeURL := "redis+cluster://" + strings.Join(cluster, ",") + "/?wait_replicas=1&prefix=scaleout:"
 	front := freeTCPPort(t)
 	frontURL := fmt.Sprintf("http://127.0.0.1:%d", front)
 	var nodes []*killableServe
@@ -392,7 +424,7 @@ func TestScaleOut(t *testing.T) {
 		t.Logf("%s the kill: %d round trips, %d failed (%d of them after the answer reached a node) %v",
 			name, tl.ok.Load(), tl.failed.Load(), tl.answeredLost.Load(), errs)
 	}
-	t.Logf("%d sessions (%d per protocol version) × %d round trips through HAProxy over 3 nodes on Redis Cluster, in %v",
+	t.Logf("%d sessions (%d per protocol version) × %d round trips through HAProxy over 3 nodes, in %v",
 		2*sessions, sessions, rounds, elapsed.Round(time.Millisecond))
 	report("before", &before)
 	report("after", &after)
