@@ -38,7 +38,7 @@ func TestHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := memory.New()
+	st := memory.New(nil)
 	defer st.Close()
 	ev, err := elicit.New(keys, st, &elicit.Config{Hooks: []elicit.Hooks{hooks}})
 	if err != nil {
