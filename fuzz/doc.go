@@ -46,5 +46,6 @@
 // internal packages keep their targets beside them: FuzzAppend
 // (internal/token/internal/jcs), FuzzReadString and FuzzAppendString
 // (internal/token/internal/wire), FuzzParseContent (the browser form's posted
-// fields, elicit/internal/browserform).
+// fields, elicit/internal/browserform), FuzzParseURL (the Redis store's
+// URL forms, store/redis).
 package fuzz

@@ -23,7 +23,7 @@ import (
 //
 // Servers and the operator's commands that share a store must agree on it.
 const storeURLHelp = `The --store URL may carry a parameter of elicitvault's own: prefix=P on a
-redis:// or rediss:// URL sets the key prefix (default "elicitvault:"),
+redis://, rediss://, redis+cluster:// or redis+sentinel:// URL sets the key prefix (default "elicitvault:"),
 schema=S on a postgres:// URL the schema of the table (default: the
 search_path). Use the values the servers use.`
 

@@ -11,7 +11,7 @@ import (
 	"github.com/elicitvault/elicitvault/store/memory"
 )
 
-const storeFlagHelp = "the `store`: memory, redis://…, rediss://…, postgres://… or postgresql://…"
+const storeFlagHelp = "the `store`: memory, redis://…, rediss://…, redis+cluster://…, redis+sentinel://…, postgres://… or postgresql://…"
 
 // errMemoryStore is returned by commands that need a store shared with
 // other processes when given --store memory.
@@ -19,7 +19,8 @@ var errMemoryStore = errors.New("--store memory lives only inside one process, s
 	"to rotate or inspect: give the URL of the Redis or PostgreSQL store the servers use")
 
 // openStore opens the store named by rawURL: "memory", "redis://…",
-// "rediss://…" (TLS), "postgres://…" or "postgresql://…". An unknown scheme
+// "rediss://…" (TLS), "redis+cluster://…", "redis+sentinel://…" (see
+// store/redis.New), "postgres://…" or "postgresql://…". An unknown scheme
 // is a configuration error; a server that does not answer is a run-time
 // error. Error messages never repeat the URL, which may hold a password.
 func openStore(ctx context.Context, rawURL string) (store.Store, error) {
@@ -39,7 +40,7 @@ func openStore(ctx context.Context, rawURL string) (store.Store, error) {
 		err error
 	)
 	switch strings.ToLower(scheme) {
-	case "redis", "rediss":
+	case "redis", "rediss", "redis+cluster", "rediss+cluster", "redis+sentinel", "rediss+sentinel":
 		s, err = openRedis(ctx, rawURL)
 	case "postgres", "postgresql":
 		s, err = openPostgres(ctx, rawURL)

@@ -60,6 +60,15 @@
 // and sends every subscription a store.Message with Resubscribed set:
 // messages published in between are lost, and the subscriber reads the
 // store again.
+//
+// # Connection poolers
+//
+// Behind PgBouncer in transaction or statement pooling, LISTEN needs a
+// direct connection: give it with the listen_url URL parameter or
+// WithListenURL, and the pool then runs unnamed statements
+// (QueryExecModeExec) unless the URL sets default_query_exec_mode. At
+// start-up the store checks that a NOTIFY sent through the pool reaches its
+// LISTEN connection, and fails with ErrNotifyLost when it does not.
 package postgres
 
 import (
@@ -68,6 +77,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	neturl "net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,6 +124,7 @@ var _ store.Store = (*Store)(nil)
 type Option func(*config)
 
 type config struct {
+	listenURL       string
 	schema          string
 	cleanupInterval time.Duration
 	logger          *slog.Logger
@@ -141,6 +153,15 @@ func WithCleanupInterval(d time.Duration) Option {
 	return func(c *config) { c.cleanupInterval = d }
 }
 
+// WithListenURL gives the store's LISTEN connection a URL of its own: a
+// direct connection to the PostgreSQL server, when the pool's URL leads
+// to a connection pooler such as PgBouncer in transaction or statement
+// pooling, which does not keep a LISTEN on one server connection. The URL
+// parameter listen_url of New does the same.
+func WithListenURL(url string) Option {
+	return func(c *config) { c.listenURL = url }
+}
+
 // WithLogger sets where the store's background work (the cleanup and the
 // listener connection) reports failures, which have no caller to return
 // them to; the default is slog.Default(). A nil logger discards them.
@@ -160,9 +181,17 @@ func WithLogger(l *slog.Logger) Option {
 //
 // TLS is set by sslmode and the ssl* parameters; the pool by the pool_*
 // parameters. Without application_name the connections are named
-// "elicitvault". Error text never repeats the URL, which may hold a
-// password.
+// "elicitvault". The parameter listen_url (see WithListenURL) is the
+// store's own, removed before the rest goes to pgx. Error text never
+// repeats the URL, which may hold a password.
 func New(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	url, listenURL, err := cutListenURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if listenURL != "" {
+		opts = append([]Option{WithListenURL(listenURL)}, opts...)
+	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// The parser's message may quote the URL, password included.
@@ -170,6 +199,11 @@ func New(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	}
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = defaultApplicationName
+	}
+	if newConfig(opts).listenURL != "" && !strings.Contains(url, "default_query_exec_mode") {
+		// Behind a pooler a server connection is shared between
+		// transactions: no named prepared statement may outlive one.
+		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -185,6 +219,26 @@ func New(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// cutListenURL removes the listen_url parameter from a URL-form url, and
+// returns it.
+func cutListenURL(raw string) (rest, listen string, err error) {
+	if !strings.HasPrefix(raw, "postgres://") && !strings.HasPrefix(raw, "postgresql://") {
+		return raw, "", nil
+	}
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return "", "", fmt.Errorf("postgres: invalid URL: %w", store.ErrInvalidArgument)
+	}
+	q := u.Query()
+	listen = q.Get("listen_url")
+	if listen == "" {
+		return raw, "", nil
+	}
+	q.Del("listen_url")
+	u.RawQuery = q.Encode()
+	return u.String(), listen, nil
 }
 
 // NewFromPool returns a Store that uses pool, after checking that the
@@ -225,8 +279,22 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, own bool, opts []Option) 
 	if err := checkVersion(v); err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
+	lc := pool.Config().ConnConfig
+	if c.listenURL != "" {
+		var err error
+		if lc, err = pgx.ParseConfig(c.listenURL); err != nil {
+			return nil, fmt.Errorf("postgres: invalid listen URL: %w", store.ErrInvalidArgument)
+		}
+		if lc.RuntimeParams["application_name"] == "" {
+			lc.RuntimeParams["application_name"] = pool.Config().ConnConfig.RuntimeParams["application_name"]
+		}
+	}
+	lc = listenerConfig(lc)
+	if err := probeNotify(ctx, pool, lc, c.schema); err != nil {
+		return nil, err
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.l.init(s, listenerConfig(pool.Config().ConnConfig))
+	s.l.init(s, lc)
 	if c.cleanupInterval > 0 {
 		s.wg.Go(func() { s.cleanupEvery(c.cleanupInterval) })
 	}

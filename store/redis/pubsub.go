@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 
 	"github.com/elicitvault/elicitvault/store"
@@ -21,7 +22,14 @@ func (s *Store) Publish(ctx context.Context, channel string, msg []byte) error {
 	if channel == "" || msg == nil {
 		return fmt.Errorf("redis: %s: empty channel or nil message: %w", op, store.ErrInvalidArgument)
 	}
-	if err := s.client.Publish(ctx, s.redisChannel(channel), msg).Err(); err != nil {
+	h := s.hubFor(channel)
+	var err error
+	if h.sharded {
+		err = s.client.SPublish(ctx, h.name(channel), msg).Err()
+	} else {
+		err = s.client.Publish(ctx, h.name(channel), msg).Err()
+	}
+	if err != nil {
 		return s.fail(op, err)
 	}
 	return nil
@@ -44,7 +52,8 @@ func (s *Store) Subscribe(ctx context.Context, channel string) (store.Subscripti
 	if channel == "" {
 		return nil, fmt.Errorf("redis: %s: empty channel: %w", op, store.ErrInvalidArgument)
 	}
-	sub, ready, writeErr, err := s.hub.add(ctx, s.redisChannel(channel))
+	h := s.hubFor(channel)
+	sub, ready, writeErr, err := h.add(ctx, h.name(channel))
 	if err != nil {
 		return nil, fmt.Errorf("redis: %s: %w", op, err)
 	}
@@ -56,7 +65,7 @@ func (s *Store) Subscribe(ctx context.Context, channel string) (store.Subscripti
 		// A failed SUBSCRIBE write is retried by go-redis's reconnection,
 		// so it matters only once waiting has failed too.
 		return nil, fmt.Errorf("redis: %s: %w", op, errors.Join(ctx.Err(), writeErr))
-	case <-s.hub.stop:
+	case <-h.stop:
 		return nil, fmt.Errorf("redis: %s: %w", op, store.ErrClosed)
 	}
 }
@@ -75,13 +84,15 @@ func (s *Store) Subscribe(ctx context.Context, channel string) (store.Subscripti
 // Subscribe and Unsubscribe, so that Redis sees them in the order of the
 // routing table's changes.
 type hub struct {
-	s    *Store
-	stop chan struct{} // closed by close
+	s       *Store
+	stop    chan struct{} // closed by close
+	sharded bool          // SSUBSCRIBE and SPUBLISH, on a cluster
+	group   string        // the hash tag of the hub's channels, if sharded
 
 	mu       sync.Mutex
 	closed   bool
 	ps       *redis.PubSub        // nil until the first Subscribe
-	done     chan struct{}        // closed when dispatch returns
+	dones    []chan struct{}      // closed when each PubSub's dispatch returns
 	channels map[string]*rchannel // by Redis channel name
 }
 
@@ -92,8 +103,10 @@ type rchannel struct {
 	ready  chan struct{} // closed when active becomes true
 }
 
-func (h *hub) init(s *Store) {
+func (h *hub) init(s *Store, sharded bool, group string) {
 	h.s = s
+	h.sharded = sharded
+	h.group = group
 	h.stop = make(chan struct{})
 	h.channels = make(map[string]*rchannel)
 }
@@ -107,15 +120,6 @@ func (h *hub) add(ctx context.Context, name string) (sub *subscription, ready <-
 	if h.closed {
 		return nil, nil, nil, store.ErrClosed
 	}
-	if h.ps == nil {
-		// The PubSub connects on first use; its messages, confirmations
-		// included, arrive on msgs, which go-redis closes when the PubSub
-		// is closed.
-		h.ps = h.s.client.Subscribe(context.Background())
-		msgs := h.ps.ChannelWithSubscriptions()
-		h.done = make(chan struct{})
-		go h.dispatch(msgs)
-	}
 	c := h.channels[name]
 	if c == nil {
 		c = &rchannel{
@@ -125,7 +129,14 @@ func (h *hub) add(ctx context.Context, name string) (sub *subscription, ready <-
 		h.channels[name] = c
 		// go-redis records the channel even when the write fails, and
 		// subscribes it again when it reconnects.
-		writeErr = h.ps.Subscribe(ctx, name)
+		switch {
+		case h.ps == nil:
+			writeErr = h.connect()
+		case h.sharded:
+			writeErr = h.ps.SSubscribe(ctx, name)
+		default:
+			writeErr = h.ps.Subscribe(ctx, name)
+		}
 	}
 	sub = &subscription{
 		h:    h,
@@ -136,14 +147,55 @@ func (h *hub) add(ctx context.Context, name string) (sub *subscription, ready <-
 	return sub, c.ready, writeErr, nil
 }
 
-// dispatch routes what the PubSub receives until msgs is closed.
-func (h *hub) dispatch(msgs <-chan any) {
-	defer close(h.done)
+// connect makes the hub's PubSub, subscribed to the channels the hub
+// has, and starts dispatching what it receives. The hub must be locked,
+// and have at least one channel. It returns the error of writing the
+// subscription, which go-redis retries when it reconnects.
+//
+// A sharded PubSub connects to the node that its first channel's slot
+// names when it subscribes, which must come before go-redis starts
+// receiving: a PubSub that connects with no channel picks a random node.
+func (h *hub) connect() error {
+	names := make([]string, 0, len(h.channels))
+	for name := range h.channels {
+		names = append(names, name)
+	}
+	var err error
+	if h.sharded {
+		h.ps = h.s.client.SSubscribe(context.Background())
+		err = h.ps.SSubscribe(context.Background(), names...)
+	} else {
+		h.ps = h.s.client.Subscribe(context.Background())
+		err = h.ps.Subscribe(context.Background(), names...)
+	}
+	// Messages, confirmations included, arrive on msgs, which go-redis
+	// closes when the PubSub is closed.
+	msgs := h.ps.ChannelWithSubscriptions()
+	done := make(chan struct{})
+	h.dones = append(h.dones, done)
+	go h.dispatch(h.ps, msgs, done)
+	return err
+}
+
+// retire closes the hub's PubSub without waiting for its dispatch to
+// return (it may be waiting for the hub's lock); close waits for it. The
+// hub must be locked.
+func (h *hub) retire() {
+	go h.ps.Close()
+	h.ps = nil
+}
+
+// dispatch routes what ps receives until msgs is closed, then closes done.
+func (h *hub) dispatch(ps *redis.PubSub, msgs <-chan any, done chan struct{}) {
+	defer close(done)
 	for m := range msgs {
 		switch m := m.(type) {
 		case *redis.Subscription:
-			if m.Kind == "subscribe" {
+			switch m.Kind {
+			case "subscribe", "ssubscribe":
 				h.confirmed(m.Channel)
+			case "sunsubscribe":
+				h.unsubscribed(ps, m.Channel)
 			}
 		case *redis.Message:
 			h.deliver(m.Channel, store.Message{Data: []byte(m.Payload)})
@@ -167,6 +219,26 @@ func (h *hub) confirmed(name string) {
 	for sub := range c.subs {
 		sub.deliver(store.Message{Resubscribed: true})
 	}
+}
+
+// unsubscribed handles a SUNSUBSCRIBE confirmation for name on ps. Redis
+// Cluster sends one without being asked when the node stops serving the
+// channel's slot (a failover made it a replica, or the slot moved): the
+// PubSub stays connected to a node that no longer delivers the channel,
+// so the hub replaces it with one that go-redis connects to the slot's
+// current primary, and each subscription receives a Resubscribed notice
+// once the channel is confirmed there.
+func (h *hub) unsubscribed(ps *redis.PubSub, name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || h.ps != ps || h.channels[name] == nil {
+		return // our own SUNSUBSCRIBE, or an old PubSub
+	}
+	if cc, ok := h.s.client.(*redis.ClusterClient); ok {
+		cc.ReloadState(context.Background())
+	}
+	h.retire()
+	h.connect()
 }
 
 // deliver sends m to every subscription of name.
@@ -198,14 +270,17 @@ func (h *hub) close() error {
 		}
 	}
 	h.channels = nil
-	ps, done := h.ps, h.done
+	ps, dones := h.ps, h.dones
 	h.mu.Unlock()
 
-	if ps == nil {
-		return nil
+	var err error
+	if ps != nil {
+		err = ps.Close()
 	}
-	err := ps.Close()
-	<-done
+	// The dispatch of every PubSub, the retired ones included.
+	for _, done := range dones {
+		<-done
+	}
 	if errors.Is(err, redis.ErrClosed) {
 		err = nil
 	}
@@ -246,7 +321,60 @@ func (sub *subscription) Close() error {
 	delete(c.subs, sub)
 	if len(c.subs) == 0 {
 		delete(h.channels, sub.name)
-		_ = h.ps.Unsubscribe(context.Background(), sub.name)
+		switch {
+		case h.sharded && len(h.channels) == 0:
+			// A sharded PubSub with no channel would reconnect to a
+			// random node, where the next SSUBSCRIBE would be
+			// redirected: the next Subscribe makes a new one.
+			h.retire()
+		case h.sharded:
+			_ = h.ps.SUnsubscribe(context.Background(), sub.name)
+		default:
+			_ = h.ps.Unsubscribe(context.Background(), sub.name)
+		}
 	}
 	return nil
+}
+
+// channelGroups is the number of groups that a cluster store spreads its
+// channels over. The channels of one group share a hash tag, so one
+// sharded PubSub connection, to the primary of that slot, serves them all;
+// a store holds at most channelGroups Pub/Sub connections however many
+// channels it subscribes.
+const channelGroups = 16
+
+// initHubs makes the store's hubs: one for a server or a Sentinel-managed
+// primary, channelGroups on a cluster.
+func (s *Store) initHubs() {
+	if _, ok := s.client.(*redis.ClusterClient); !ok {
+		h := &hub{}
+		h.init(s, false, "")
+		s.hubs = []*hub{h}
+		return
+	}
+	for g := range channelGroups {
+		h := &hub{}
+		h.init(s, true, fmt.Sprintf("g%02d", g))
+		s.hubs = append(s.hubs, h)
+	}
+}
+
+// hubFor returns the hub of a store channel.
+func (s *Store) hubFor(channel string) *hub {
+	if len(s.hubs) == 1 {
+		return s.hubs[0]
+	}
+	f := fnv.New32a()
+	f.Write([]byte(channel))
+	return s.hubs[f.Sum32()%uint32(len(s.hubs))]
+}
+
+// name returns the Redis channel of a store channel: <prefix>{<channel>}
+// on a server, <prefix>{<group>}<channel> on a cluster, where the group's
+// hash tag puts every channel of the hub in one slot.
+func (h *hub) name(channel string) string {
+	if !h.sharded {
+		return h.s.redisChannel(channel)
+	}
+	return h.s.prefix + "{" + h.group + "}" + channel
 }

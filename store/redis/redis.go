@@ -30,8 +30,9 @@
 // Scan uses SCAN MATCH <prefix>{*} TYPE string, then reads each key's value
 // and expiry in a MULTI/EXEC block. Its cursor is the SCAN cursor, followed
 // by the keys SCAN returned beyond count, if any: a Scan never returns more
-// than count entries. Scan is refused on a Redis Cluster or Ring client, whose
-// keys SCAN cannot reach from one connection.
+// than count entries. On a Redis Cluster, Scan scans each primary in turn,
+// in the order of their first slot, and its cursor starts with the index
+// of the primary. Scan is refused on a Ring client.
 //
 // # Publish and Subscribe
 //
@@ -42,6 +43,16 @@
 // a reconnection, each of its subscriptions receives a store.Message with
 // Resubscribed set: messages published in between are lost, and the
 // subscriber reads the store again.
+//
+// On a Redis Cluster, Publish is SPUBLISH and Subscribe SSUBSCRIBE (sharded
+// Pub/Sub): a message goes to the shard serving its channel only, not over
+// the whole cluster bus. The channels are spread over 16 groups by an FNV
+// hash, named <prefix>{g<NN>}<channel>: the group is the hash tag, so one
+// connection per group, to the primary serving the group's slot, carries
+// every channel of the group. After a failover go-redis reconnects it to
+// the promoted replica; when a node stops serving a group's slot while the
+// connection stays up (it sends SUNSUBSCRIBE), the store makes a new
+// connection. Either way the subscriptions receive Resubscribed.
 //
 // # Retries
 //
@@ -78,7 +89,10 @@ type Store struct {
 	prefix  string // prepended to every key and channel
 	pattern string // the SCAN MATCH pattern of the store's keys
 	closed  atomic.Bool
-	hub     hub
+	hubs    []*hub // one, or channelGroups on a cluster
+	// durability is what each write waits for (the wait_replicas URL
+	// parameter).
+	durability durability
 }
 
 var _ store.Store = (*Store)(nil)
@@ -108,55 +122,110 @@ func WithTLSConfig(tc *tls.Config) Option {
 	return func(c *config) { c.tls = tc }
 }
 
-// New connects to the Redis server at url, checks that it answers, and
+// New connects to the Redis deployment at url, checks that it answers, and
 // returns a Store that owns the connection: Close closes it.
 //
-// The URL has the forms that go-redis's ParseURL accepts:
+// The URL has the forms that go-redis's ParseURL accepts, and two of
+// elicitvault's own for several servers:
 //
 //	redis://[[user]:password@]host[:port][/db][?option=value...]
 //	rediss://...  (TLS)
 //	unix://[[user]:password@]/path/to/redis.sock[?db=db...]
+//	redis+cluster://[[user]:password@]host:port[,host:port...][?option=value...]
+//	redis+sentinel://[[user]:password@]host:port[,host:port...][/db]?master=name[&option=value...]
+//
+// redis+cluster:// (rediss+cluster:// with TLS) names some nodes of a Redis
+// Cluster, from which go-redis discovers the rest. redis+sentinel://
+// (rediss+sentinel://) names Sentinels and the master they watch; its user
+// information authenticates to the Sentinels, and the username and
+// password parameters to the servers.
 //
 // An ACL user and its password go in the user information; query
 // parameters set go-redis options by their snake-case names, such as
-// client_name, dial_timeout or max_retries. New returns an error, and
-// keeps no connection, when the URL is invalid or the server does not
-// answer before ctx ends. Error text never repeats the URL, which may hold
-// a password.
+// client_name, dial_timeout or max_retries. Two parameters are
+// elicitvault's own: wait_replicas=n makes every write wait, with WAIT on
+// its connection, until n replicas have acknowledged it, or fail with
+// ErrNotReplicated after wait_timeout (a duration, 1s by default). Without
+// it, a write that only the primary acknowledged is lost if a failover
+// promotes a replica before it got the write.
+//
+// New returns an error, and keeps no connection, when the URL is invalid or
+// the server (on a cluster, every primary) does not answer before ctx
+// ends. Error text never repeats the URL, which may hold a password.
 func New(ctx context.Context, url string, opts ...Option) (*Store, error) {
-	o, err := redis.ParseURL(url)
+	p, err := parseURL(url)
 	if err != nil {
-		// The parser's message may quote part of the URL, password included.
-		return nil, fmt.Errorf("redis: invalid URL, want redis://[[user]:password@]host[:port][/db], rediss://… or unix://…: %w", store.ErrInvalidArgument)
+		return nil, err
 	}
 	var cfg config
 	for _, opt := range opts {
 		opt(&cfg)
 	}
-	if cfg.tls != nil {
-		if o.TLSConfig == nil {
-			return nil, fmt.Errorf("redis: WithTLSConfig needs a rediss:// URL: %w", store.ErrInvalidArgument)
+	var c redis.UniversalClient
+	switch p.topology {
+	case standalone:
+		o := p.standalone
+		if cfg.tls != nil {
+			if o.TLSConfig == nil {
+				return nil, fmt.Errorf("redis: WithTLSConfig needs a rediss:// URL: %w", store.ErrInvalidArgument)
+			}
+			o.TLSConfig = mergeTLS(cfg.tls, o.TLSConfig)
 		}
-		t := cfg.tls.Clone()
-		if t.ServerName == "" {
-			t.ServerName = o.TLSConfig.ServerName
+		c = redis.NewClient(o)
+	case cluster:
+		o := p.cluster
+		if cfg.tls != nil {
+			if o.TLSConfig == nil {
+				return nil, fmt.Errorf("redis: WithTLSConfig needs a rediss+cluster:// URL: %w", store.ErrInvalidArgument)
+			}
+			o.TLSConfig = mergeTLS(cfg.tls, o.TLSConfig)
 		}
-		if t.MinVersion == 0 {
-			t.MinVersion = o.TLSConfig.MinVersion
+		c = redis.NewClusterClient(o)
+	case sentinel:
+		o := p.sentinel
+		if cfg.tls != nil {
+			if o.TLSConfig == nil {
+				return nil, fmt.Errorf("redis: WithTLSConfig needs a rediss+sentinel:// URL: %w", store.ErrInvalidArgument)
+			}
+			o.TLSConfig = mergeTLS(cfg.tls, o.TLSConfig)
 		}
-		o.TLSConfig = t
+		c = redis.NewFailoverClient(o)
 	}
-	c := redis.NewClient(o)
 	s, err := newStore(c, true, opts)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
+	s.durability = p.durability
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("redis: server does not answer: %w", err)
 	}
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		// Every primary must answer, or Scan and sharded Pub/Sub would
+		// fail later, one shard at a time.
+		err := cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			return n.Ping(ctx).Err()
+		})
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("redis: a cluster primary does not answer: %w", err)
+		}
+	}
 	return s, nil
+}
+
+// mergeTLS returns a copy of tc that checks the name and minimum version
+// the URL implies unless tc sets them.
+func mergeTLS(tc, fromURL *tls.Config) *tls.Config {
+	t := tc.Clone()
+	if t.ServerName == "" {
+		t.ServerName = fromURL.ServerName
+	}
+	if t.MinVersion == 0 {
+		t.MinVersion = fromURL.MinVersion
+	}
+	return t
 }
 
 // NewFromClient returns a Store that uses client, which may be a
@@ -184,7 +253,7 @@ func newStore(client redis.UniversalClient, own bool, opts []Option) (*Store, er
 		prefix:  c.prefix,
 		pattern: globEscape(c.prefix) + "{*}",
 	}
-	s.hub.init(s)
+	s.initHubs()
 	return s, nil
 }
 
@@ -257,7 +326,10 @@ func (s *Store) Put(ctx context.Context, key string, value []byte, expiry time.T
 	if err := checkWrite(op, key, value, expiry); err != nil {
 		return err
 	}
-	err := s.client.Do(ctx, "SET", s.redisKey(key), value, "PXAT", expiry.UnixMilli()).Err()
+	rk := s.redisKey(key)
+	err := s.write(ctx, rk, func(c commander) redis.Cmder {
+		return c.Do(ctx, "SET", rk, value, "PXAT", expiry.UnixMilli())
+	})
 	if err != nil {
 		return s.fail(op, err)
 	}
@@ -292,14 +364,23 @@ func (s *Store) Take(ctx context.Context, key string) ([]byte, error) {
 	if err := checkKey(op, key); err != nil {
 		return nil, err
 	}
-	v, err := s.client.GetDel(ctx, s.redisKey(key)).Bytes()
+	rk := s.redisKey(key)
+	var cmd *redis.StringCmd
+	err := s.write(ctx, rk, func(c commander) redis.Cmder {
+		cmd = c.GetDel(ctx, rk)
+		return cmd
+	})
+	if err == nil {
+		var v []byte
+		v, err = cmd.Bytes()
+		if err == nil {
+			return v, nil
+		}
+	}
 	if err == redis.Nil {
 		return nil, store.ErrNotFound
 	}
-	if err != nil {
-		return nil, s.fail(op, err)
-	}
-	return v, nil
+	return nil, s.fail(op, err)
 }
 
 // PutIfAbsent implements store.Store: SET key value PXAT expiry NX.
@@ -311,7 +392,10 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, value []byte, expir
 	if err := checkWrite(op, key, value, expiry); err != nil {
 		return false, err
 	}
-	err := s.client.Do(ctx, "SET", s.redisKey(key), value, "PXAT", expiry.UnixMilli(), "NX").Err()
+	rk := s.redisKey(key)
+	err := s.write(ctx, rk, func(c commander) redis.Cmder {
+		return c.Do(ctx, "SET", rk, value, "PXAT", expiry.UnixMilli(), "NX")
+	})
 	if err == redis.Nil {
 		return false, nil
 	}
@@ -330,7 +414,16 @@ func (s *Store) Swap(ctx context.Context, key string, value []byte, expiry time.
 	if err := checkWrite(op, key, value, expiry); err != nil {
 		return nil, err
 	}
-	old, err := s.client.Do(ctx, "SET", s.redisKey(key), value, "PXAT", expiry.UnixMilli(), "GET").Text()
+	rk := s.redisKey(key)
+	var cmd *redis.Cmd
+	err := s.write(ctx, rk, func(c commander) redis.Cmder {
+		cmd = c.Do(ctx, "SET", rk, value, "PXAT", expiry.UnixMilli(), "GET")
+		return cmd
+	})
+	var old string
+	if err == nil {
+		old, err = cmd.Text()
+	}
 	if err == redis.Nil {
 		return nil, nil
 	}
@@ -373,16 +466,30 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byt
 	if old == nil {
 		return false, fmt.Errorf("redis: %s: nil old value: %w", op, store.ErrInvalidArgument)
 	}
-	var n int64
-	var err error
-	keys := []string{s.redisKey(key)}
-	if value == nil {
-		n, err = compareAndDelete.Run(ctx, s.client, keys, old).Int64()
-	} else {
+	if value != nil {
 		if err := checkWrite(op, key, value, expiry); err != nil {
 			return false, err
 		}
-		n, err = compareAndSwap.Run(ctx, s.client, keys, old, value, expiry.UnixMilli()).Int64()
+	}
+	rk := s.redisKey(key)
+	keys := []string{rk}
+	var cmd *redis.Cmd
+	err := s.write(ctx, rk, func(c commander) redis.Cmder {
+		script, args := compareAndDelete, []any{old}
+		if value != nil {
+			script, args = compareAndSwap, []any{old, value, expiry.UnixMilli()}
+		}
+		if _, pipelined := c.(redis.Pipeliner); pipelined {
+			// EVALSHA's NOSCRIPT fallback cannot run inside a pipeline.
+			cmd = script.Eval(ctx, c, keys, args...)
+		} else {
+			cmd = script.Run(ctx, c, keys, args...)
+		}
+		return cmd
+	})
+	var n int64
+	if err == nil {
+		n, err = cmd.Int64()
 	}
 	if err != nil {
 		return false, s.fail(op, err)
@@ -399,7 +506,9 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	if err := checkKey(op, key); err != nil {
 		return err
 	}
-	if err := s.client.Del(ctx, s.redisKey(key)).Err(); err != nil {
+	rk := s.redisKey(key)
+	err := s.write(ctx, rk, func(c commander) redis.Cmder { return c.Del(ctx, rk) })
+	if err != nil {
 		return s.fail(op, err)
 	}
 	return nil
@@ -412,7 +521,10 @@ func (s *Store) Close() error {
 	if !s.closed.CompareAndSwap(false, true) {
 		return store.ErrClosed
 	}
-	err := s.hub.close()
+	var err error
+	for _, h := range s.hubs {
+		err = errors.Join(err, h.close())
+	}
 	if s.own {
 		if cerr := s.client.Close(); cerr != nil && !errors.Is(cerr, redis.ErrClosed) {
 			err = errors.Join(err, cerr)

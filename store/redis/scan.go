@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"net"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
@@ -83,18 +86,37 @@ func (s *Store) Scan(ctx context.Context, cursor string, count int) ([]store.Ent
 	if count < 1 {
 		return nil, "", fmt.Errorf("redis: %s: count below 1: %w", op, store.ErrInvalidArgument)
 	}
+	if _, ok := s.client.(*redis.Ring); ok {
+		// SCAN on one shard would silently miss the keys of the others.
+		return nil, "", fmt.Errorf("redis: %s: not supported on a ring client", op)
+	}
+	if cc, ok := s.client.(*redis.ClusterClient); ok {
+		return s.scanCluster(ctx, cc, cursor, count)
+	}
 	c, ok := parseCursor(cursor)
 	if !ok {
 		return nil, "", fmt.Errorf("redis: %s: malformed cursor: %w", op, store.ErrInvalidArgument)
 	}
-	switch s.client.(type) {
-	case *redis.ClusterClient, *redis.Ring:
-		// SCAN on one node would silently miss the keys of the others.
-		return nil, "", fmt.Errorf("redis: %s: not supported on a cluster or ring client", op)
+	keys, c, err := s.scanNode(ctx, s.client, c, count)
+	if err != nil {
+		return nil, "", s.fail(op, err)
 	}
+	entries, err := s.read(ctx, keys)
+	if err != nil {
+		return nil, "", s.fail(op, err)
+	}
+	return entries, c.String(), nil
+}
 
-	// Collect up to count keys: first those the cursor carries, then those
-	// SCAN returns.
+// scanner is a client that SCAN can run on: one server's.
+type scanner interface {
+	ScanType(ctx context.Context, cursor uint64, match string, count int64, keyType string) *redis.ScanCmd
+}
+
+// scanNode collects up to count keys of one server: first those the
+// cursor carries, then those SCAN returns. It returns them and the cursor
+// after them.
+func (s *Store) scanNode(ctx context.Context, node scanner, c scanCursor, count int) ([]string, scanCursor, error) {
 	var keys []string
 	seen := make(map[string]bool)
 	n := min(count, len(c.pending))
@@ -105,9 +127,9 @@ func (s *Store) Scan(ctx context.Context, cursor string, count int) ([]store.Ent
 	c.pending = c.pending[n:]
 	hint := count - len(keys)
 	for len(keys) < count && !c.done {
-		rks, next, err := s.client.ScanType(ctx, c.next, s.pattern, int64(hint), "string").Result()
+		rks, next, err := node.ScanType(ctx, c.next, s.pattern, int64(hint), "string").Result()
 		if err != nil {
-			return nil, "", s.fail(op, err)
+			return nil, c, err
 		}
 		c.next, c.done = next, next == 0
 		found := 0
@@ -130,12 +152,109 @@ func (s *Store) Scan(ctx context.Context, cursor string, count int) ([]store.Ent
 			hint = max(count-len(keys), 1)
 		}
 	}
+	return keys, c, nil
+}
 
+// scanCluster scans every primary of a cluster in turn, in the order of
+// the first slot each serves. Its cursor is the index of the primary in
+// that order, "~", and the cursor of the scan of that primary. A failover
+// during a scan gives the slots to a replica whose SCAN cursor differs:
+// entries of that shard may then be returned twice or, if the shard's
+// scan restarts late, missed in that call only, never returned expired.
+func (s *Store) scanCluster(ctx context.Context, cc *redis.ClusterClient, cursor string, count int) ([]store.Entry, string, error) {
+	const op = "scan"
+	shard := 0
+	var c scanCursor
+	if cursor != "" {
+		i, inner, ok := strings.Cut(cursor, "~")
+		n, err := strconv.Atoi(i)
+		if !ok || err != nil || n < 0 || n > 16384 || inner == "" {
+			return nil, "", fmt.Errorf("redis: %s: malformed cursor: %w", op, store.ErrInvalidArgument)
+		}
+		if c, ok = parseCursor(inner); !ok {
+			return nil, "", fmt.Errorf("redis: %s: malformed cursor: %w", op, store.ErrInvalidArgument)
+		}
+		shard = n
+	}
+	primaries, err := clusterPrimaries(ctx, cc)
+	if err != nil {
+		return nil, "", s.fail(op, err)
+	}
+	var keys []string
+	for shard < len(primaries) && len(keys) < count {
+		got, next, err := s.scanNode(ctx, primaries[shard], c, count-len(keys))
+		if err != nil {
+			return nil, "", s.fail(op, err)
+		}
+		keys = append(keys, got...)
+		c = next
+		if c.done && len(c.pending) == 0 {
+			shard++
+			c = scanCursor{}
+		}
+	}
 	entries, err := s.read(ctx, keys)
 	if err != nil {
 		return nil, "", s.fail(op, err)
 	}
-	return entries, c.String(), nil
+	if shard >= len(primaries) {
+		return entries, "", nil
+	}
+	return entries, strconv.Itoa(shard) + "~" + c.String(), nil
+}
+
+// clusterPrimaries returns a client of each primary of the cluster, in the
+// order of the first slot each serves.
+func clusterPrimaries(ctx context.Context, cc *redis.ClusterClient) ([]*redis.Client, error) {
+	shards, err := cc.ClusterShards(ctx).Result()
+	if err != nil {
+		return nil, err
+	}
+	first := make(map[string]int64) // primary address → its first slot
+	for _, sh := range shards {
+		if len(sh.Slots) == 0 {
+			continue // a shard without slots: a primary left empty
+		}
+		var addr string
+		for _, n := range sh.Nodes {
+			if n.Role == "master" {
+				addr = net.JoinHostPort(n.Endpoint, strconv.FormatInt(n.Port, 10))
+			}
+		}
+		if addr == "" {
+			return nil, fmt.Errorf("a shard has no primary (failing over?), retry")
+		}
+		for _, sl := range sh.Slots {
+			if f, ok := first[addr]; !ok || sl.Start < f {
+				first[addr] = sl.Start
+			}
+		}
+	}
+	var mu sync.Mutex
+	clients := make(map[string]*redis.Client)
+	err = cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+		mu.Lock()
+		clients[n.Options().Addr] = n
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	addrs := make([]string, 0, len(first))
+	for addr := range first {
+		if clients[addr] == nil {
+			cc.ReloadState(ctx)
+			return nil, fmt.Errorf("cluster topology changed during the scan, retry")
+		}
+		addrs = append(addrs, addr)
+	}
+	sort.Slice(addrs, func(i, j int) bool { return first[addrs[i]] < first[addrs[j]] })
+	out := make([]*redis.Client, len(addrs))
+	for i, addr := range addrs {
+		out[i] = clients[addr]
+	}
+	return out, nil
 }
 
 // read returns the value and expiry of each live key of keys, reading each
@@ -143,6 +262,9 @@ func (s *Store) Scan(ctx context.Context, cursor string, count int) ([]store.Ent
 func (s *Store) read(ctx context.Context, keys []string) ([]store.Entry, error) {
 	if len(keys) == 0 {
 		return nil, nil
+	}
+	if _, ok := s.client.(*redis.ClusterClient); ok {
+		return s.readCluster(ctx, keys)
 	}
 	gets := make([]*redis.StringCmd, len(keys))
 	exps := make([]*redis.Cmd, len(keys))
@@ -174,6 +296,53 @@ func (s *Store) read(ctx context.Context, keys []string) ([]store.Entry, error) 
 		}
 		e := store.Entry{Key: k, Value: v}
 		if ms >= 0 { // -1: no expiry, which the store never writes
+			e.Expiry = time.UnixMilli(ms)
+		}
+		entries = append(entries, e)
+	}
+	return entries, nil
+}
+
+// readEntry returns the value and expiry of KEYS[1] together, as a MULTI
+// block would: a cluster cannot run one MULTI over keys of several slots.
+var readEntry = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if not v then
+	return false
+end
+return {v, redis.call('PEXPIRETIME', KEYS[1])}
+`)
+
+// readCluster is read on a cluster: one script per key, pipelined, which
+// go-redis sends to each key's primary.
+func (s *Store) readCluster(ctx context.Context, keys []string) ([]store.Entry, error) {
+	cmds := make([]*redis.Cmd, len(keys))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			// EVALSHA's NOSCRIPT fallback cannot run inside a pipeline.
+			cmds[i] = readEntry.Eval(ctx, p, []string{s.redisKey(k)})
+		}
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return nil, err
+	}
+	entries := make([]store.Entry, 0, len(keys))
+	for i, k := range keys {
+		r, err := cmds[i].Slice()
+		if err == redis.Nil {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		v, ok1 := r[0].(string)
+		ms, ok2 := r[1].(int64)
+		if len(r) != 2 || !ok1 || !ok2 {
+			return nil, fmt.Errorf("unexpected reply of the read script")
+		}
+		e := store.Entry{Key: k, Value: []byte(v)}
+		if ms >= 0 {
 			e.Expiry = time.UnixMilli(ms)
 		}
 		entries = append(entries, e)

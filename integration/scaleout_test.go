@@ -1,0 +1,477 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// scaleoutSessionsEnv sets the number of concurrent client sessions of
+// TestScaleOut per protocol version (default 12, which fits CI; the full
+// size is ELICITVAULT_SCALEOUT_SESSIONS=150, 300 sessions in all).
+const scaleoutSessionsEnv = "ELICITVAULT_SCALEOUT_SESSIONS"
+
+// needProgram skips t (fails it under ELICITVAULT_REQUIRE_BACKENDS=1)
+// unless prog is installed, and returns its path.
+func needProgram(t *testing.T, prog string) string {
+	t.Helper()
+	p, err := exec.LookPath(prog)
+	if err != nil {
+		for _, dir := range []string{"/usr/sbin", "/sbin"} {
+			if _, err := os.Stat(filepath.Join(dir, prog)); err == nil {
+				return filepath.Join(dir, prog)
+			}
+		}
+		msg := prog + " is not installed"
+		if os.Getenv("ELICITVAULT_REQUIRE_BACKENDS") == "1" {
+			t.Fatalf("%s, and ELICITVAULT_REQUIRE_BACKENDS=1", msg)
+		}
+		t.Skip(msg)
+	}
+	return p
+}
+
+func freeTCPPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startProcess starts a program of the test's own, killed when the test
+// ends (or the test binary dies).
+func startProcess(t *testing.T, name string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-done })
+	return cmd
+}
+
+// startRedisCluster starts six redis-server processes and makes a cluster
+// of three primaries with a replica each; it returns two node addresses.
+func startRedisCluster(t *testing.T) []string {
+	t.Helper()
+	needProgram(t, "redis-server")
+	needProgram(t, "redis-cli")
+	var addrs []string
+	for range 6 {
+		port := freeTCPPort(t)
+		dir := t.TempDir()
+		startProcess(t, "redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "log"),
+			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000")
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		c := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1})
+		deadline := time.Now().Add(10 * time.Second)
+		for c.Ping(context.Background()).Err() != nil {
+			if time.Now().After(deadline) {
+				t.Fatal("redis-server did not answer")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		c.Close()
+		addrs = append(addrs, addr)
+	}
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
+	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
+	}
+	for _, addr := range addrs {
+		c := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1})
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			info, _ := c.ClusterInfo(context.Background()).Result()
+			repl, _ := c.Info(context.Background(), "replication").Result()
+			if strings.Contains(info, "cluster_state:ok") &&
+				(strings.Contains(repl, "role:master") || strings.Contains(repl, "master_link_status:up")) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("cluster not ready: %s", info)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		c.Close()
+	}
+	return addrs[:2]
+}
+
+// killableServe is an `elicitvault serve` that the test may SIGKILL.
+type killableServe struct {
+	cmd  *exec.Cmd
+	base string
+	done chan struct{}
+	mu   sync.Mutex
+	log  strings.Builder
+}
+
+var serveListenRE = regexp.MustCompile(`elicitvault: serve: MCP at (http://\S+)/mcp`)
+
+func startKillableServe(t *testing.T, args ...string) *killableServe {
+	t.Helper()
+	p := &killableServe{done: make(chan struct{})}
+	// The listening line names --base-url, the balancer: the node's own
+	// address is chosen here.
+	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	p.cmd = exec.Command(elicitvaultBin(t), append([]string{"serve", "--addr", addr}, args...)...)
+	p.cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS=")
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stderr, err := p.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.log.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			if m := serveListenRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+		io.Copy(io.Discard, stderr)
+	}()
+	go func() { p.cmd.Wait(); close(p.done) }()
+	select {
+	case <-found:
+		p.base = "http://" + addr
+	case <-p.done:
+		t.Fatalf("serve exited: %s", p.log.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not listen within 30s")
+	}
+	t.Cleanup(func() {
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(15 * time.Second):
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if l := p.log.String(); strings.Contains(l, serveSecret) || strings.Contains(l, "ev1.") || strings.Contains(l, "token=") {
+			t.Errorf("serve's stderr holds a secret or a token:\n%s", l)
+		}
+	})
+	return p
+}
+
+// startHAProxy balances port front over the nodes round-robin, except
+// that a request carrying an Mcp-Session-Id goes to the node that answered
+// with it (a 2025-11-25 session lives in one go-sdk process). A dead node
+// is taken out after a failed check and its requests sent elsewhere.
+func startHAProxy(t *testing.T, front int, nodes []*killableServe) {
+	t.Helper()
+	bin := needProgram(t, "haproxy")
+	var b strings.Builder
+	fmt.Fprintf(&b, `global
+	maxconn 4096
+defaults
+	mode http
+	timeout connect 2s
+	timeout client 60s
+	timeout server 60s
+	option redispatch
+	retries 2
+frontend mcp
+	bind 127.0.0.1:%d
+	default_backend nodes
+backend nodes
+	balance roundrobin
+	stick-table type string len 128 size 100k expire 30m
+	stick match req.hdr(mcp-session-id)
+	stick store-response res.hdr(mcp-session-id)
+`, front)
+	for i, n := range nodes {
+		fmt.Fprintf(&b, "\tserver node%d %s check inter 500ms fall 1 rise 2\n", i, strings.TrimPrefix(n.base, "http://"))
+	}
+	cfg := filepath.Join(t.TempDir(), "haproxy.cfg")
+	if err := os.WriteFile(cfg, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bin, "-c", "-f", cfg).CombinedOutput(); err != nil {
+		t.Fatalf("haproxy -c: %v\n%s", err, out)
+	}
+	startProcess(t, bin, "-db", "-f", cfg)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", front))
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("haproxy does not listen")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestScaleOut runs three `elicitvault serve` nodes behind a real
+// HAProxy, on a Redis Cluster (six redis-server processes, WAIT for one
+// replica) and on PostgreSQL. Concurrent client sessions on both protocol versions, all
+// through the balancer, call connect_account in a loop: each is a URL-mode
+// elicitation whose consent page and callback the "browser" opens through
+// the balancer, so that the answer lands on any node, usually not the one
+// holding the session. A third of the way through one node is killed
+// (SIGKILL). The test prints the round trips completed, the answers
+// accepted by a node whose call then did not complete (lost, must be 0
+// for sessions of live nodes), and what the clients of the dead node saw.
+func TestScaleOut(t *testing.T) {
+	t.Run("redis-cluster", func(t *testing.T) {
+		cluster := startRedisCluster(t)
+		runScaleOut(t, "redis+cluster://"+strings.Join(cluster, ",")+"/?wait_replicas=1&prefix=scaleout:")
+	})
+	t.Run("postgres", func(t *testing.T) {
+		raw := serverURL(t, postgresEnv)
+		schema := "evscale_" + randomName()
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("schema", schema)
+		u.RawQuery = q.Encode()
+		t.Cleanup(func() {
+			ctx := context.Background()
+			pool, err := pgxpool.New(ctx, raw)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer pool.Close()
+			if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+				t.Errorf("dropping the test schema: %v", err)
+			}
+		})
+		// serve migrates the schema itself.
+		runScaleOut(t, u.String())
+	})
+}
+
+func runScaleOut(t *testing.T, storeURL string) {
+	sessions := 12
+	if v, err := strconv.Atoi(os.Getenv(scaleoutSessionsEnv)); err == nil && v > 0 {
+		sessions = v
+	}
+	const rounds = 3
+	front := freeTCPPort(t)
+	frontURL := fmt.Sprintf("http://127.0.0.1:%d", front)
+	var nodes []*killableServe
+	for range 3 {
+		nodes = append(nodes, startKillableServe(t, "--store", storeURL, "--base-url", frontURL))
+	}
+	startHAProxy(t, front, nodes)
+
+	type tally struct {
+		ok, failed, answeredLost atomic.Int64
+		errs                     sync.Map // error text → count
+	}
+	var before, after tally
+	var killed atomic.Bool
+	var continued, connected atomic.Int64
+	var completed atomic.Int64
+	killAt := int64(sessions * 2 * rounds / 3)
+	killNow := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	start := time.Now()
+	for s := range 2 * sessions {
+		version := "2025-11-25"
+		if s%2 == 1 {
+			version = "2026-07-28"
+		}
+		wg.Go(func() {
+			c := newGoClient(t)
+			client := mcp.NewClient(&mcp.Implementation{Name: "scaleout", Version: "1"}, c.options())
+			ctx := t.Context()
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: frontURL + "/mcp"},
+				&mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				if !killed.Load() {
+					t.Errorf("connect: %v", err)
+					return
+				}
+				// Initialized on the node that then died.
+				after.failed.Add(1)
+				v, _ := after.errs.LoadOrStore(version+": connect: session lost with its node", new(atomic.Int64))
+				v.(*atomic.Int64).Add(1)
+				return
+			}
+			defer cs.Close()
+			connected.Add(1)
+			for range rounds {
+				var callback atomic.Int32
+				c.setVisit(func(u string) {
+					callback.Store(int32(browseRetry(u)))
+				})
+				c.answer(&mcp.ElicitResult{Action: "accept"})
+				wasKilled := killed.Load()
+				out, isErr, err := callText(ctx, cs, "connect_account", nil)
+				tl := &before
+				if wasKilled || killed.Load() {
+					tl = &after
+				}
+				if err != nil && version == "2026-07-28" && killed.Load() {
+					// A 2026-07-28 call keeps no state in the node: the
+					// client calls again, and the balancer sends it to
+					// a live node.
+					c.answer(&mcp.ElicitResult{Action: "accept"})
+					out, isErr, err = callText(ctx, cs, "connect_account", nil)
+					if err == nil && !isErr {
+						continued.Add(1)
+					}
+				}
+				if err == nil && !isErr && out == "Your Example account is connected." {
+					tl.ok.Add(1)
+					if completed.Add(1) >= killAt && connected.Load() == int64(2*sessions) {
+						once.Do(func() { close(killNow) })
+					}
+					continue
+				}
+				tl.failed.Add(1)
+				if callback.Load() == 200 && ctx.Err() == nil && strings.Contains(fmt.Sprint(err), "deadline") {
+					// The answer was accepted by a node and the call,
+					// on a live node, never saw it.
+					tl.answeredLost.Add(1)
+				}
+				msg := fmt.Sprint(err)
+				if err == nil {
+					msg = "tool error: " + out
+				}
+				msg = version + ": " + regexp.MustCompile(`"http://[^"]*"`).ReplaceAllString(msg, "…")
+				if len(msg) > 160 {
+					msg = msg[:160]
+				}
+				v, _ := tl.errs.LoadOrStore(msg, new(atomic.Int64))
+				v.(*atomic.Int64).Add(1)
+				return // a failed session stops: its client would reconnect
+			}
+		})
+	}
+	var deadBase string
+	select {
+	case <-killNow:
+		killed.Store(true)
+		deadBase = nodes[1].base
+		nodes[1].cmd.Process.Kill()
+		t.Logf("node %s killed (SIGKILL) after %d round trips, %v in", deadBase, completed.Load(), time.Since(start).Round(time.Millisecond))
+	case <-time.After(90 * time.Second):
+		for i, n := range nodes {
+			n.mu.Lock()
+			t.Logf("node %d log:\n%s", i, n.log.String())
+			n.mu.Unlock()
+		}
+		t.Fatal("the load did not reach the kill point in 90s")
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if t.Failed() {
+		for i, n := range nodes {
+			n.mu.Lock()
+			t.Logf("node %d log:\n%s", i, n.log.String())
+			n.mu.Unlock()
+		}
+	}
+	report := func(name string, tl *tally) {
+		var errs []string
+		tl.errs.Range(func(k, v any) bool {
+			errs = append(errs, fmt.Sprintf("%d× %s", v.(*atomic.Int64).Load(), k))
+			return true
+		})
+		sort.Strings(errs)
+		t.Logf("%s the kill: %d round trips, %d failed (%d of them after the answer reached a node) %v",
+			name, tl.ok.Load(), tl.failed.Load(), tl.answeredLost.Load(), errs)
+	}
+	t.Logf("%d sessions (%d per protocol version) × %d round trips through HAProxy over 3 nodes, in %v",
+		2*sessions, sessions, rounds, elapsed.Round(time.Millisecond))
+	report("before", &before)
+	report("after", &after)
+	t.Logf("2026-07-28 calls that failed on the dead node and completed when called again: %d", continued.Load())
+	if before.failed.Load() != 0 {
+		t.Errorf("%d round trips failed before any node was killed", before.failed.Load())
+	}
+	if n := before.answeredLost.Load() + after.answeredLost.Load(); n != 0 {
+		t.Errorf("%d answers accepted by a node never reached their call", n)
+	}
+	// A session pinned to the dead node fails; every other one completes.
+	if f := after.failed.Load(); f > int64(2*sessions)*2/3 {
+		t.Errorf("%d sessions failed after the kill, of %d", f, 2*sessions)
+	}
+}
+
+// browseRetry opens a consent page and posts its form, as a browser
+// would, through the balancer; a failed attempt (the node died under it)
+// is retried, as a user reloads the page. It returns the callback's
+// status, 0 if none.
+func browseRetry(u string) int {
+	for range 4 {
+		resp, err := http.Get(u)
+		if err != nil {
+			time.Sleep(300 * time.Millisecond)
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		m := regexp.MustCompile(`<form method="post" action="([^"]+)"`).FindSubmatch(body)
+		if resp.StatusCode != http.StatusOK || m == nil {
+			time.Sleep(300 * time.Millisecond)
+			continue
+		}
+		target, _ := url.Parse(u)
+		target, err = target.Parse(strings.ReplaceAll(string(m[1]), "&amp;", "&"))
+		if err != nil {
+			return 0
+		}
+		resp, err = http.Post(target.String(), "application/x-www-form-urlencoded", nil)
+		if err != nil {
+			time.Sleep(300 * time.Millisecond)
+			continue
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	return 0
+}

@@ -1,0 +1,22 @@
+package otel_test
+
+import (
+	"fmt"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	evotel "github.com/elicitvault/elicitvault/otel"
+)
+
+// The hooks go into the Elicitor's configuration; with nil options they
+// use the global providers, which the program sets up (for instance from
+// the OTEL_* environment with the OTLP exporters).
+func ExampleHooks() {
+	h, err := evotel.Hooks(nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cfg := &elicit.Config{Hooks: []elicit.Hooks{h}}
+	fmt.Println(len(cfg.Hooks))
+	// Output: 1
+}

@@ -1,0 +1,200 @@
+// Package otel traces and measures elicitations with OpenTelemetry,
+// through elicit's Hooks. It is a module of its own, so that elicitvault's
+// core never depends on OpenTelemetry: a server that wants telemetry adds
+//
+//	h, err := otel.Hooks(nil) // the global tracer and meter providers
+//	cfg.Hooks = append(cfg.Hooks, h)
+//
+// # Spans
+//
+// Every run of an elicitation's request flow is a span "elicit.request",
+// and every run of its result flow a span "elicit.result", children of the
+// span in ctx (the tool call's, when the server traces calls). Their
+// attributes are the elicitation's mode (elicit.mode: form or url), the
+// protocol path (elicit.path: "request" for a blocking elicitation/create
+// on 2025-11-25, "input_required" for InputRequiredResult and
+// requestState on 2026-07-28), the tool's name (elicit.tool) and the
+// outcome (elicit.outcome). Spans never carry session IDs, subjects, user
+// identities, messages, URLs or content.
+//
+// # Metrics
+//
+//	elicitvault.elicitations.started   counter, by mode and path (on 2026-07-28: the round that asks)
+//	elicitvault.elicitations.pending   up-down counter: request flows in progress on this node
+//	elicitvault.elicitations.outcomes  counter, by mode, path and outcome: once per answer (its result flow) or failure
+//	elicitvault.elicitation.duration   histogram (s) of the request flow, by mode, path and outcome
+//	elicitvault.elicitation.errors     counter of flows that failed with an error other than the outcomes below
+//
+// Outcomes: accepted, declined, cancelled (by the user), timed_out,
+// superseded (another question of the session replaced it), input_required
+// (a 2026-07-28 round that asked and returned), invalid (an answer refused
+// by its schema), error (anything else: a store or transport failure). On
+// 2026-07-28 the question and its answer are different rounds of the tool
+// call, possibly on different nodes: the duration measures each round's
+// request flow, not the user's think time.
+package otel
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// ScopeName is the instrumentation scope of the spans and metrics.
+const ScopeName = "github.com/elicitvault/elicitvault/otel"
+
+// Options chooses the providers. A nil Options, or a nil field, uses the
+// global provider of the otel package.
+type Options struct {
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+}
+
+// The attribute keys.
+const (
+	AttrMode    = attribute.Key("elicit.mode")
+	AttrPath    = attribute.Key("elicit.path")
+	AttrTool    = attribute.Key("elicit.tool")
+	AttrOutcome = attribute.Key("elicit.outcome")
+)
+
+type instruments struct {
+	tracer   trace.Tracer
+	started  metric.Int64Counter
+	pending  metric.Int64UpDownCounter
+	outcomes metric.Int64Counter
+	duration metric.Float64Histogram
+	errors   metric.Int64Counter
+}
+
+// Hooks returns the hooks that trace and measure every elicitation of the
+// Elicitor they are given to.
+func Hooks(opts *Options) (elicit.Hooks, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.TracerProvider == nil {
+		o.TracerProvider = otel.GetTracerProvider()
+	}
+	if o.MeterProvider == nil {
+		o.MeterProvider = otel.GetMeterProvider()
+	}
+	m := o.MeterProvider.Meter(ScopeName)
+	in := &instruments{tracer: o.TracerProvider.Tracer(ScopeName)}
+	var err, e error
+	in.started, e = m.Int64Counter("elicitvault.elicitations.started", metric.WithDescription("Elicitations asked"))
+	err = errors.Join(err, e)
+	in.pending, e = m.Int64UpDownCounter("elicitvault.elicitations.pending", metric.WithDescription("Request flows in progress on this node"))
+	err = errors.Join(err, e)
+	in.outcomes, e = m.Int64Counter("elicitvault.elicitations.outcomes", metric.WithDescription("Elicitation flows ended, by outcome"))
+	err = errors.Join(err, e)
+	in.duration, e = m.Float64Histogram("elicitvault.elicitation.duration", metric.WithUnit("s"), metric.WithDescription("Duration of the request flow"))
+	err = errors.Join(err, e)
+	in.errors, e = m.Int64Counter("elicitvault.elicitation.errors", metric.WithDescription("Flows failed by an error: store, transport or hook"))
+	err = errors.Join(err, e)
+	if err != nil {
+		return elicit.Hooks{}, err
+	}
+	return elicit.Hooks{AroundRequest: in.aroundRequest, AroundResult: in.aroundResult}, nil
+}
+
+// path returns the protocol path of r's call.
+func path(r *elicit.Request) string {
+	if r.Call != nil && r.Call.Protocol >= elicit.ProtocolInputRequests {
+		return "input_required"
+	}
+	return "request"
+}
+
+func baseAttrs(r *elicit.Request) []attribute.KeyValue {
+	kv := []attribute.KeyValue{AttrMode.String(string(r.Mode)), AttrPath.String(path(r))}
+	if r.Call != nil {
+		kv = append(kv, AttrTool.String(r.Call.Tool))
+	}
+	return kv
+}
+
+// outcome names how a flow ended.
+func outcome(res *elicit.Response, err error) string {
+	switch {
+	case err == nil && res != nil:
+		switch res.Action {
+		case elicit.Accept:
+			return "accepted"
+		case elicit.Decline:
+			return "declined"
+		case elicit.Cancel:
+			return "cancelled"
+		}
+		return "error"
+	case errors.Is(err, elicit.ErrInputRequired):
+		return "input_required"
+	case errors.Is(err, elicit.ErrTimeout):
+		return "timed_out"
+	case errors.Is(err, elicit.ErrCancelled):
+		return "superseded"
+	case errors.Is(err, elicit.ErrInvalidContent), errors.Is(err, elicit.ErrMalformed):
+		return "invalid"
+	}
+	return "error"
+}
+
+func (in *instruments) aroundRequest(ctx context.Context, r *elicit.Request, next elicit.RequestFunc) (*elicit.Response, error) {
+	attrs := baseAttrs(r)
+	set := metric.WithAttributes(attrs...)
+	ctx, span := in.tracer.Start(ctx, "elicit.request", trace.WithAttributes(attrs...), trace.WithSpanKind(trace.SpanKindInternal))
+	defer span.End()
+	blocking := path(r) == "request"
+	if blocking {
+		in.started.Add(ctx, 1, set)
+	}
+	in.pending.Add(ctx, 1, set)
+	start := time.Now()
+	res, err := next(ctx, r)
+	in.pending.Add(ctx, -1, set)
+	o := outcome(res, err)
+	if !blocking && o == "input_required" {
+		// On 2026-07-28 the flow runs in every round: the round that
+		// asks starts the elicitation.
+		in.started.Add(ctx, 1, set)
+	}
+	// An answer's outcome is counted by the result flow, which validates
+	// it; the request flow counts only how it failed.
+	in.end(ctx, span, attrs, o, err != nil && o != "input_required", time.Since(start))
+	return res, err
+}
+
+func (in *instruments) aroundResult(ctx context.Context, r *elicit.Request, raw *elicit.Response, next elicit.ResultFunc) (*elicit.Response, error) {
+	attrs := baseAttrs(r)
+	ctx, span := in.tracer.Start(ctx, "elicit.result", trace.WithAttributes(attrs...))
+	defer span.End()
+	res, err := next(ctx, r, raw)
+	in.end(ctx, span, attrs, outcome(res, err), true, -1)
+	return res, err
+}
+
+// end records a flow's outcome o on its span, in the outcome counter if
+// count, and its duration d unless d < 0.
+func (in *instruments) end(ctx context.Context, span trace.Span, attrs []attribute.KeyValue, o string, count bool, d time.Duration) {
+	span.SetAttributes(AttrOutcome.String(o))
+	all := metric.WithAttributes(append(attrs, AttrOutcome.String(o))...)
+	if count {
+		in.outcomes.Add(ctx, 1, all)
+	}
+	if d >= 0 {
+		in.duration.Record(ctx, d.Seconds(), all)
+	}
+	if o == "error" {
+		// The error's text is left out: only the category.
+		span.SetStatus(codes.Error, "elicitation failed")
+		in.errors.Add(ctx, 1, metric.WithAttributes(attrs...))
+	}
+}

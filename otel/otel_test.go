@@ -1,0 +1,113 @@
+package otel_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/elicit/elicittest"
+	"github.com/elicitvault/elicitvault/keyring"
+	evotel "github.com/elicitvault/elicitvault/otel"
+	"github.com/elicitvault/elicitvault/store/memory"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+type order struct {
+	Item string `json:"item"`
+}
+
+// TestHooks runs a form elicitation, accepted then declined, at both
+// protocol versions through a real go-sdk client and server, and checks
+// the spans and metrics the hooks record: mode, path and outcome, and
+// nothing of the content, the session or the message.
+func TestHooks(t *testing.T) {
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	hooks, err := evotel.Hooks(&evotel.Options{TracerProvider: tp, MeterProvider: mp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := keyring.New([]byte("otel test secret, at least 32 bytes long"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := memory.New(nil)
+	defer st.Close()
+	ev, err := elicit.New(keys, st, &elicit.Config{Hooks: []elicit.Hooks{hooks}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ev.Close()
+	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
+	ev.Install(s)
+	mcp.AddTool(s, &mcp.Tool{Name: "order"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		o, err := elicit.Form[order](ctx, req, "Which secret-message item?")
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(o.Action)}}}, nil, nil
+	})
+	elicittest.Call(t, s, "order", nil, elicittest.Accept(map[string]any{"item": "secret-content"}))
+	elicittest.Call(t, s, "order", nil, elicittest.Decline())
+
+	got := map[string]int{} // "name path outcome" → spans
+	for _, sp := range spans.Ended() {
+		attrs := map[string]string{}
+		for _, kv := range sp.Attributes() {
+			v := kv.Value.String()
+			attrs[string(kv.Key)] = v
+			if strings.Contains(v, "secret") {
+				t.Errorf("span %s carries %s=%q", sp.Name(), kv.Key, v)
+			}
+		}
+		if attrs["elicit.mode"] != "form" || attrs["elicit.tool"] != "order" {
+			t.Errorf("span %s: attributes %v", sp.Name(), attrs)
+		}
+		got[sp.Name()+" "+attrs["elicit.path"]+" "+attrs["elicit.outcome"]]++
+	}
+	t.Logf("spans: %v", got)
+	for _, want := range []string{
+		"elicit.request request accepted", "elicit.request request declined",
+		"elicit.request input_required input_required",
+		"elicit.result request accepted", "elicit.result input_required accepted",
+		"elicit.result input_required declined",
+	} {
+		if got[want] == 0 {
+			t.Errorf("no span %q", want)
+		}
+	}
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	sums := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					o, _ := p.Attributes.Value("elicit.outcome")
+					sums[m.Name+" "+o.String()] += p.Value
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					sums[m.Name] += int64(p.Count)
+				}
+			}
+		}
+	}
+	t.Logf("metrics: %v", sums)
+	if sums["elicitvault.elicitations.started "] != 4 || sums["elicitvault.elicitations.pending "] != 0 ||
+		sums["elicitvault.elicitations.outcomes accepted"] != 2 || sums["elicitvault.elicitations.outcomes declined"] != 2 ||
+		sums["elicitvault.elicitations.outcomes input_required"] != 0 || sums["elicitvault.elicitation.duration"] != 6 {
+		t.Errorf("metrics %v", sums)
+	}
+}
