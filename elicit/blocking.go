@@ -105,6 +105,7 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 	// In URL mode the callback can beat the client's reply; it is kept
 	// until the reply comes, so that the request is not cancelled.
 	var early *Response
+	rr := &resultReader{e: e, s: s}
 	for {
 		select {
 		case rp := <-replies:
@@ -126,13 +127,29 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 			// URL mode: the user went to the page; the callback decides.
 			if early == nil {
 				var ok bool
-				if early, ok, err = e.readResult(ctx, s); err != nil {
+				if early, ok, err = rr.read(ctx); err != nil {
 					return nil, err
 				} else if !ok {
 					continue
 				}
 			}
 			return e.urlDone(ctx, r, early)
+		case <-rr.retry:
+			res, ok, err := rr.read(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+			if r.Mode == ModeURL && replies != nil {
+				early = res
+				continue
+			}
+			if r.Mode == ModeURL {
+				return e.urlDone(ctx, r, res)
+			}
+			return res, nil
 		case _, ok := <-sub.Messages():
 			if !ok {
 				// The subscription ended: subscribe again, then read.
@@ -140,7 +157,7 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 					return nil, err
 				}
 			}
-			res, ok, err := e.readResult(ctx, s)
+			res, ok, err := rr.read(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -156,9 +173,18 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 			}
 			return res, nil
 		case <-wctx.Done():
-			return nil, e.waitErr(ctx)
+			return nil, e.waitErrAfter(ctx, rr)
 		}
 	}
+}
+
+// waitErrAfter is waitErr, except that a wait that ended while the store
+// did not answer reports the store's error: the answer may be there.
+func (e *Elicitor) waitErrAfter(ctx context.Context, rr *resultReader) error {
+	if ctx.Err() == nil && rr.retry != nil && rr.lastErr != nil {
+		return rr.lastErr
+	}
+	return e.waitErr(ctx)
 }
 
 // blockingForm is blocking for form mode, where only the client's reply
@@ -276,8 +302,40 @@ func (e *Elicitor) readResult(ctx context.Context, s *slot) (res *Response, ok b
 	if err != nil {
 		return nil, true, err
 	}
+	return fromResultRecord(&rr)
+}
+
+func fromResultRecord(rr *resultRecord) (*Response, bool, error) {
 	if rr.Superseded {
 		return nil, true, ErrCancelled
 	}
 	return &Response{Action: rr.Action, Content: rr.Content}, true, nil
+}
+
+// resultReader reads a waiting elicitation's result and rides out a store
+// that does not answer (a failover, a restart, a partition): the answer,
+// once written, is safe in the store, so a failed read is tried again,
+// with a growing delay, until the wait ends, instead of failing the call.
+// retry is the channel to wait on for the next try; nil when none is due.
+type resultReader struct {
+	e       *Elicitor
+	s       *slot
+	delay   time.Duration
+	retry   <-chan time.Time
+	lastErr error
+}
+
+// read is readResult, except that a store error schedules a retry and
+// reads as "no result yet".
+func (r *resultReader) read(ctx context.Context) (*Response, bool, error) {
+	res, ok, err := r.e.readResult(ctx, r.s)
+	var se *storeError
+	if !errors.As(err, &se) || ctx.Err() != nil {
+		r.retry = nil
+		return res, ok, err
+	}
+	r.lastErr = err
+	r.delay = min(max(2*r.delay, 50*time.Millisecond), time.Second)
+	r.retry = time.After(r.delay)
+	return nil, false, nil
 }

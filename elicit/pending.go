@@ -256,10 +256,17 @@ func (s *slot) take(ctx context.Context, purpose string, v any) error {
 		return ErrUnknownElicitation
 	}
 	if err != nil {
-		return fmt.Errorf("elicit: store: %w", err)
+		return &storeError{err}
 	}
 	return s.open(purpose, rec, v)
 }
+
+// storeError is a store that failed to answer, as opposed to a record that
+// is not there or does not open: a waiter tries again.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return "elicit: store: " + e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
 
 func (s *slot) open(purpose string, rec []byte, v any) error {
 	pt, err := s.e.keys.OpenRecord(s.binding(purpose), rec)

@@ -229,11 +229,14 @@ func (e *Elicitor) resubscribe(ctx, wctx context.Context, s *slot, sub *subscrip
 func (e *Elicitor) await(ctx context.Context, expiry time.Time, s *slot, sub *subscription) (*Response, error) {
 	wctx, cancel := context.WithDeadline(ctx, expiry)
 	defer cancel()
+	rr := &resultReader{e: e, s: s}
 	for {
-		if res, ok, err := e.readResult(ctx, s); ok || err != nil {
+		if res, ok, err := rr.read(ctx); ok || err != nil {
 			return res, err
 		}
 		select {
+		case <-rr.retry:
+			continue
 		case _, ok := <-sub.Messages():
 			if ok {
 				continue
@@ -242,7 +245,7 @@ func (e *Elicitor) await(ctx context.Context, expiry time.Time, s *slot, sub *su
 				return nil, err
 			}
 		case <-wctx.Done():
-			return nil, e.waitErr(ctx)
+			return nil, e.waitErrAfter(ctx, rr)
 		}
 	}
 }
