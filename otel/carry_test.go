@@ -60,7 +60,7 @@ func TestCarryResume(t *testing.T) {
 	}
 	attrs := map[string]string{}
 	for _, kv := range complete.Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	if attrs["elicit.mode"] != "url" || attrs["elicit.outcome"] != "resolved" || len(attrs) != 2 {
 		t.Errorf("attributes %v", attrs)
