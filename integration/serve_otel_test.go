@@ -241,6 +241,23 @@ func TestServeTraceAcrossNodes(t *testing.T) {
 		}
 		t.Logf("  spans of the trace: %v", inTrace)
 	}
+	// On 2026-07-28 the call's next round, which awaits the page's answer
+	// (on A here: the client retries where it called), resumes from the
+	// pending record too: its elicit.complete joins the asking round's
+	// trace.
+	rounds := 0
+	for _, s := range spans {
+		if s.service != "node-a" || s.name != "elicit.complete" {
+			continue
+		}
+		rounds++
+		if p, ok := byID[s.trace+"/"+s.par]; !ok || p.service != "node-a" || p.name != "elicit.request" || !traces[s.trace] {
+			t.Errorf("A's elicit.complete (trace %s) is not the child of the asking round's elicit.request", s.trace)
+		}
+	}
+	if rounds != 1 {
+		t.Errorf("A exported %d elicit.complete spans, want 1 (the 2026-07-28 round that awaits the answer)", rounds)
+	}
 	if len(traces) != len(goVersions) {
 		t.Errorf("the elicitations' spans connect in %d traces, want %d", len(traces), len(goVersions))
 	}
