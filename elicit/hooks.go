@@ -70,6 +70,72 @@ type Hooks struct {
 	BeforeResult func(ctx context.Context, r *Request, raw *Response) error
 	AroundResult func(ctx context.Context, r *Request, raw *Response, next ResultFunc) (*Response, error)
 	AfterResult  func(ctx context.Context, r *Request, res *Response, err error)
+
+	// Carry and Resume take a context, such as a trace's, across nodes:
+	// the answer of an elicitation may reach another node than the one
+	// that asked (a URL-mode page, a 2026-07-28 round). Carry is called
+	// with the request flow's context when the elicitation's pending
+	// record is written; what it returns is sealed in that record, with
+	// it, and never appears in a URL or token. Keys and values count
+	// against a limit of MaxCarried bytes for all hooks together; a hook
+	// over it carries nothing. Resume is called on the node that resumes
+	// the elicitation from its record (a page that resolves it, a round
+	// that awaits it) with every hook's carried entries; it returns the
+	// context of that work and a function called with its outcome.
+	Carry  func(ctx context.Context) map[string]string
+	Resume func(ctx context.Context, m Mode, carried map[string]string) (context.Context, func(err error))
+}
+
+// MaxCarried is the most, in bytes of keys and values, that Carry hooks
+// put in a pending record.
+const MaxCarried = 1024
+
+// carry collects what the hooks carry in a pending record.
+func carry(ctx context.Context, hooks []Hooks) map[string]string {
+	var out map[string]string
+	n := 0
+	for _, h := range hooks {
+		if h.Carry == nil {
+			continue
+		}
+		m := h.Carry(ctx)
+		size := 0
+		for k, v := range m {
+			size += len(k) + len(v)
+		}
+		if n+size > MaxCarried {
+			continue
+		}
+		n += size
+		for k, v := range m {
+			if out == nil {
+				out = make(map[string]string, len(m))
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// resume runs the hooks' Resume, hooks[0] outermost, and returns the
+// resumed context and the function that ends it.
+func resume(ctx context.Context, hooks []Hooks, m Mode, carried map[string]string) (context.Context, func(error)) {
+	var ends []func(error)
+	for _, h := range hooks {
+		if h.Resume == nil {
+			continue
+		}
+		var end func(error)
+		ctx, end = h.Resume(ctx, m, carried)
+		if end != nil {
+			ends = append(ends, end)
+		}
+	}
+	return ctx, func(err error) {
+		for i := len(ends) - 1; i >= 0; i-- {
+			ends[i](err)
+		}
+	}
 }
 
 // wrapRequest wraps the request flow in hooks, hooks[0] outermost.

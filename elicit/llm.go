@@ -414,7 +414,7 @@ func (e *Elicitor) urlViaModel(ctx context.Context, rd *round, r *Request, ttl t
 	if err != nil {
 		return nil, err
 	}
-	rec := &pendingRecord{Mode: ModeURL, Via: viaModel, Tool: call.Tool, Expiry: expiry.UnixMilli(), Done: fp}
+	rec := &pendingRecord{Mode: ModeURL, Via: viaModel, Tool: call.Tool, Expiry: expiry.UnixMilli(), Done: fp, Carried: carry(ctx, e.hooks)}
 	if err := s.put(ctx, purposePending, rec); err != nil {
 		return nil, err
 	}

@@ -445,7 +445,9 @@ func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) 
 		return nil, ErrTimeout
 	}
 	s.expiry = time.UnixMilli(rec.Expiry)
-	res, err := e.await(ctx, s.expiry, s, sub)
+	rctx, end := resume(ctx, e.hooks, rec.Mode, rec.Carried)
+	res, err := e.await(rctx, s.expiry, s, sub)
+	end(err)
 	if err == nil && res.Action == Accept {
 		notifyComplete(ctx, r.Call.req.Session, r.ID)
 	}

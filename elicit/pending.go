@@ -55,6 +55,9 @@ type pendingRecord struct {
 	// (-32042, or a link given to the model), is the fingerprint under
 	// which the page leaves the answer for the call's retry.
 	Done string `json:"done,omitempty"`
+	// Carried is what the hooks' Carry returned when the elicitation was
+	// asked (a trace context), for the node that resumes it.
+	Carried map[string]string `json:"tc,omitempty"`
 }
 
 // resultRecord is an answer, as the resolver wrote it: validated content,
@@ -129,6 +132,9 @@ func (s *slot) begin(ctx context.Context, rec *pendingRecord) (store.Subscriptio
 // putPending counts the elicitation against the Elicitor's quota and
 // writes its pending record.
 func (s *slot) putPending(ctx context.Context, rec *pendingRecord) error {
+	if rec.Carried == nil {
+		rec.Carried = carry(ctx, s.e.hooks)
+	}
 	if b, err := json.Marshal(rec); err != nil || len(b) > s.e.maxPendingSize {
 		// The tool's arguments, earlier answers and state are the
 		// client's to size: they are not parked in the store unbounded.

@@ -72,7 +72,7 @@ func (*goneError) Is(target error) bool {
 // store and announces it. An elicitation whose call was not waiting (-32042,
 // or a link given to the model) gets its answer written where the retry of
 // the call looks for it, by this page, so that no waiter is needed.
-func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Action) error {
+func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Action) (err error) {
 	s := e.slot(c.Subject, c.SessionID, c.ElicitationID, time.Time{})
 	var rec pendingRecord
 	if err := s.get(ctx, purposePending, &rec); err != nil {
@@ -81,6 +81,8 @@ func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Actio
 		}
 		return err
 	}
+	ctx, end := resume(ctx, e.hooks, rec.Mode, rec.Carried)
+	defer func() { end(err) }()
 	if rec.Mode != ModeURL {
 		return errGone
 	}

@@ -25,6 +25,14 @@
 //	elicitvault.elicitation.duration   histogram (s) of the request flow, by mode, path and outcome
 //	elicitvault.elicitation.errors     counter of flows that failed with an error other than the outcomes below
 //
+// An elicitation answered on another node than the one that asked (a
+// URL-mode page, a 2026-07-28 round awaiting a page) continues the trace of
+// the span that asked: its trace context travels sealed in the pending
+// record (never in a URL or token), and the node that resumes it starts a
+// span "elicit.complete", a child of the asking span, linked to the span
+// in its own context if any. Its outcome is resolved, gone (expired or
+// answered already) or error.
+//
 // Outcomes: accepted, declined, cancelled (by the user), timed_out,
 // superseded (another question of the session replaced it), input_required
 // (a 2026-07-28 round that asked and returned), invalid (an answer refused
@@ -44,6 +52,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -51,10 +60,14 @@ import (
 const ScopeName = "github.com/elicitvault/elicitvault/otel"
 
 // Options chooses the providers. A nil Options, or a nil field, uses the
-// global provider of the otel package.
+// global provider of the otel package; a nil Propagator, W3C Trace
+// Context.
 type Options struct {
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
+	// Propagator carries the trace context of an elicitation, sealed in
+	// its pending record, to the node that completes it.
+	Propagator propagation.TextMapPropagator
 }
 
 // The attribute keys.
@@ -66,6 +79,7 @@ const (
 )
 
 type instruments struct {
+	prop     propagation.TextMapPropagator
 	tracer   trace.Tracer
 	started  metric.Int64Counter
 	pending  metric.Int64UpDownCounter
@@ -88,7 +102,10 @@ func Hooks(opts *Options) (elicit.Hooks, error) {
 		o.MeterProvider = otel.GetMeterProvider()
 	}
 	m := o.MeterProvider.Meter(ScopeName)
-	in := &instruments{tracer: o.TracerProvider.Tracer(ScopeName)}
+	if o.Propagator == nil {
+		o.Propagator = propagation.TraceContext{}
+	}
+	in := &instruments{prop: o.Propagator, tracer: o.TracerProvider.Tracer(ScopeName)}
 	var err, e error
 	in.started, e = m.Int64Counter("elicitvault.elicitations.started", metric.WithDescription("Elicitations asked"))
 	err = errors.Join(err, e)
@@ -103,7 +120,7 @@ func Hooks(opts *Options) (elicit.Hooks, error) {
 	if err != nil {
 		return elicit.Hooks{}, err
 	}
-	return elicit.Hooks{AroundRequest: in.aroundRequest, AroundResult: in.aroundResult}, nil
+	return elicit.Hooks{AroundRequest: in.aroundRequest, AroundResult: in.aroundResult, Carry: in.carry, Resume: in.resume}, nil
 }
 
 // path returns the protocol path of r's call.
@@ -196,5 +213,41 @@ func (in *instruments) end(ctx context.Context, span trace.Span, attrs []attribu
 		// The error's text is left out: only the category.
 		span.SetStatus(codes.Error, "elicitation failed")
 		in.errors.Add(ctx, 1, metric.WithAttributes(attrs...))
+	}
+}
+
+// carry returns the trace context of ctx, for the pending record.
+func (in *instruments) carry(ctx context.Context) map[string]string {
+	m := propagation.MapCarrier{}
+	in.prop.Inject(ctx, m)
+	return m
+}
+
+// resume starts the span of the work that resumes an elicitation, as a
+// child of the span that asked it.
+func (in *instruments) resume(ctx context.Context, mode elicit.Mode, carried map[string]string) (context.Context, func(error)) {
+	opts := []trace.SpanStartOption{trace.WithAttributes(AttrMode.String(string(mode))), trace.WithSpanKind(trace.SpanKindInternal)}
+	parent := in.prop.Extract(context.Background(), propagation.MapCarrier(carried))
+	if remote := trace.SpanContextFromContext(parent); remote.IsValid() {
+		if local := trace.SpanContextFromContext(ctx); local.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: local}))
+		}
+		ctx = trace.ContextWithRemoteSpanContext(ctx, remote)
+	}
+	ctx, span := in.tracer.Start(ctx, "elicit.complete", opts...)
+	return ctx, func(err error) {
+		o := "resolved"
+		switch {
+		case err == nil:
+		case errors.Is(err, elicit.ErrUnknownElicitation):
+			o = "gone"
+		case errors.Is(err, elicit.ErrTimeout):
+			o = "timed_out"
+		default:
+			o = "error"
+			span.SetStatus(codes.Error, "elicitation failed")
+		}
+		span.SetAttributes(AttrOutcome.String(o))
+		span.End()
 	}
 }

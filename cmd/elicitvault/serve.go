@@ -65,7 +65,7 @@ it listens on; set it when clients reach the server by another name.
 
 SIGINT or SIGTERM stops it gracefully: sessions are closed (waiting
 elicitations end), then the HTTP server drains for up to 5 seconds; a
-second signal stops it at once.` + "\n\n" + oauthHelp + "\n\n" + fallbackHelp + "\n\n" + storeURLHelp,
+second signal stops it at once.` + "\n\n" + oauthHelp + "\n\n" + fallbackHelp + "\n\n" + storeURLHelp + "\n\n" + otelHelp,
 		run: runServe,
 	})
 }
@@ -143,6 +143,21 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		base = "http://" + advertised(ln.Addr())
 	}
 	ro := &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks}
+	tel, err := newTelemetry(ctx, e.getenv)
+	if err != nil {
+		return err
+	}
+	if tel != nil {
+		ro.Hooks = append(ro.Hooks, tel.hooks)
+		defer func() {
+			// Flush what is left, within the grace of a shutdown.
+			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+			defer cancel()
+			if err := tel.shutdown(fctx); err != nil {
+				fmt.Fprintln(e.stderr, "elicitvault: serve: telemetry not flushed:", err)
+			}
+		}()
+	}
 	if oauthFl.configured() {
 		if ro.OAuth, err = oauthFl.provider(ctx, e, fs, strings.TrimRight(base, "/")); err != nil {
 			return err

@@ -28,6 +28,8 @@ type referenceOptions struct {
 	Fallbacks []elicit.Fallback
 	// OAuth, when set, is the provider connect_account connects to.
 	OAuth *oauth.Provider
+	// Hooks are given to the Elicitor (telemetry).
+	Hooks []elicit.Hooks
 }
 
 // reference is the reference MCP server: the go-sdk server with the
@@ -49,7 +51,7 @@ type reference struct {
 func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
 	// The fallbacks need nothing of the tools: the Elicitor lists and
 	// serves sendElicitationResult itself, to the clients that need it.
-	ev, err := elicit.New(keys, st, &elicit.Config{TTL: o.TTL, BaseURL: o.BaseURL, Fallbacks: o.Fallbacks})
+	ev, err := elicit.New(keys, st, &elicit.Config{TTL: o.TTL, BaseURL: o.BaseURL, Fallbacks: o.Fallbacks, Hooks: o.Hooks})
 	if err != nil {
 		return nil, err
 	}
