@@ -21,7 +21,7 @@ func vaultOp(tb testing.TB, url string) storeOp {
 	prefix := benchPrefix(tb, url)
 	client := newRedisClient(tb, url)
 	tb.Cleanup(func() { client.Close() })
-	st, err := evredis.NewFromClient(client, evredis.WithPrefix(prefix))
+	st, err := evredis.NewFromClient(client, &evredis.Options{Prefix: prefix})
 	if err != nil {
 		tb.Fatal(err)
 	}

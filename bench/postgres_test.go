@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -39,7 +40,7 @@ func benchSchema(tb testing.TB, url string) string {
 		tb.Fatalf("PostgreSQL: %v", err)
 	}
 	defer conn.Close(ctx)
-	if err := evpostgres.Migrate(ctx, conn, evpostgres.WithSchema(schema)); err != nil {
+	if err := evpostgres.Migrate(ctx, conn, &evpostgres.Options{Schema: schema}); err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
@@ -58,8 +59,7 @@ func benchSchema(tb testing.TB, url string) string {
 
 // newPostgresStore returns a store with a pool of its own.
 func newPostgresStore(tb testing.TB, url, schema string) *evpostgres.Store {
-	s, err := evpostgres.New(context.Background(), url, evpostgres.WithSchema(schema),
-		evpostgres.WithCleanupInterval(0), evpostgres.WithLogger(nil))
+	s, err := evpostgres.New(context.Background(), url, &evpostgres.Options{Schema: schema, CleanupInterval: -1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -77,8 +77,7 @@ func postgresOps(tb testing.TB, url string) []storeOp {
 		tb.Fatalf("PostgreSQL: %v", err)
 	}
 	tb.Cleanup(pool.Close)
-	s, err := evpostgres.NewFromPool(ctx, pool, evpostgres.WithSchema(schema),
-		evpostgres.WithCleanupInterval(0), evpostgres.WithLogger(nil))
+	s, err := evpostgres.NewFromPool(ctx, pool, &evpostgres.Options{Schema: schema, CleanupInterval: -1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func newRedisClient(tb testing.TB, url string) *redis.Client {
 
 // newRedisStore returns a store with a client of its own.
 func newRedisStore(tb testing.TB, url, prefix string) *evredis.Store {
-	s, err := evredis.New(context.Background(), url, evredis.WithPrefix(prefix))
+	s, err := evredis.New(context.Background(), url, &evredis.Options{Prefix: prefix})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func redisOps(tb testing.TB, url string) []storeOp {
 	prefix := benchPrefix(tb, url)
 	client := newRedisClient(tb, url)
 	tb.Cleanup(func() { client.Close() })
-	s, err := evredis.NewFromClient(client, evredis.WithPrefix(prefix))
+	s, err := evredis.NewFromClient(client, &evredis.Options{Prefix: prefix})
 	if err != nil {
 		tb.Fatal(err)
 	}

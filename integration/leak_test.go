@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/url"
 	"strings"
@@ -165,7 +166,7 @@ func newRedisZK(t *testing.T) *zkBackend {
 	raw := serverURL(t, redisEnv)
 	prefix := "evzk-" + randomName() + ":"
 	proxied, wire := viaProxy(t, raw)
-	s, err := redis.New(t.Context(), proxied, redis.WithPrefix(prefix))
+	s, err := redis.New(t.Context(), proxied, &redis.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +220,7 @@ func newRedisZK(t *testing.T) *zkBackend {
 		},
 		Channels: func(t *testing.T) int { return len(channels(t)) },
 		Another: func(t *testing.T) store.Store {
-			s, err := redis.New(t.Context(), proxied, redis.WithPrefix(prefix))
+			s, err := redis.New(t.Context(), proxied, &redis.Options{Prefix: prefix})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -237,12 +238,12 @@ func newPostgresZK(t *testing.T) *zkBackend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := postgres.Migrate(ctx, pool, postgres.WithSchema(schema)); err != nil {
+	if err := postgres.Migrate(ctx, pool, &postgres.Options{Schema: schema}); err != nil {
 		pool.Close()
 		t.Fatal(err)
 	}
 	proxied, wire := viaProxy(t, raw)
-	s, err := postgres.New(ctx, proxied, postgres.WithSchema(schema), postgres.WithLogger(nil))
+	s, err := postgres.New(ctx, proxied, &postgres.Options{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +286,7 @@ func newPostgresZK(t *testing.T) *zkBackend {
 		// recording instead.
 		Channels: func(t *testing.T) int { return -1 },
 		Another: func(t *testing.T) store.Store {
-			s, err := postgres.New(ctx, proxied, postgres.WithSchema(schema), postgres.WithLogger(nil))
+			s, err := postgres.New(ctx, proxied, &postgres.Options{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -42,7 +42,7 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 	prov := oidctest.Start(t, 13*time.Second, oidctest.Client{ID: "nodes-client", Secret: "nodes client secret", RedirectURI: redirect})
 	var servers []*mcp.Server
 	for i, web := range []*httptest.Server{start, callback} {
-		st, err := redis.New(t.Context(), raw, redis.WithPrefix(prefix))
+		st, err := redis.New(t.Context(), raw, &redis.Options{Prefix: prefix})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -74,9 +75,9 @@ func randomName() string {
 func openStore(ctx context.Context, backend, url, ns string) (store.Store, error) {
 	switch backend {
 	case "redis":
-		return redis.New(ctx, url, redis.WithPrefix(ns))
+		return redis.New(ctx, url, &redis.Options{Prefix: ns})
 	case "postgres":
-		return postgres.New(ctx, url, postgres.WithSchema(ns), postgres.WithLogger(nil))
+		return postgres.New(ctx, url, &postgres.Options{Schema: ns, Logger: slog.New(slog.DiscardHandler)})
 	}
 	return nil, fmt.Errorf("unknown backend %q", backend)
 }
@@ -180,7 +181,7 @@ func TestConsumeAcrossProcesses(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer pool.Close()
-				if err := postgres.Migrate(ctx, pool, postgres.WithSchema(ns)); err != nil {
+				if err := postgres.Migrate(ctx, pool, &postgres.Options{Schema: ns}); err != nil {
 					t.Fatal(err)
 				}
 				defer func() {

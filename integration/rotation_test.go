@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,7 +28,7 @@ func newTestStore(t *testing.T, backend string) store.Store {
 	switch backend {
 	case "redis":
 		url := serverURL(t, redisEnv)
-		s, err := redis.New(ctx, url, redis.WithPrefix("evinteg-"+randomName()+":"))
+		s, err := redis.New(ctx, url, &redis.Options{Prefix: "evinteg-" + randomName() + ":"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +45,7 @@ func newTestStore(t *testing.T, backend string) store.Store {
 			t.Fatal(err)
 		}
 		t.Cleanup(pool.Close)
-		if err := postgres.Migrate(ctx, pool, postgres.WithSchema(schema)); err != nil {
+		if err := postgres.Migrate(ctx, pool, &postgres.Options{Schema: schema}); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
@@ -52,7 +53,7 @@ func newTestStore(t *testing.T, backend string) store.Store {
 				t.Errorf("dropping the test schema: %v", err)
 			}
 		})
-		s, err := postgres.New(ctx, url, postgres.WithSchema(schema), postgres.WithLogger(nil))
+		s, err := postgres.New(ctx, url, &postgres.Options{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,11 +42,7 @@ func openRedis(ctx context.Context, rawURL string) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	var opts []redis.Option
-	if prefix != "" {
-		opts = append(opts, redis.WithPrefix(prefix))
-	}
-	return redis.New(ctx, u, opts...)
+	return redis.New(ctx, u, &redis.Options{Prefix: prefix})
 }
 
 func openPostgres(ctx context.Context, rawURL string) (store.Store, error) {
@@ -54,11 +50,7 @@ func openPostgres(ctx context.Context, rawURL string) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	var opts []postgres.Option
-	if schema != "" {
-		opts = append(opts, postgres.WithSchema(schema))
-	}
-	s, err := postgres.New(ctx, u, opts...)
+	s, err := postgres.New(ctx, u, &postgres.Options{Schema: schema})
 	switch {
 	case errors.Is(err, postgres.ErrNotMigrated):
 		return nil, &configError{msg: "the PostgreSQL database has no elicitvault tables: run \"elicitvault migrate --store …\" " +
@@ -77,10 +69,7 @@ func migrateStore(ctx context.Context, rawURL string) error {
 	if err != nil {
 		return err
 	}
-	var opts []postgres.Option
-	if schema != "" {
-		opts = append(opts, postgres.WithSchema(schema))
-	}
+	opts := &postgres.Options{Schema: schema}
 	cfg, err := pgxpool.ParseConfig(u)
 	if err != nil {
 		// The parser's message may quote the URL, password included.
@@ -95,7 +84,7 @@ func migrateStore(ctx context.Context, rawURL string) error {
 		return fmt.Errorf("migrating the PostgreSQL store: %w", redactURL(err, rawURL))
 	}
 	defer pool.Close()
-	if err := postgres.Migrate(ctx, pool, opts...); err != nil {
+	if err := postgres.Migrate(ctx, pool, opts); err != nil {
 		err = fmt.Errorf("migrating the PostgreSQL store: %w", redactURL(err, rawURL))
 		if errors.Is(err, postgres.ErrNewerSchema) {
 			return configErr(err)

@@ -60,7 +60,7 @@ func TestBackendScripts(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if err := postgres.Migrate(ctx, pool, postgres.WithSchema(schema)); err != nil {
+			if err := postgres.Migrate(ctx, pool, &postgres.Options{Schema: schema}); err != nil {
 				pool.Close()
 				return err
 			}

@@ -172,7 +172,7 @@ func startPostgres(t *testing.T) *pgServer {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	if err := postgres.Migrate(ctx, pool); err != nil {
+	if err := postgres.Migrate(ctx, pool, nil); err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -18,7 +18,7 @@ import (
 // a PostgreSQL server, so it is compiled but not run.)
 func Example() {
 	ctx := context.Background()
-	s, err := evpostgres.New(ctx, "postgres://elicitvault@127.0.0.1:5432/app?sslmode=verify-full")
+	s, err := evpostgres.New(ctx, "postgres://elicitvault@127.0.0.1:5432/app?sslmode=verify-full", nil)
 	if err != nil {
 		log.Fatal(err) // for instance: postgres: elicitvault_entries: no such table; run Migrate or schema.sql first
 	}
@@ -64,13 +64,10 @@ func ExampleMigrate() {
 		log.Fatal(err)
 	}
 	defer pool.Close()
-	if err := evpostgres.Migrate(ctx, pool, evpostgres.WithSchema("elicitvault")); err != nil {
+	if err := evpostgres.Migrate(ctx, pool, &evpostgres.Options{Schema: "elicitvault"}); err != nil {
 		log.Fatal(err)
 	}
-	s, err := evpostgres.NewFromPool(ctx, pool,
-		evpostgres.WithSchema("elicitvault"),
-		evpostgres.WithCleanupInterval(5*time.Minute),
-	)
+	s, err := evpostgres.NewFromPool(ctx, pool, &evpostgres.Options{Schema: "elicitvault", CleanupInterval: 5 * time.Minute})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func newSchema(t testing.TB, rawURL string) string {
 		t.Fatalf("connecting to the test server: %v", err)
 	}
 	defer conn.Close(context.Background())
-	if err := evpostgres.Migrate(t.Context(), conn, evpostgres.WithSchema(schema)); err != nil {
+	if err := evpostgres.Migrate(t.Context(), conn, &evpostgres.Options{Schema: schema}); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
 	t.Cleanup(func() { dropSchema(t, rawURL, schema) })
@@ -112,12 +112,16 @@ func testLogger(t testing.TB) *slog.Logger {
 }
 
 // openStore opens a store in a schema of its own, dropped when t ends,
-// after the store is closed.
-func openStore(t testing.TB, rawURL string, opts ...evpostgres.Option) (*evpostgres.Store, string) {
+// after the store is closed; opts, when given, sets the other options.
+func openStore(t testing.TB, rawURL string, opts ...evpostgres.Options) (*evpostgres.Store, string) {
 	t.Helper()
 	schema := newSchema(t, rawURL)
-	opts = append([]evpostgres.Option{evpostgres.WithSchema(schema), evpostgres.WithLogger(testLogger(t))}, opts...)
-	s, err := evpostgres.New(t.Context(), rawURL, opts...)
+	var o evpostgres.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	o.Schema, o.Logger = schema, testLogger(t)
+	s, err := evpostgres.New(t.Context(), rawURL, &o)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

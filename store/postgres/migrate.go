@@ -54,17 +54,17 @@ const migrateLock = 0x6576_6d69_6772_6174 // "evmigrat"
 // under an advisory lock: it creates them in an empty database, runs the
 // migrations a database at an older version lacks, and does nothing to a
 // database already at SchemaVersion. A database at a newer version is
-// refused with ErrNewerSchema, untouched. With WithSchema it first creates
+// refused with ErrNewerSchema, untouched. With Options.Schema it first creates
 // that schema if it does not exist, and works in it. Migrate is safe to run
-// again, and from several processes at once. Options other than WithSchema
+// again, and from several processes at once. Options other than Schema
 // are ignored.
 //
 // db is usually the *pgxpool.Pool of the Store, or a *pgx.Conn. Migrate
-// needs the privilege to create tables (and schemas, with WithSchema); a
+// needs the privilege to create tables (and schemas, with Options.Schema); a
 // Store needs only to read and write them. Run it at deployment, or before
 // New.
-func Migrate(ctx context.Context, db Beginner, opts ...Option) error {
-	c := newConfig(opts)
+func Migrate(ctx context.Context, db Beginner, opts *Options) error {
+	c := opts.config()
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLock)); err != nil {
 			return err

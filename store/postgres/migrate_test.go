@@ -66,7 +66,7 @@ func TestMigrateFreshDatabase(t *testing.T) {
 		conn := connect(t, dbURL)
 		wg.Go(func() {
 			<-start
-			if err := evpostgres.Migrate(t.Context(), conn); err != nil {
+			if err := evpostgres.Migrate(t.Context(), conn, nil); err != nil {
 				t.Errorf("Migrate: %v", err)
 			}
 		})
@@ -79,7 +79,7 @@ func TestMigrateFreshDatabase(t *testing.T) {
 	if v := schemaVersionOf(t, connect(t, dbURL)); v != evpostgres.SchemaVersion {
 		t.Errorf("schema version %d, want %d", v, evpostgres.SchemaVersion)
 	}
-	s, err := evpostgres.New(t.Context(), dbURL)
+	s, err := evpostgres.New(t.Context(), dbURL, nil)
 	if err != nil {
 		t.Fatalf("New after Migrate: %v", err)
 	}
@@ -94,10 +94,10 @@ func TestMigrateFreshDatabase(t *testing.T) {
 func TestMigrateAgainKeepsEntries(t *testing.T) {
 	dbURL := freshDatabase(t, serverURL(t))
 	conn := connect(t, dbURL)
-	if err := evpostgres.Migrate(t.Context(), conn); err != nil {
+	if err := evpostgres.Migrate(t.Context(), conn, nil); err != nil {
 		t.Fatal(err)
 	}
-	s, err := evpostgres.New(t.Context(), dbURL)
+	s, err := evpostgres.New(t.Context(), dbURL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestMigrateAgainKeepsEntries(t *testing.T) {
 	if err := s.Put(t.Context(), "kept", []byte("value"), time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := evpostgres.Migrate(t.Context(), conn); err != nil {
+	if err := evpostgres.Migrate(t.Context(), conn, nil); err != nil {
 		t.Fatalf("second Migrate: %v", err)
 	}
 	if got, err := s.Get(t.Context(), "kept"); err != nil || string(got) != "value" {
@@ -124,13 +124,13 @@ func TestMigrateUnversioned(t *testing.T) {
 		INSERT INTO elicitvault_entries VALUES ('old', 'value', now() + interval '1 hour')`); err != nil {
 		t.Fatal(err)
 	}
-	if err := evpostgres.Migrate(t.Context(), conn); err != nil {
+	if err := evpostgres.Migrate(t.Context(), conn, nil); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
 	if v := schemaVersionOf(t, conn); v != evpostgres.SchemaVersion {
 		t.Errorf("schema version %d, want %d", v, evpostgres.SchemaVersion)
 	}
-	s, err := evpostgres.New(t.Context(), dbURL)
+	s, err := evpostgres.New(t.Context(), dbURL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestMigrateUnversioned(t *testing.T) {
 func TestNewerSchemaRefused(t *testing.T) {
 	dbURL := freshDatabase(t, serverURL(t))
 	conn := connect(t, dbURL)
-	if err := evpostgres.Migrate(t.Context(), conn); err != nil {
+	if err := evpostgres.Migrate(t.Context(), conn, nil); err != nil {
 		t.Fatal(err)
 	}
 	newer := evpostgres.SchemaVersion + 1
@@ -157,7 +157,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 	}
 	want := fmt.Sprintf("schema version %d, but this version of elicitvault knows versions up to %d", newer, evpostgres.SchemaVersion)
 
-	err := evpostgres.Migrate(t.Context(), conn)
+	err := evpostgres.Migrate(t.Context(), conn, nil)
 	if !errors.Is(err, evpostgres.ErrNewerSchema) || !strings.Contains(err.Error(), want) {
 		t.Errorf("Migrate of a newer schema: %v, want ErrNewerSchema saying %q", err, want)
 	}
@@ -172,7 +172,7 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Errorf("the refused Migrate changed the schema")
 	}
 
-	s, err := evpostgres.New(t.Context(), dbURL)
+	s, err := evpostgres.New(t.Context(), dbURL, nil)
 	if err == nil {
 		s.Close()
 	}

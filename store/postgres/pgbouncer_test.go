@@ -130,7 +130,7 @@ func TestPgBouncer(t *testing.T) {
 		q := u.Query()
 		q.Set("listen_url", direct)
 		u.RawQuery = q.Encode()
-		s, err := evpostgres.New(t.Context(), u.String(), evpostgres.WithSchema(schema))
+		s, err := evpostgres.New(t.Context(), u.String(), &evpostgres.Options{Schema: schema})
 		if err != nil {
 			t.Fatalf("New: %v", err)
 		}
@@ -142,13 +142,13 @@ func TestPgBouncer(t *testing.T) {
 // TestPgBouncerWithoutListenURL checks that a store whose LISTEN would go
 // through a transaction-pooling pgbouncer refuses to start, with
 // ErrNotifyLost, instead of starting with subscriptions that never hear a
-// message; and that it starts with listen_url, or WithListenURL.
+// message; and that it starts with listen_url, or Options.ListenURL.
 func TestPgBouncerWithoutListenURL(t *testing.T) {
 	direct := serverURL(t)
 	pooled := startPgBouncer(t, direct)
 	schema := newSchema(t, direct)
 	start := time.Now()
-	s, err := evpostgres.New(t.Context(), pooled+"&default_query_exec_mode=exec", evpostgres.WithSchema(schema))
+	s, err := evpostgres.New(t.Context(), pooled+"&default_query_exec_mode=exec", &evpostgres.Options{Schema: schema})
 	if err == nil {
 		s.Close()
 		t.Fatal("New through pgbouncer without listen_url succeeded")
@@ -157,9 +157,9 @@ func TestPgBouncerWithoutListenURL(t *testing.T) {
 		t.Fatalf("New: %v, want ErrNotifyLost", err)
 	}
 	t.Logf("refused after %v: %v", time.Since(start).Round(time.Millisecond), err)
-	s, err = evpostgres.New(t.Context(), pooled, evpostgres.WithSchema(schema), evpostgres.WithListenURL(direct))
+	s, err = evpostgres.New(t.Context(), pooled, &evpostgres.Options{Schema: schema, ListenURL: direct})
 	if err != nil {
-		t.Fatalf("New with WithListenURL: %v", err)
+		t.Fatalf("New with Options.ListenURL: %v", err)
 	}
 	s.Close()
 }

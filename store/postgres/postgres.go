@@ -12,7 +12,7 @@
 //	    expires_at timestamptz NOT NULL
 //	);
 //
-// The table is in the schema WithSchema names, or else wherever the
+// The table is in the schema Options.Schema names, or else wherever the
 // connection's search_path finds it. Stores in different schemas of one
 // database are independent, their messages included.
 //
@@ -42,7 +42,7 @@
 // the last key returned, in unpadded base64url.
 //
 // Expired rows are deleted by a goroutine every minute (see
-// WithCleanupInterval), until Close.
+// Options.CleanupInterval), until Close.
 //
 // # Publish and Subscribe
 //
@@ -65,7 +65,7 @@
 //
 // Behind PgBouncer in transaction or statement pooling, LISTEN needs a
 // direct connection: give it with the listen_url URL parameter or
-// WithListenURL, and the pool then runs unnamed statements
+// Options.ListenURL, and the pool then runs unnamed statements
 // (QueryExecModeExec) unless the URL sets default_query_exec_mode. At
 // start-up the store checks that a NOTIFY sent through the pool reaches its
 // LISTEN connection, and fails with ErrNotifyLost when it does not.
@@ -93,7 +93,7 @@ import (
 const Table = "elicitvault_entries"
 
 // DefaultCleanupInterval is how often a Store deletes expired rows, unless
-// WithCleanupInterval says otherwise.
+// Options.CleanupInterval says otherwise.
 const DefaultCleanupInterval = time.Minute
 
 // defaultApplicationName is the application_name of the connections of a
@@ -120,8 +120,31 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// An Option configures a Store, and Migrate.
-type Option func(*config)
+// Options configures a Store, and Migrate; nil means the defaults.
+type Options struct {
+	// Schema puts the table in the named schema, which Migrate creates if
+	// it does not exist. The default is no schema: the table is wherever
+	// the connection's search_path leads, usually public.
+	Schema string
+
+	// CleanupInterval is how often the store deletes expired rows:
+	// DefaultCleanupInterval when zero. A negative interval disables the
+	// cleanup: expired rows then still read as absent, but stay in the
+	// table until something else deletes them.
+	CleanupInterval time.Duration
+
+	// ListenURL gives the store's LISTEN connection a URL of its own: a
+	// direct connection to the PostgreSQL server, when the pool's URL
+	// leads to a connection pooler such as PgBouncer in transaction or
+	// statement pooling, which does not keep a LISTEN on one server
+	// connection. The URL parameter listen_url of New does the same.
+	ListenURL string
+
+	// Logger is where the store's background work (the cleanup and the
+	// listener connection) reports failures, which have no caller to
+	// return them to: slog.Default() when nil.
+	Logger *slog.Logger
+}
 
 type config struct {
 	listenURL       string
@@ -130,43 +153,19 @@ type config struct {
 	logger          *slog.Logger
 }
 
-func newConfig(opts []Option) config {
+func (o *Options) config() config {
 	c := config{cleanupInterval: DefaultCleanupInterval, logger: slog.Default()}
-	for _, opt := range opts {
-		opt(&c)
+	if o == nil {
+		return c
+	}
+	c.schema, c.listenURL = o.Schema, o.ListenURL
+	if o.CleanupInterval != 0 {
+		c.cleanupInterval = o.CleanupInterval
+	}
+	if o.Logger != nil {
+		c.logger = o.Logger
 	}
 	return c
-}
-
-// WithSchema puts the table in the named schema, which Migrate creates if
-// it does not exist. The default is no schema: the table is wherever the
-// connection's search_path leads, usually public.
-func WithSchema(name string) Option {
-	return func(c *config) { c.schema = name }
-}
-
-// WithCleanupInterval sets how often the store deletes expired rows; the
-// default is DefaultCleanupInterval. A zero or negative interval disables
-// the cleanup: expired rows then still read as absent, but stay in the
-// table until something else deletes them.
-func WithCleanupInterval(d time.Duration) Option {
-	return func(c *config) { c.cleanupInterval = d }
-}
-
-// WithListenURL gives the store's LISTEN connection a URL of its own: a
-// direct connection to the PostgreSQL server, when the pool's URL leads
-// to a connection pooler such as PgBouncer in transaction or statement
-// pooling, which does not keep a LISTEN on one server connection. The URL
-// parameter listen_url of New does the same.
-func WithListenURL(url string) Option {
-	return func(c *config) { c.listenURL = url }
-}
-
-// WithLogger sets where the store's background work (the cleanup and the
-// listener connection) reports failures, which have no caller to return
-// them to; the default is slog.Default(). A nil logger discards them.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) { c.logger = l }
 }
 
 // New connects to the PostgreSQL server at url, checks that it answers and
@@ -181,16 +180,17 @@ func WithLogger(l *slog.Logger) Option {
 //
 // TLS is set by sslmode and the ssl* parameters; the pool by the pool_*
 // parameters. Without application_name the connections are named
-// "elicitvault". The parameter listen_url (see WithListenURL) is the
+// "elicitvault". The parameter listen_url (see Options.ListenURL) is the
 // store's own, removed before the rest goes to pgx. Error text never
 // repeats the URL, which may hold a password.
-func New(ctx context.Context, url string, opts ...Option) (*Store, error) {
+func New(ctx context.Context, url string, opts *Options) (*Store, error) {
 	url, listenURL, err := cutListenURL(url)
 	if err != nil {
 		return nil, err
 	}
-	if listenURL != "" {
-		opts = append([]Option{WithListenURL(listenURL)}, opts...)
+	c := opts.config()
+	if c.listenURL == "" {
+		c.listenURL = listenURL
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -200,7 +200,7 @@ func New(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
 		cfg.ConnConfig.RuntimeParams["application_name"] = defaultApplicationName
 	}
-	if newConfig(opts).listenURL != "" && !strings.Contains(url, "default_query_exec_mode") {
+	if c.listenURL != "" && !strings.Contains(url, "default_query_exec_mode") {
 		// Behind a pooler a server connection is shared between
 		// transactions: no named prepared statement may outlive one.
 		cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeExec
@@ -213,7 +213,7 @@ func New(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: server does not answer: %w", err)
 	}
-	s, err := newStore(ctx, pool, true, opts)
+	s, err := newStore(ctx, pool, true, c)
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -245,15 +245,14 @@ func cutListenURL(raw string) (rest, listen string, err error) {
 // store's table exists. The caller keeps ownership of pool: Close does not
 // close it. The listener connection is opened with the pool's connection
 // configuration.
-func NewFromPool(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
+func NewFromPool(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
 	if pool == nil {
 		return nil, fmt.Errorf("postgres: nil pool: %w", store.ErrInvalidArgument)
 	}
-	return newStore(ctx, pool, false, opts)
+	return newStore(ctx, pool, false, opts.config())
 }
 
-func newStore(ctx context.Context, pool *pgxpool.Pool, own bool, opts []Option) (*Store, error) {
-	c := newConfig(opts)
+func newStore(ctx context.Context, pool *pgxpool.Pool, own bool, c config) (*Store, error) {
 	logger := c.logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

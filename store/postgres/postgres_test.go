@@ -34,7 +34,7 @@ func TestServerDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	// Port 1 (tcpmux) is closed on any machine the tests run on.
-	s, err := evpostgres.New(ctx, "postgres://postgres:s3cr3t@127.0.0.1:1/test?sslmode=disable&connect_timeout=5")
+	s, err := evpostgres.New(ctx, "postgres://postgres:s3cr3t@127.0.0.1:1/test?sslmode=disable&connect_timeout=5", nil)
 	if err == nil {
 		s.Close()
 		t.Fatal("New succeeded with no server")
@@ -55,7 +55,7 @@ func TestInvalidURL(t *testing.T) {
 		"postgres://user:s3cr3t@127.0.0.1/test?sslmode=s3cr3t",
 		"host=127.0.0.1 password=s3cr3t pool_max_conns=s3cr3t",
 	} {
-		_, err := evpostgres.New(t.Context(), url)
+		_, err := evpostgres.New(t.Context(), url, nil)
 		if err == nil {
 			t.Errorf("New accepted a malformed URL")
 			continue
@@ -73,7 +73,7 @@ func TestInvalidURL(t *testing.T) {
 // migrated, with an error that says what to do.
 func TestMissingTable(t *testing.T) {
 	url := serverURL(t)
-	_, err := evpostgres.New(t.Context(), url, evpostgres.WithSchema(randomName("absent")))
+	_, err := evpostgres.New(t.Context(), url, &evpostgres.Options{Schema: randomName("absent")})
 	if !errors.Is(err, evpostgres.ErrNotMigrated) || !strings.Contains(err.Error(), "Migrate") {
 		t.Errorf("New without a table: %v, want ErrNotMigrated, naming Migrate", err)
 	}
@@ -94,7 +94,7 @@ func TestMigrate(t *testing.T) {
 				return
 			}
 			defer conn.Close(context.Background())
-			if err := evpostgres.Migrate(t.Context(), conn, evpostgres.WithSchema(schema)); err != nil {
+			if err := evpostgres.Migrate(t.Context(), conn, &evpostgres.Options{Schema: schema}); err != nil {
 				t.Errorf("Migrate: %v", err)
 			}
 		})
@@ -129,7 +129,7 @@ func TestMigrate(t *testing.T) {
 	if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+other+"; SET search_path TO "+other+"; "+string(sql)+"; RESET search_path"); err != nil {
 		t.Fatalf("running schema.sql: %v", err)
 	}
-	s, err := evpostgres.New(t.Context(), url, evpostgres.WithSchema(other))
+	s, err := evpostgres.New(t.Context(), url, &evpostgres.Options{Schema: other})
 	if err != nil {
 		t.Fatalf("New over the schema.sql table: %v", err)
 	}
@@ -193,7 +193,7 @@ func TestKeysStoredAsGiven(t *testing.T) {
 // those.
 func TestCleanup(t *testing.T) {
 	url := serverURL(t)
-	s, schema := openStore(t, url, evpostgres.WithCleanupInterval(50*time.Millisecond))
+	s, schema := openStore(t, url, evpostgres.Options{CleanupInterval: 50 * time.Millisecond})
 	conn := connect(t, url)
 	ctx := t.Context()
 	for i := range 20 {

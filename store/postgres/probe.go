@@ -17,7 +17,7 @@ import (
 // as happens behind PgBouncer in transaction or statement pooling: LISTEN
 // holds on one server connection, which the pooler hands to other clients.
 // Give the store a direct connection for LISTEN with the listen_url
-// parameter or WithListenURL.
+// parameter or Options.ListenURL.
 var ErrNotifyLost = errors.New("a NOTIFY sent through the pool did not reach the LISTEN connection; behind a transaction-pooling PgBouncer, give LISTEN a direct connection with listen_url")
 
 // probeTimeout bounds the wait for the start-up probe's notification.

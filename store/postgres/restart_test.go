@@ -163,14 +163,14 @@ func TestServerRestartedUnderLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := evpostgres.Migrate(ctx, conn); err != nil {
+		if err := evpostgres.Migrate(ctx, conn, nil); err != nil {
 			t.Fatal(err)
 		}
 		conn.Close(ctx)
 	}
 	storetest.CheckNoLeaks(t)
 	open := func() *evpostgres.Store {
-		s, err := evpostgres.New(ctx, srv.url(), evpostgres.WithLogger(testLogger(t)))
+		s, err := evpostgres.New(ctx, srv.url(), &evpostgres.Options{Logger: testLogger(t)})
 		if err != nil {
 			t.Fatalf("New: %v", err)
 		}

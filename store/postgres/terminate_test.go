@@ -50,8 +50,7 @@ func TestConnectionsTerminatedUnderLoad(t *testing.T) {
 	ctx := t.Context()
 	name := randomName("app")
 	open := func(role string) *evpostgres.Store {
-		s, err := evpostgres.New(ctx, withApplicationName(t, url, name+"-"+role),
-			evpostgres.WithSchema(schema), evpostgres.WithLogger(testLogger(t)))
+		s, err := evpostgres.New(ctx, withApplicationName(t, url, name+"-"+role), &evpostgres.Options{Schema: schema, Logger: testLogger(t)})
 		if err != nil {
 			t.Fatalf("New: %v", err)
 		}

@@ -115,7 +115,7 @@ func TestCrossProcess(t *testing.T) {
 // crossProcessChild is the child's side of TestCrossProcess.
 func crossProcessChild(t *testing.T) {
 	ctx := t.Context()
-	s, err := evpostgres.New(ctx, serverURL(t), evpostgres.WithSchema(os.Getenv(childSchemaEnv)))
+	s, err := evpostgres.New(ctx, serverURL(t), &evpostgres.Options{Schema: os.Getenv(childSchemaEnv)})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

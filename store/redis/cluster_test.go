@@ -20,7 +20,7 @@ import (
 // prefix, closed when t ends.
 func openPrivate(t testing.TB, rawURL string, prefix string) *evredis.Store {
 	t.Helper()
-	s, err := evredis.New(t.Context(), rawURL, evredis.WithPrefix(prefix))
+	s, err := evredis.New(t.Context(), rawURL, &evredis.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -18,7 +18,7 @@ import (
 // a Redis server, so it is compiled but not run.)
 func Example() {
 	ctx := context.Background()
-	s, err := evredis.New(ctx, "redis://127.0.0.1:6379/0", evredis.WithPrefix("myserver:"))
+	s, err := evredis.New(ctx, "redis://127.0.0.1:6379/0", &evredis.Options{Prefix: "myserver:"})
 	if err != nil {
 		log.Fatal(err) // for instance: redis: server does not answer: dial tcp ...
 	}
@@ -65,7 +65,7 @@ func ExampleNewFromClient() {
 		Password:      "secret",
 	})
 	defer client.Close()
-	s, err := evredis.NewFromClient(client, evredis.WithPrefix("myserver:"))
+	s, err := evredis.NewFromClient(client, &evredis.Options{Prefix: "myserver:"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -71,14 +71,16 @@ func admin(t testing.TB, rawURL string) *redis.Client {
 	return c
 }
 
-// openStore opens a store with a random prefix and, unless the URL sets
-// one, a random client name. When t ends it closes the store and deletes
-// every key under the prefix.
-func openStore(t testing.TB, rawURL string, opts ...evredis.Option) (*evredis.Store, string) {
+// openStore opens a store with the given prefix (a random one when none is
+// given) and, unless the URL sets one, a random client name. When t ends
+// it closes the store and deletes every key under the prefix.
+func openStore(t testing.TB, rawURL string, prefixes ...string) (*evredis.Store, string) {
 	t.Helper()
 	prefix := randomName("prefix") + ":"
-	opts = append([]evredis.Option{evredis.WithPrefix(prefix)}, opts...)
-	s, err := evredis.New(t.Context(), rawURL, opts...)
+	if len(prefixes) > 0 {
+		prefix = prefixes[0]
+	}
+	s, err := evredis.New(t.Context(), rawURL, &evredis.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

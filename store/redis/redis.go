@@ -9,7 +9,7 @@
 //	<prefix>{<key>}      the entry's value
 //	<prefix>{<channel>}  the Pub/Sub channel of a store channel
 //
-// The prefix defaults to DefaultPrefix and is set with WithPrefix. The key
+// The prefix defaults to DefaultPrefix and is set with Options.Prefix. The key
 // is wrapped in braces, a Redis Cluster hash tag: every Redis key derived
 // from one store key hashes to the same slot, so operations that touch more
 // than one of them can stay atomic on a cluster. Channels are laid out the
@@ -79,7 +79,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultPrefix is the key prefix of a Store made without WithPrefix.
+// DefaultPrefix is the key prefix of a Store made without Options.Prefix.
 const DefaultPrefix = "elicitvault:"
 
 // Store is a store.Store on Redis. It is safe for concurrent use.
@@ -97,29 +97,36 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// An Option configures a Store.
-type Option func(*config)
+// Options configures a Store; nil means the defaults.
+type Options struct {
+	// Prefix is the prefix of every Redis key and channel name the store
+	// uses; DefaultPrefix when empty. Stores with different prefixes on
+	// one Redis database do not see each other's entries or messages. It
+	// must not contain '{' or '}'.
+	Prefix string
+
+	// TLSConfig is the TLS configuration of a rediss:// connection made
+	// by New, for a server whose certificate a private CA signed (RootCAs)
+	// or that wants a client certificate. The URL's host stays the name
+	// the certificate is checked against unless it sets ServerName. New
+	// refuses it with a URL that is not rediss://.
+	TLSConfig *tls.Config
+}
 
 type config struct {
 	prefix string
 	tls    *tls.Config
 }
 
-// WithPrefix sets the prefix of every Redis key and channel name the store
-// uses; the default is DefaultPrefix. Stores with different prefixes on one
-// Redis database do not see each other's entries or messages. The prefix
-// must not contain '{' or '}'.
-func WithPrefix(prefix string) Option {
-	return func(c *config) { c.prefix = prefix }
-}
-
-// WithTLSConfig sets the TLS configuration of a rediss:// connection made
-// by New, for a server whose certificate a private CA signed (RootCAs) or
-// that wants a client certificate. The URL's host stays the name the
-// certificate is checked against unless tc sets ServerName. New refuses
-// it with a URL that is not rediss://.
-func WithTLSConfig(tc *tls.Config) Option {
-	return func(c *config) { c.tls = tc }
+func (o *Options) config() config {
+	c := config{prefix: DefaultPrefix}
+	if o != nil {
+		if o.Prefix != "" {
+			c.prefix = o.Prefix
+		}
+		c.tls = o.TLSConfig
+	}
+	return c
 }
 
 // New connects to the Redis deployment at url, checks that it answers, and
@@ -152,22 +159,19 @@ func WithTLSConfig(tc *tls.Config) Option {
 // New returns an error, and keeps no connection, when the URL is invalid or
 // the server (on a cluster, every primary) does not answer before ctx
 // ends. Error text never repeats the URL, which may hold a password.
-func New(ctx context.Context, url string, opts ...Option) (*Store, error) {
+func New(ctx context.Context, url string, opts *Options) (*Store, error) {
 	p, err := parseURL(url)
 	if err != nil {
 		return nil, err
 	}
-	var cfg config
-	for _, opt := range opts {
-		opt(&cfg)
-	}
+	cfg := opts.config()
 	var c redis.UniversalClient
 	switch p.topology {
 	case standalone:
 		o := p.standalone
 		if cfg.tls != nil {
 			if o.TLSConfig == nil {
-				return nil, fmt.Errorf("redis: WithTLSConfig needs a rediss:// URL: %w", store.ErrInvalidArgument)
+				return nil, fmt.Errorf("redis: Options.TLSConfig needs a rediss:// URL: %w", store.ErrInvalidArgument)
 			}
 			o.TLSConfig = mergeTLS(cfg.tls, o.TLSConfig)
 		}
@@ -176,7 +180,7 @@ func New(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		o := p.cluster
 		if cfg.tls != nil {
 			if o.TLSConfig == nil {
-				return nil, fmt.Errorf("redis: WithTLSConfig needs a rediss+cluster:// URL: %w", store.ErrInvalidArgument)
+				return nil, fmt.Errorf("redis: Options.TLSConfig needs a rediss+cluster:// URL: %w", store.ErrInvalidArgument)
 			}
 			o.TLSConfig = mergeTLS(cfg.tls, o.TLSConfig)
 		}
@@ -185,13 +189,13 @@ func New(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		o := p.sentinel
 		if cfg.tls != nil {
 			if o.TLSConfig == nil {
-				return nil, fmt.Errorf("redis: WithTLSConfig needs a rediss+sentinel:// URL: %w", store.ErrInvalidArgument)
+				return nil, fmt.Errorf("redis: Options.TLSConfig needs a rediss+sentinel:// URL: %w", store.ErrInvalidArgument)
 			}
 			o.TLSConfig = mergeTLS(cfg.tls, o.TLSConfig)
 		}
 		c = redis.NewFailoverClient(o)
 	}
-	s, err := newStore(c, true, opts)
+	s, err := newStore(c, true, cfg)
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -232,18 +236,14 @@ func mergeTLS(tc, fromURL *tls.Config) *tls.Config {
 // *redis.Client or a failover client. The caller keeps ownership of
 // client: Close does not close it. NewFromClient does not contact the
 // server.
-func NewFromClient(client redis.UniversalClient, opts ...Option) (*Store, error) {
+func NewFromClient(client redis.UniversalClient, opts *Options) (*Store, error) {
 	if client == nil {
 		return nil, fmt.Errorf("redis: nil client: %w", store.ErrInvalidArgument)
 	}
-	return newStore(client, false, opts)
+	return newStore(client, false, opts.config())
 }
 
-func newStore(client redis.UniversalClient, own bool, opts []Option) (*Store, error) {
-	c := config{prefix: DefaultPrefix}
-	for _, opt := range opts {
-		opt(&c)
-	}
+func newStore(client redis.UniversalClient, own bool, c config) (*Store, error) {
 	if strings.ContainsAny(c.prefix, "{}") {
 		return nil, fmt.Errorf("redis: the key prefix must not contain braces: %w", store.ErrInvalidArgument)
 	}

@@ -31,7 +31,7 @@ func TestServerDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	// Port 1 (tcpmux) is closed on any machine the tests run on.
-	s, err := evredis.New(ctx, "redis://127.0.0.1:1/0?max_retries=-1")
+	s, err := evredis.New(ctx, "redis://127.0.0.1:1/0?max_retries=-1", nil)
 	if err == nil {
 		s.Close()
 		t.Fatal("New succeeded with no server")
@@ -52,7 +52,7 @@ func TestInvalidURL(t *testing.T) {
 		"http://user:s3cr3t@127.0.0.1/",
 		"redis://user:s3cr3t@127.0.0.1:6379/notadb",
 	} {
-		_, err := evredis.New(t.Context(), url)
+		_, err := evredis.New(t.Context(), url, nil)
 		if err == nil {
 			t.Errorf("New accepted a malformed URL")
 			continue
@@ -69,10 +69,10 @@ func TestInvalidURL(t *testing.T) {
 func TestOptions(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer c.Close()
-	if _, err := evredis.NewFromClient(c, evredis.WithPrefix("a{b}:")); !errors.Is(err, store.ErrInvalidArgument) {
+	if _, err := evredis.NewFromClient(c, &evredis.Options{Prefix: "a{b}:"}); !errors.Is(err, store.ErrInvalidArgument) {
 		t.Errorf("NewFromClient with braces in the prefix: %v, want ErrInvalidArgument", err)
 	}
-	if _, err := evredis.NewFromClient(nil); !errors.Is(err, store.ErrInvalidArgument) {
+	if _, err := evredis.NewFromClient(nil, nil); !errors.Is(err, store.ErrInvalidArgument) {
 		t.Errorf("NewFromClient(nil): %v, want ErrInvalidArgument", err)
 	}
 }
@@ -144,8 +144,8 @@ func TestKeyLayout(t *testing.T) {
 func TestPrefixIsolation(t *testing.T) {
 	url := serverURL(t)
 	base := randomName("glob")
-	a, _ := openStore(t, url, evredis.WithPrefix(base+"*:"))
-	b, _ := openStore(t, url, evredis.WithPrefix(base+"x:"))
+	a, _ := openStore(t, url, base+"*:")
+	b, _ := openStore(t, url, base+"x:")
 	t.Cleanup(func() { deletePrefix(t, url, base) })
 	ctx := t.Context()
 	expiry := time.Now().Add(time.Minute)
@@ -176,7 +176,7 @@ func TestPrefixIsolation(t *testing.T) {
 
 	// A prefix that starts with another does not share its channels:
 	// ("…*:", "x-chan") and ("…*:x-", "chan") are different channels.
-	longer, _ := openStore(t, url, evredis.WithPrefix(base+"*:x-"))
+	longer, _ := openStore(t, url, base+"*:x-")
 	sub2, err := a.Subscribe(ctx, "x-chan")
 	if err != nil {
 		t.Fatalf("Subscribe: %v", err)
@@ -299,7 +299,7 @@ func TestSubscribeServerDown(t *testing.T) {
 	storetest.CheckNoLeaks(t)
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	defer client.Close()
-	s, err := evredis.NewFromClient(client)
+	s, err := evredis.NewFromClient(client, nil)
 	if err != nil {
 		t.Fatalf("NewFromClient: %v", err)
 	}
@@ -392,7 +392,7 @@ func TestACLUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	aclURL := fmt.Sprintf("redis://%s:%s@%s/%d", user, password, o.Addr, o.DB)
-	s, err := evredis.New(ctx, aclURL, evredis.WithPrefix(prefix))
+	s, err := evredis.New(ctx, aclURL, &evredis.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatalf("New as an ACL user: %v", err)
 	}
@@ -432,7 +432,7 @@ func TestACLUser(t *testing.T) {
 	}
 	// The user cannot reach keys outside its prefix: the store's errors say
 	// so instead of hiding it.
-	other, err := evredis.New(ctx, aclURL, evredis.WithPrefix("elsewhere:"))
+	other, err := evredis.New(ctx, aclURL, &evredis.Options{Prefix: "elsewhere:"})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

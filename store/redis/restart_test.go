@@ -134,13 +134,13 @@ func TestServerRestart(t *testing.T) {
 	t.Cleanup(func() { quietRedisLog.quiet.Store(false) })
 	storetest.CheckNoLeaks(t)
 	ctx := t.Context()
-	s, err := evredis.New(ctx, srv.url(), evredis.WithPrefix("restart:"))
+	s, err := evredis.New(ctx, srv.url(), &evredis.Options{Prefix: "restart:"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	// The node that writes the result, a store of its own.
-	resolver, err := evredis.New(ctx, srv.url(), evredis.WithPrefix("restart:"))
+	resolver, err := evredis.New(ctx, srv.url(), &evredis.Options{Prefix: "restart:"})
 	if err != nil {
 		t.Fatal(err)
 	}

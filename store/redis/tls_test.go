@@ -55,10 +55,10 @@ func TestTLS(t *testing.T) {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 
 	url := fmt.Sprintf("rediss://127.0.0.1:%d/0", port)
-	trusted := evredis.WithTLSConfig(&tls.Config{RootCAs: caPool})
+	trusted := &tls.Config{RootCAs: caPool}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		s, err := evredis.New(context.Background(), url, trusted)
+		s, err := evredis.New(context.Background(), url, &evredis.Options{TLSConfig: trusted})
 		if err == nil {
 			s.Close()
 			break
@@ -70,7 +70,7 @@ func TestTLS(t *testing.T) {
 	}
 
 	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := evredis.New(context.Background(), url, trusted, evredis.WithPrefix("tls-"+rand.Text()+":"))
+		s, err := evredis.New(context.Background(), url, &evredis.Options{TLSConfig: trusted, Prefix: "tls-" + rand.Text() + ":"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,17 +79,17 @@ func TestTLS(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if s, err := evredis.New(ctx, url); err == nil {
+	if s, err := evredis.New(ctx, url, nil); err == nil {
 		s.Close()
 		t.Error("a client that does not trust the server's CA connected")
 	}
 	plain := fmt.Sprintf("redis://127.0.0.1:%d/0?dial_timeout=2s&read_timeout=2s&max_retries=-1", port)
-	if s, err := evredis.New(ctx, plain); err == nil {
+	if s, err := evredis.New(ctx, plain, nil); err == nil {
 		s.Close()
 		t.Error("a plaintext client connected to the TLS port")
 	}
-	if _, err := evredis.New(ctx, plain, trusted); !errors.Is(err, store.ErrInvalidArgument) {
-		t.Errorf("WithTLSConfig with a redis:// URL: %v, want ErrInvalidArgument", err)
+	if _, err := evredis.New(ctx, plain, &evredis.Options{TLSConfig: trusted}); !errors.Is(err, store.ErrInvalidArgument) {
+		t.Errorf("Options.TLSConfig with a redis:// URL: %v, want ErrInvalidArgument", err)
 	}
 }
 

@@ -114,7 +114,7 @@ func TestCrossProcess(t *testing.T) {
 // crossProcessChild is the child's side of TestCrossProcess.
 func crossProcessChild(t *testing.T) {
 	ctx := t.Context()
-	s, err := evredis.New(ctx, serverURL(t), evredis.WithPrefix(os.Getenv(childPrefixEnv)))
+	s, err := evredis.New(ctx, serverURL(t), &evredis.Options{Prefix: os.Getenv(childPrefixEnv)})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
