@@ -1,0 +1,270 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The environment of TestLoadBench, a measurement that runs only when
+// ELICITVAULT_LOADBENCH=1 (scripts/loadbench sets it); it is not part of
+// scripts/test.
+const (
+	loadBenchEnv         = "ELICITVAULT_LOADBENCH"
+	loadBenchSecondsEnv  = "ELICITVAULT_LOADBENCH_SECONDS"  // per configuration, default 20
+	loadBenchMaxEnv      = "ELICITVAULT_LOADBENCH_MAX"      // round trips per configuration, default 100000
+	loadBenchSessionsEnv = "ELICITVAULT_LOADBENCH_SESSIONS" // client sessions per protocol version, default 8
+)
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// cpuTicks returns the user and system CPU time of process pid, from
+// /proc/<pid>/stat, in clock ticks.
+func cpuTicks(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The command name, in parentheses, may hold spaces: the fields
+	// counted from 3 (state) start after the last ')'.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	utime, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
+	stime, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
+	if err1 != nil || err2 != nil {
+		t.Fatalf("parsing /proc/%d/stat: %q", pid, s)
+	}
+	return utime + stime
+}
+
+// clockTick is the length of a clock tick of /proc/<pid>/stat.
+func clockTick() time.Duration {
+	out, err := exec.Command("getconf", "CLK_TCK").Output()
+	if hz, err2 := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && err2 == nil && hz > 0 {
+		return time.Second / time.Duration(hz)
+	}
+	return 10 * time.Millisecond
+}
+
+// loadResult is what one configuration of TestLoadBench measured.
+type loadResult struct {
+	name       string
+	roundTrips int
+	failed     int
+	elapsed    time.Duration
+	p50, p99   time.Duration
+	nodeCPU    []time.Duration // per serve node, over the load
+	otherCPU   time.Duration   // HAProxy's, when there is one
+}
+
+func (r *loadResult) throughput() float64 { return float64(r.roundTrips) / r.elapsed.Seconds() }
+
+// cpuPerRoundTrip is the serve nodes' CPU time, all nodes together, per
+// round trip.
+func (r *loadResult) cpuPerRoundTrip() time.Duration {
+	var sum time.Duration
+	for _, c := range r.nodeCPU {
+		sum += c
+	}
+	if r.roundTrips == 0 {
+		return 0
+	}
+	return sum / time.Duration(r.roundTrips)
+}
+
+// runLoad drives the endpoint with client sessions on both protocol
+// generations, each calling delete_contacts in a loop: a form elicitation
+// (elicit.Confirm) that the client accepts at once. It stops after
+// maxRoundTrips round trips or after d, whichever comes first, and
+// measures the CPU time of the processes pids over the load (the sessions
+// are connected before the measurement starts).
+func runLoad(t *testing.T, name, endpoint string, nodePIDs []int, otherPID int) *loadResult {
+	t.Helper()
+	sessions := envInt(loadBenchSessionsEnv, 8)
+	d := time.Duration(envInt(loadBenchSecondsEnv, 20)) * time.Second
+	maxRoundTrips := int64(envInt(loadBenchMaxEnv, 100000))
+	ctx := t.Context()
+
+	yes := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}
+	opts := &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+			Form: &mcp.FormElicitationCapabilities{}}},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return yes, nil
+		},
+	}
+	var css []*mcp.ClientSession
+	for s := range 2 * sessions {
+		version := "2025-11-25"
+		if s%2 == 1 {
+			version = "2026-07-28"
+		}
+		client := mcp.NewClient(&mcp.Implementation{Name: "loadbench", Version: "1"}, opts)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint},
+			&mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
+			t.Fatalf("%s: connect (%s): %v", name, version, err)
+		}
+		if got := cs.InitializeResult().ProtocolVersion; got != version {
+			t.Fatalf("%s: negotiated %s, want %s", name, got, version)
+		}
+		css = append(css, cs)
+	}
+	defer func() {
+		for _, cs := range css {
+			cs.Close()
+		}
+	}()
+
+	var (
+		issued    atomic.Int64
+		mu        sync.Mutex
+		latencies []time.Duration
+		failed    int
+		firstErr  string
+		wg        sync.WaitGroup
+	)
+	cpu0 := make([]int64, len(nodePIDs))
+	for i, pid := range nodePIDs {
+		cpu0[i] = cpuTicks(t, pid)
+	}
+	var other0 int64
+	if otherPID != 0 {
+		other0 = cpuTicks(t, otherPID)
+	}
+	start := time.Now()
+	stop := start.Add(d)
+	for _, cs := range css {
+		wg.Go(func() {
+			var mine []time.Duration
+			bad := 0
+			var errText string
+			for time.Now().Before(stop) && issued.Add(1) <= maxRoundTrips {
+				t0 := time.Now()
+				out, isErr, err := callText(ctx, cs, "delete_contacts", map[string]any{"count": 3})
+				if err != nil || isErr || out != "Deleted 3 contacts." {
+					bad++
+					if errText == "" {
+						errText = fmt.Sprintf("%v %q", err, out)
+					}
+					continue
+				}
+				mine = append(mine, time.Since(t0))
+			}
+			mu.Lock()
+			latencies = append(latencies, mine...)
+			failed += bad
+			if firstErr == "" {
+				firstErr = errText
+			}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	tick := clockTick()
+	r := &loadResult{name: name, roundTrips: len(latencies), failed: failed, elapsed: elapsed}
+	for i, pid := range nodePIDs {
+		r.nodeCPU = append(r.nodeCPU, time.Duration(cpuTicks(t, pid)-cpu0[i])*tick)
+	}
+	if otherPID != 0 {
+		r.otherCPU = time.Duration(cpuTicks(t, otherPID)-other0) * tick
+	}
+	if failed > 0 {
+		t.Errorf("%s: %d round trips failed; the first: %s", name, failed, firstErr)
+	}
+	if len(latencies) == 0 {
+		t.Fatalf("%s: no round trip completed", name)
+	}
+	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	r.p50 = latencies[len(latencies)/2]
+	r.p99 = latencies[min(len(latencies)-1, len(latencies)*99/100)]
+	return r
+}
+
+// TestLoadBench measures elicitation round trips through `elicitvault
+// serve`: throughput, p50 and p99 latency, and the serve processes' CPU
+// time per round trip, for one node on the memory store, one node on a
+// Redis Cluster (six redis-server processes) and three nodes on that
+// cluster behind HAProxy (round robin, 2025-11-25 sessions stuck to their
+// node by Mcp-Session-Id). It is a measurement, not a test of CI: it runs
+// only with ELICITVAULT_LOADBENCH=1 (scripts/loadbench), and reports the
+// ratio of the three nodes' CPU per round trip to the single node's on
+// the same cluster against the bound of 1.2 without failing on it.
+func TestLoadBench(t *testing.T) {
+	if os.Getenv(loadBenchEnv) != "1" {
+		t.Skip("a measurement: set " + loadBenchEnv + "=1 (scripts/loadbench)")
+	}
+	var results []*loadResult
+	t.Run("memory-1node", func(t *testing.T) {
+		n := startKillableServe(t, "--store", "memory")
+		results = append(results, runLoad(t, "memory, 1 node", n.base+"/mcp", []int{n.cmd.Process.Pid}, 0))
+	})
+	cluster := startRedisCluster(t)
+	storeURL := func(prefix string) string {
+		return "redis+cluster://" + strings.Join(cluster, ",") + "/?wait_replicas=1&prefix=" + prefix + ":"
+	}
+	t.Run("cluster-1node", func(t *testing.T) {
+		n := startKillableServe(t, "--store", storeURL("lb1"))
+		results = append(results, runLoad(t, "redis cluster, 1 node", n.base+"/mcp", []int{n.cmd.Process.Pid}, 0))
+	})
+	t.Run("cluster-3nodes-haproxy", func(t *testing.T) {
+		front := freeTCPPort(t)
+		frontURL := fmt.Sprintf("http://127.0.0.1:%d", front)
+		var nodes []*killableServe
+		var pids []int
+		for range 3 {
+			n := startKillableServe(t, "--store", storeURL("lb3"), "--base-url", frontURL)
+			nodes = append(nodes, n)
+			pids = append(pids, n.cmd.Process.Pid)
+		}
+		haproxy := startHAProxy(t, front, nodes)
+		results = append(results, runLoad(t, "redis cluster, 3 nodes + HAProxy", frontURL+"/mcp", pids, haproxy.Process.Pid))
+	})
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%d sessions per protocol version (2025-11-25, 2026-07-28), delete_contacts (a form elicitation accepted at once), %d cores\n",
+		envInt(loadBenchSessionsEnv, 8), runtime.NumCPU())
+	fmt.Fprintf(&b, "%-34s %8s %7s %9s %9s %9s %14s  %s\n", "configuration", "trips", "failed", "trips/s", "p50", "p99", "node CPU/trip", "per node CPU (s)")
+	for _, r := range results {
+		var per []string
+		for _, c := range r.nodeCPU {
+			per = append(per, fmt.Sprintf("%.2f", c.Seconds()))
+		}
+		extra := ""
+		if r.otherCPU > 0 {
+			extra = fmt.Sprintf(" + HAProxy %.2f", r.otherCPU.Seconds())
+		}
+		fmt.Fprintf(&b, "%-34s %8d %7d %9.1f %9v %9v %14v  %s%s\n", r.name, r.roundTrips, r.failed, r.throughput(),
+			r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.cpuPerRoundTrip().Round(time.Microsecond),
+			strings.Join(per, " "), extra)
+	}
+	if len(results) == 3 && results[1].cpuPerRoundTrip() > 0 {
+		one, three := results[1], results[2]
+		ratio := float64(three.cpuPerRoundTrip()) / float64(one.cpuPerRoundTrip())
+		verdict := "within"
+		if ratio > 1.2 {
+			verdict = "OVER"
+		}
+		fmt.Fprintf(&b, "serve CPU per round trip, 3 nodes / 1 node (redis cluster): %.2f (bound 1.2: %s)\n", ratio, verdict)
+		fmt.Fprintf(&b, "throughput, 3 nodes / 1 node (redis cluster): %.2f\n", three.throughput()/one.throughput())
+	}
+	t.Log(b.String())
+}
