@@ -72,6 +72,7 @@ type loadResult struct {
 	p50, p99   time.Duration
 	nodeCPU    []time.Duration // per serve node, over the load
 	otherCPU   time.Duration   // HAProxy's, when there is one
+	clientCPU  time.Duration   // the load generator's (this test process)
 }
 
 func (r *loadResult) throughput() float64 { return float64(r.roundTrips) / r.elapsed.Seconds() }
@@ -145,6 +146,7 @@ func runLoad(t *testing.T, name, endpoint string, nodePIDs []int, otherPID int) 
 	for i, pid := range nodePIDs {
 		cpu0[i] = cpuTicks(t, pid)
 	}
+	self0 := cpuTicks(t, os.Getpid())
 	var other0 int64
 	if otherPID != 0 {
 		other0 = cpuTicks(t, otherPID)
@@ -187,6 +189,7 @@ func runLoad(t *testing.T, name, endpoint string, nodePIDs []int, otherPID int) 
 	if otherPID != 0 {
 		r.otherCPU = time.Duration(cpuTicks(t, otherPID)-other0) * tick
 	}
+	r.clientCPU = time.Duration(cpuTicks(t, os.Getpid())-self0) * tick
 	if failed > 0 {
 		t.Errorf("%s: %d round trips failed; the first: %s", name, failed, firstErr)
 	}
@@ -242,15 +245,15 @@ func TestLoadBench(t *testing.T) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n%d sessions per protocol version (2025-11-25, 2026-07-28), delete_contacts (a form elicitation accepted at once), %d cores\n",
 		envInt(loadBenchSessionsEnv, 8), runtime.NumCPU())
-	fmt.Fprintf(&b, "%-34s %8s %7s %9s %9s %9s %14s  %s\n", "configuration", "trips", "failed", "trips/s", "p50", "p99", "node CPU/trip", "per node CPU (s)")
+	fmt.Fprintf(&b, "%-34s %8s %7s %9s %9s %9s %14s  %s\n", "configuration", "trips", "failed", "trips/s", "p50", "p99", "node CPU/trip", "CPU s: nodes | others")
 	for _, r := range results {
 		var per []string
 		for _, c := range r.nodeCPU {
 			per = append(per, fmt.Sprintf("%.2f", c.Seconds()))
 		}
-		extra := ""
+		extra := fmt.Sprintf(" | load generator %.2f", r.clientCPU.Seconds())
 		if r.otherCPU > 0 {
-			extra = fmt.Sprintf(" + HAProxy %.2f", r.otherCPU.Seconds())
+			extra += fmt.Sprintf(", HAProxy %.2f", r.otherCPU.Seconds())
 		}
 		fmt.Fprintf(&b, "%-34s %8d %7d %9.1f %9v %9v %14v  %s%s\n", r.name, r.roundTrips, r.failed, r.throughput(),
 			r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.cpuPerRoundTrip().Round(time.Microsecond),
