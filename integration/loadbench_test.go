@@ -70,9 +70,11 @@ type loadResult struct {
 	failed     int
 	elapsed    time.Duration
 	p50, p99   time.Duration
-	nodeCPU    []time.Duration // per serve node, over the load
-	otherCPU   time.Duration   // HAProxy's, when there is one
-	clientCPU  time.Duration   // the load generator's (this test process)
+	byVersion  map[string][2]time.Duration // p50, p99 of each protocol version
+	nodeCPU    []time.Duration             // per serve node, over the load
+	otherCPU   time.Duration               // HAProxy's, when there is one
+	clientCPU  time.Duration               // the load generator's (this test process)
+	idleCPU    time.Duration               // the nodes' CPU per second of idleness, all nodes together
 }
 
 func (r *loadResult) throughput() float64 { return float64(r.roundTrips) / r.elapsed.Seconds() }
@@ -138,10 +140,23 @@ func runLoad(t *testing.T, name, endpoint string, nodePIDs []int, otherPID int) 
 		issued    atomic.Int64
 		mu        sync.Mutex
 		latencies []time.Duration
+		byVersion = map[string][]time.Duration{}
 		failed    int
 		firstErr  string
 		wg        sync.WaitGroup
 	)
+	// What the nodes burn with the sessions connected and no call running
+	// (health checks, the store client's background work, the runtime).
+	tick := clockTick()
+	const idle = 2 * time.Second
+	var idle0 int64
+	for _, pid := range nodePIDs {
+		idle0 -= cpuTicks(t, pid)
+	}
+	time.Sleep(idle)
+	for _, pid := range nodePIDs {
+		idle0 += cpuTicks(t, pid)
+	}
 	cpu0 := make([]int64, len(nodePIDs))
 	for i, pid := range nodePIDs {
 		cpu0[i] = cpuTicks(t, pid)
@@ -153,7 +168,8 @@ func runLoad(t *testing.T, name, endpoint string, nodePIDs []int, otherPID int) 
 	}
 	start := time.Now()
 	stop := start.Add(d)
-	for _, cs := range css {
+	for i, cs := range css {
+		version := []string{"2025-11-25", "2026-07-28"}[i%2]
 		wg.Go(func() {
 			var mine []time.Duration
 			bad := 0
@@ -172,6 +188,7 @@ func runLoad(t *testing.T, name, endpoint string, nodePIDs []int, otherPID int) 
 			}
 			mu.Lock()
 			latencies = append(latencies, mine...)
+			byVersion[version] = append(byVersion[version], mine...)
 			failed += bad
 			if firstErr == "" {
 				firstErr = errText
@@ -181,8 +198,8 @@ func runLoad(t *testing.T, name, endpoint string, nodePIDs []int, otherPID int) 
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	tick := clockTick()
-	r := &loadResult{name: name, roundTrips: len(latencies), failed: failed, elapsed: elapsed}
+	r := &loadResult{name: name, roundTrips: len(latencies), failed: failed, elapsed: elapsed,
+		idleCPU: time.Duration(idle0) * tick * time.Second / idle}
 	for i, pid := range nodePIDs {
 		r.nodeCPU = append(r.nodeCPU, time.Duration(cpuTicks(t, pid)-cpu0[i])*tick)
 	}
@@ -196,10 +213,21 @@ func runLoad(t *testing.T, name, endpoint string, nodePIDs []int, otherPID int) 
 	if len(latencies) == 0 {
 		t.Fatalf("%s: no round trip completed", name)
 	}
-	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
-	r.p50 = latencies[len(latencies)/2]
-	r.p99 = latencies[min(len(latencies)-1, len(latencies)*99/100)]
+	r.p50, r.p99 = percentiles(latencies)
+	r.byVersion = map[string][2]time.Duration{}
+	for v, l := range byVersion {
+		p50, p99 := percentiles(l)
+		r.byVersion[v] = [2]time.Duration{p50, p99}
+	}
 	return r
+}
+
+func percentiles(l []time.Duration) (p50, p99 time.Duration) {
+	if len(l) == 0 {
+		return 0, 0
+	}
+	sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
+	return l[len(l)/2], l[min(len(l)-1, len(l)*99/100)]
 }
 
 // TestLoadBench measures elicitation round trips through `elicitvault
@@ -255,9 +283,17 @@ func TestLoadBench(t *testing.T) {
 		if r.otherCPU > 0 {
 			extra += fmt.Sprintf(", HAProxy %.2f", r.otherCPU.Seconds())
 		}
+		extra += fmt.Sprintf(" | nodes idle %.0f ms/s", float64(r.idleCPU)/float64(time.Millisecond))
 		fmt.Fprintf(&b, "%-34s %8d %7d %9.1f %9v %9v %14v  %s%s\n", r.name, r.roundTrips, r.failed, r.throughput(),
 			r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.cpuPerRoundTrip().Round(time.Microsecond),
 			strings.Join(per, " "), extra)
+	}
+	for _, r := range results {
+		fmt.Fprintf(&b, "%-34s", r.name)
+		for _, v := range []string{"2025-11-25", "2026-07-28"} {
+			fmt.Fprintf(&b, "  %s p50 %v p99 %v", v, r.byVersion[v][0].Round(10*time.Microsecond), r.byVersion[v][1].Round(10*time.Microsecond))
+		}
+		b.WriteString("\n")
 	}
 	if len(results) == 3 && results[1].cpuPerRoundTrip() > 0 {
 		one, three := results[1], results[2]

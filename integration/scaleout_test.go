@@ -214,6 +214,7 @@ defaults
 	timeout client 60s
 	timeout server 60s
 	option redispatch
+	option http-no-delay
 	retries 2
 frontend mcp
 	bind 127.0.0.1:%d
