@@ -24,7 +24,11 @@ const (
 	loadBenchEnv         = "ELICITVAULT_LOADBENCH"
 	loadBenchSecondsEnv  = "ELICITVAULT_LOADBENCH_SECONDS"  // per configuration, default 20
 	loadBenchMaxEnv      = "ELICITVAULT_LOADBENCH_MAX"      // round trips per configuration, default 100000
-	loadBenchSessionsEnv = "ELICITVAULT_LOADBENCH_SESSIONS" // client sessions per protocol version, default 8
+	loadBenchSessionsEnv = "ELICITVAULT_LOADBENCH_SESSIONS" // concurrent client sessions, default 16
+	// GOMAXPROCS of the serve processes (default: the Go runtime's, the
+	// number of cores), to see what the Go schedulers of three processes
+	// sharing the cores cost.
+	loadBenchNodeProcsEnv = "ELICITVAULT_LOADBENCH_NODE_GOMAXPROCS"
 )
 
 func envInt(name string, def int) int {
@@ -239,6 +243,11 @@ func TestLoadBench(t *testing.T) {
 	if os.Getenv(loadBenchEnv) != "1" {
 		t.Skip("a measurement: set " + loadBenchEnv + "=1 (scripts/loadbench)")
 	}
+	nodeProcs := "default"
+	if v := os.Getenv(loadBenchNodeProcsEnv); v != "" {
+		t.Setenv("GOMAXPROCS", v) // the serve processes inherit it; this one's runtime has started
+		nodeProcs = v
+	}
 	versions := []string{"2025-11-25", "2026-07-28"}
 	var results []*loadResult
 	run := func(t *testing.T, name, endpoint string, pids []int, other int) {
@@ -276,8 +285,8 @@ func TestLoadBench(t *testing.T) {
 	})
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%d client sessions of one protocol version at a time call delete_contacts (a form elicitation accepted at once); %d cores\n",
-		envInt(loadBenchSessionsEnv, 16), runtime.NumCPU())
+	fmt.Fprintf(&b, "\n%d client sessions of one protocol version at a time call delete_contacts (a form elicitation accepted at once); %d cores; serve GOMAXPROCS %s\n",
+		envInt(loadBenchSessionsEnv, 16), runtime.NumCPU(), nodeProcs)
 	fmt.Fprintf(&b, "%-38s %8s %7s %9s %9s %9s %14s  %s\n", "configuration", "trips", "failed", "trips/s", "p50", "p99", "node CPU/trip", "CPU s: nodes | others")
 	for _, r := range results {
 		var per []string
