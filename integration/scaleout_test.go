@@ -200,8 +200,9 @@ func startKillableServe(t *testing.T, args ...string) *killableServe {
 // startHAProxy balances port front over the nodes round-robin, except
 // that a request carrying an Mcp-Session-Id goes to the node that answered
 // with it (a 2025-11-25 session lives in one go-sdk process). A dead node
-// is taken out after a failed check and its requests sent elsewhere.
-func startHAProxy(t *testing.T, front int, nodes []*killableServe) {
+// is taken out after a failed check and its requests sent elsewhere. It
+// returns the HAProxy process.
+func startHAProxy(t *testing.T, front int, nodes []*killableServe) *exec.Cmd {
 	t.Helper()
 	bin := needProgram(t, "haproxy")
 	var b strings.Builder
@@ -213,6 +214,7 @@ defaults
 	timeout client 60s
 	timeout server 60s
 	option redispatch
+	option http-no-delay
 	retries 2
 frontend mcp
 	bind 127.0.0.1:%d
@@ -233,13 +235,13 @@ backend nodes
 	if out, err := exec.Command(bin, "-c", "-f", cfg).CombinedOutput(); err != nil {
 		t.Fatalf("haproxy -c: %v\n%s", err, out)
 	}
-	startProcess(t, bin, "-db", "-f", cfg)
+	cmd := startProcess(t, bin, "-db", "-f", cfg)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", front))
 		if err == nil {
 			c.Close()
-			return
+			return cmd
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("haproxy does not listen")
