@@ -169,29 +169,20 @@ func New(ctx context.Context, url string, opts *Options) (*Store, error) {
 	switch p.topology {
 	case standalone:
 		o := p.standalone
-		if cfg.tls != nil {
-			if o.TLSConfig == nil {
-				return nil, fmt.Errorf("redis: Options.TLSConfig needs a rediss:// URL: %w", store.ErrInvalidArgument)
-			}
-			o.TLSConfig = mergeTLS(cfg.tls, o.TLSConfig)
+		if o.TLSConfig, err = withTLS(cfg.tls, o.TLSConfig, "rediss://"); err != nil {
+			return nil, err
 		}
 		c = redis.NewClient(o)
 	case cluster:
 		o := p.cluster
-		if cfg.tls != nil {
-			if o.TLSConfig == nil {
-				return nil, fmt.Errorf("redis: Options.TLSConfig needs a rediss+cluster:// URL: %w", store.ErrInvalidArgument)
-			}
-			o.TLSConfig = mergeTLS(cfg.tls, o.TLSConfig)
+		if o.TLSConfig, err = withTLS(cfg.tls, o.TLSConfig, "rediss+cluster://"); err != nil {
+			return nil, err
 		}
 		c = redis.NewClusterClient(o)
 	case sentinel:
 		o := p.sentinel
-		if cfg.tls != nil {
-			if o.TLSConfig == nil {
-				return nil, fmt.Errorf("redis: Options.TLSConfig needs a rediss+sentinel:// URL: %w", store.ErrInvalidArgument)
-			}
-			o.TLSConfig = mergeTLS(cfg.tls, o.TLSConfig)
+		if o.TLSConfig, err = withTLS(cfg.tls, o.TLSConfig, "rediss+sentinel://"); err != nil {
+			return nil, err
 		}
 		c = redis.NewFailoverClient(o)
 	}
@@ -230,6 +221,18 @@ func mergeTLS(tc, fromURL *tls.Config) *tls.Config {
 		t.MinVersion = fromURL.MinVersion
 	}
 	return t
+}
+
+// withTLS merges Options.TLSConfig into the TLS configuration the URL
+// asked for; a URL without TLS (fromURL nil) cannot take one.
+func withTLS(opt, fromURL *tls.Config, scheme string) (*tls.Config, error) {
+	if opt == nil {
+		return fromURL, nil
+	}
+	if fromURL == nil {
+		return nil, fmt.Errorf("redis: Options.TLSConfig needs a %s URL: %w", scheme, store.ErrInvalidArgument)
+	}
+	return mergeTLS(opt, fromURL), nil
 }
 
 // NewFromClient returns a Store that uses client, which may be a
