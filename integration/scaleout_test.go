@@ -86,22 +86,7 @@ func startRedisCluster(t *testing.T) []string {
 	needProgram(t, "redis-cli")
 	var addrs []string
 	for range 6 {
-		port := freeTCPPort(t)
-		dir := t.TempDir()
-		startProcess(t, "redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "log"),
-			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000")
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		c := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1})
-		deadline := time.Now().Add(10 * time.Second)
-		for c.Ping(context.Background()).Err() != nil {
-			if time.Now().After(deadline) {
-				t.Fatal("redis-server did not answer")
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		c.Close()
-		addrs = append(addrs, addr)
+		addrs = append(addrs, startClusterNode(t))
 	}
 	args := append([]string{"--cluster", "create"}, addrs...)
 	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
@@ -126,6 +111,41 @@ func startRedisCluster(t *testing.T) []string {
 		c.Close()
 	}
 	return addrs[:2]
+}
+
+// startClusterNode starts one cluster-enabled redis-server on a free port
+// and returns its address. A free port can be taken by another process
+// between the probe and the server's bind (other tests start servers at
+// the same time): a server that does not answer is killed and started
+// again on another port.
+func startClusterNode(t *testing.T) string {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		port := freeTCPPort(t)
+		dir := t.TempDir()
+		cmd := startProcess(t, "redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "log"),
+			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000")
+		addr := "127.0.0.1:" + strconv.Itoa(port)
+		c := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1})
+		deadline := time.Now().Add(5 * time.Second)
+		answered := false
+		for !answered && time.Now().Before(deadline) {
+			answered = c.Ping(context.Background()).Err() == nil
+			if !answered {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+		c.Close()
+		if answered {
+			return addr
+		}
+		cmd.Process.Kill()
+		if attempt == 3 {
+			log, _ := os.ReadFile(filepath.Join(dir, "log"))
+			t.Fatalf("redis-server did not answer on three ports; its log:\n%s", log)
+		}
+	}
 }
 
 // killableServe is an `elicitvault serve` that the test may SIGKILL.
