@@ -135,21 +135,6 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 			}
 			return e.urlDone(ctx, r, early)
 		case <-rr.retry:
-			res, ok, err := rr.read(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
-			if r.Mode == ModeURL && replies != nil {
-				early = res
-				continue
-			}
-			if r.Mode == ModeURL {
-				return e.urlDone(ctx, r, res)
-			}
-			return res, nil
 		case _, ok := <-sub.Messages():
 			if !ok {
 				// The subscription ended: subscribe again, then read.
@@ -157,24 +142,25 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 					return nil, err
 				}
 			}
-			res, ok, err := rr.read(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
-			if r.Mode == ModeURL && replies != nil {
-				early = res
-				continue
-			}
-			if r.Mode == ModeURL {
-				return e.urlDone(ctx, r, res)
-			}
-			return res, nil
 		case <-wctx.Done():
 			return nil, e.waitErrAfter(ctx, rr)
 		}
+		// A message, or a read to try again: the store says.
+		res, ok, err := rr.read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if r.Mode == ModeURL && replies != nil {
+			early = res
+			continue
+		}
+		if r.Mode == ModeURL {
+			return e.urlDone(ctx, r, res)
+		}
+		return res, nil
 	}
 }
 
