@@ -25,6 +25,11 @@ const (
 	loadBenchSecondsEnv  = "ELICITVAULT_LOADBENCH_SECONDS"  // per configuration, default 20
 	loadBenchMaxEnv      = "ELICITVAULT_LOADBENCH_MAX"      // round trips per configuration, default 100000
 	loadBenchSessionsEnv = "ELICITVAULT_LOADBENCH_SESSIONS" // concurrent client sessions, default 16
+	// Round trips per second offered by all sessions together (default 0:
+	// each session calls again as soon as its call returns). A rate below
+	// what every configuration sustains compares CPU per round trip at the
+	// same load, not at each configuration's saturation.
+	loadBenchRateEnv = "ELICITVAULT_LOADBENCH_RATE"
 	// GOMAXPROCS of the serve processes (default: the Go runtime's, the
 	// number of cores), to see what the Go schedulers of three processes
 	// sharing the cores cost.
@@ -108,6 +113,12 @@ func runLoad(t *testing.T, name, version, endpoint string, nodePIDs []int, other
 	sessions := envInt(loadBenchSessionsEnv, 16)
 	d := time.Duration(envInt(loadBenchSecondsEnv, 20)) * time.Second
 	maxRoundTrips := int64(envInt(loadBenchMaxEnv, 100000))
+	// Each session starts a call every interval (when its last one has
+	// returned), at staggered offsets.
+	var interval time.Duration
+	if rate := envInt(loadBenchRateEnv, 0); rate > 0 {
+		interval = time.Duration(sessions) * time.Second / time.Duration(rate)
+	}
 	ctx := t.Context()
 
 	yes := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}
@@ -168,12 +179,17 @@ func runLoad(t *testing.T, name, version, endpoint string, nodePIDs []int, other
 	}
 	start := time.Now()
 	stop := start.Add(d)
-	for _, cs := range css {
+	for i, cs := range css {
 		wg.Go(func() {
 			var mine []time.Duration
 			bad := 0
 			var errText string
+			next := start.Add(interval * time.Duration(i) / time.Duration(len(css)))
 			for time.Now().Before(stop) && issued.Add(1) <= maxRoundTrips {
+				if interval > 0 {
+					time.Sleep(time.Until(next))
+					next = next.Add(interval)
+				}
 				t0 := time.Now()
 				out, isErr, err := callText(ctx, cs, "delete_contacts", map[string]any{"count": 3})
 				if err != nil || isErr || out != "Deleted 3 contacts." {
@@ -263,11 +279,20 @@ func TestLoadBench(t *testing.T) {
 	storeURL := func(prefix string) string {
 		return "redis+cluster://" + strings.Join(cluster, ",") + "/?wait_replicas=1&prefix=" + prefix + ":"
 	}
-	var one, three []*loadResult
+	var one, oneBehind, three []*loadResult
+	_ = oneBehind
 	t.Run("cluster-1node", func(t *testing.T) {
 		n := startKillableServe(t, "--store", storeURL("lb1"))
 		run(t, "cluster, 1 node", n.base+"/mcp", []int{n.cmd.Process.Pid}, 0)
 		one = results[len(results)-len(versions):]
+	})
+	t.Run("cluster-1node-haproxy", func(t *testing.T) {
+		front := freeTCPPort(t)
+		frontURL := fmt.Sprintf("http://127.0.0.1:%d", front)
+		n := startKillableServe(t, "--store", storeURL("lbh"), "--base-url", frontURL)
+		haproxy := startHAProxy(t, front, []*killableServe{n})
+		run(t, "cluster, 1 node+HAProxy", frontURL+"/mcp", []int{n.cmd.Process.Pid}, haproxy.Process.Pid)
+		oneBehind = results[len(results)-len(versions):]
 	})
 	t.Run("cluster-3nodes-haproxy", func(t *testing.T) {
 		front := freeTCPPort(t)
@@ -285,8 +310,12 @@ func TestLoadBench(t *testing.T) {
 	})
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%d client sessions of one protocol version at a time call delete_contacts (a form elicitation accepted at once); %d cores; serve GOMAXPROCS %s\n",
-		envInt(loadBenchSessionsEnv, 16), runtime.NumCPU(), nodeProcs)
+	offered := "as fast as they return"
+	if rate := envInt(loadBenchRateEnv, 0); rate > 0 {
+		offered = fmt.Sprintf("%d per second offered", rate)
+	}
+	fmt.Fprintf(&b, "\n%d client sessions of one protocol version at a time call delete_contacts (a form elicitation accepted at once), %s; %d cores; serve GOMAXPROCS %s\n",
+		envInt(loadBenchSessionsEnv, 16), offered, runtime.NumCPU(), nodeProcs)
 	fmt.Fprintf(&b, "%-38s %8s %7s %9s %9s %9s %14s  %s\n", "configuration", "trips", "failed", "trips/s", "p50", "p99", "node CPU/trip", "CPU s: nodes | others")
 	for _, r := range results {
 		var per []string

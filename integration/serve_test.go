@@ -49,11 +49,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// elicitvaultBin returns the path of the elicitvault binary, building it on
-// first use from ../cmd (with the workspace's go.work, when there is one).
+// elicitvaultBin returns the path of the elicitvault binary: $ELICITVAULT_BIN
+// when set, else one built on first use from ../cmd (with the workspace's
+// go.work, when there is one).
 func elicitvaultBin(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
+		// A binary built elsewhere (scripts/loadbench profiles one whose
+		// symbols stay on disk).
+		if p := os.Getenv("ELICITVAULT_BIN"); p != "" {
+			binPath = p
+			return
+		}
 		binDir, binErr = os.MkdirTemp("", "elicitvault-integration-")
 		if binErr != nil {
 			return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"github.com/elicitvault/elicitvault/store"
 	evredis "github.com/elicitvault/elicitvault/store/redis"
 	"github.com/elicitvault/elicitvault/store/storetest"
+	"github.com/redis/go-redis/v9"
 )
 
 // openPrivate opens a store on servers of the test's own, with a random
@@ -91,7 +93,11 @@ func TestClusterShardedPubSub(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		shard += len(sc)
+		for _, name := range sc {
+			if !strings.HasSuffix(name, "}") { // not a group's anchor
+				shard++
+			}
+		}
 		classic += len(ch)
 		conns += strings.Count(list, "name=sharded ")
 		cl.Close()
@@ -120,6 +126,93 @@ func TestClusterShardedPubSub(t *testing.T) {
 		default:
 		}
 		sub.Close()
+	}
+}
+
+// TestClusterPubSubKeepsConnection checks that a cluster store keeps its
+// sharded Pub/Sub connection when a group's last subscription closes: a
+// node whose elicitations come and go one at a time must not dial Redis
+// for each of them. The channel is unsubscribed all the same, and the
+// connection still delivers after the cycles.
+func TestClusterPubSubKeepsConnection(t *testing.T) {
+	c := startCluster(t)
+	ctx := t.Context()
+	s := openPrivate(t, c.url(""), "keep:")
+	var admins []*redis.Client
+	for _, n := range c.nodes {
+		cl := n.client()
+		t.Cleanup(func() { cl.Close() })
+		admins = append(admins, cl)
+	}
+	received := func() int {
+		total := 0
+		for _, cl := range admins {
+			info, err := cl.Info(ctx, "stats").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for line := range strings.SplitSeq(info, "\r\n") {
+				if v, ok := strings.CutPrefix(line, "total_connections_received:"); ok {
+					n, err := strconv.Atoi(v)
+					if err != nil {
+						t.Fatal(err)
+					}
+					total += n
+				}
+			}
+		}
+		return total
+	}
+	// The first subscription opens the group's connection.
+	sub, err := s.Subscribe(ctx, "waiter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub.Close()
+	before := received()
+	const cycles = 30
+	for i := range cycles {
+		sub, err := s.Subscribe(ctx, "waiter")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == cycles-1 {
+			if err := s.Publish(ctx, "waiter", []byte("last")); err != nil {
+				t.Fatal(err)
+			}
+			if got := recvData(t, sub, 5*time.Second); string(got) != "last" {
+				t.Fatalf("after %d cycles got %q", cycles, got)
+			}
+		}
+		sub.Close()
+	}
+	dialled := received() - before
+	t.Logf("%d subscribe/close cycles on one channel: %d new connections", cycles, dialled)
+	if dialled > 2 {
+		t.Errorf("%d subscribe/close cycles dialled %d connections, want the one kept", cycles, dialled)
+	}
+	// Closed means unsubscribed: only the group's anchor is left.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var left []string
+		for _, cl := range admins {
+			chans, err := cl.PubSubShardChannels(ctx, "keep:*").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range chans {
+				if !strings.HasSuffix(ch, "}") {
+					left = append(left, ch)
+				}
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still subscribed after Close: %q", left)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

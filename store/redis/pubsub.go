@@ -83,11 +83,19 @@ func (s *Store) Subscribe(ctx context.Context, channel string) (store.Subscripti
 // closed, and never closed twice. It is held while calling the PubSub's
 // Subscribe and Unsubscribe, so that Redis sees them in the order of the
 // routing table's changes.
+//
+// A sharded hub also subscribes its anchor, a channel of its slot that
+// nothing publishes on, for as long as the hub is open. The anchor keeps
+// the PubSub tied to the slot's primary when the hub has no other
+// channel (go-redis reconnects a PubSub with no channel to a random
+// node), so the hub keeps one connection instead of dialling a new one
+// each time its subscription count comes back from zero.
 type hub struct {
 	s       *Store
 	stop    chan struct{} // closed by close
 	sharded bool          // SSUBSCRIBE and SPUBLISH, on a cluster
 	group   string        // the hash tag of the hub's channels, if sharded
+	anchor  string        // the Redis channel that holds a sharded PubSub to its slot
 
 	mu       sync.Mutex
 	closed   bool
@@ -107,6 +115,9 @@ func (h *hub) init(s *Store, sharded bool, group string) {
 	h.s = s
 	h.sharded = sharded
 	h.group = group
+	if sharded {
+		h.anchor = s.prefix + "{" + group + "}"
+	}
 	h.stop = make(chan struct{})
 	h.channels = make(map[string]*rchannel)
 }
@@ -148,15 +159,19 @@ func (h *hub) add(ctx context.Context, name string) (sub *subscription, ready <-
 }
 
 // connect makes the hub's PubSub, subscribed to the channels the hub
-// has, and starts dispatching what it receives. The hub must be locked,
-// and have at least one channel. It returns the error of writing the
-// subscription, which go-redis retries when it reconnects.
+// has (and, if sharded, its anchor), and starts dispatching what it
+// receives. The hub must be locked, and have at least one channel. It
+// returns the error of writing the subscription, which go-redis retries
+// when it reconnects.
 //
 // A sharded PubSub connects to the node that its first channel's slot
 // names when it subscribes, which must come before go-redis starts
 // receiving: a PubSub that connects with no channel picks a random node.
 func (h *hub) connect() error {
-	names := make([]string, 0, len(h.channels))
+	names := make([]string, 0, len(h.channels)+1)
+	if h.sharded {
+		names = append(names, h.anchor)
+	}
 	for name := range h.channels {
 		names = append(names, name)
 	}
@@ -231,8 +246,11 @@ func (h *hub) confirmed(name string) {
 func (h *hub) unsubscribed(ps *redis.PubSub, name string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed || h.ps != ps || h.channels[name] == nil {
-		return // our own SUNSUBSCRIBE, or an old PubSub
+	if h.closed || h.ps != ps || name != h.anchor {
+		// An old PubSub, or a channel the hub unsubscribed itself. Redis
+		// unsubscribes every channel of a slot it stops serving, so the
+		// anchor, which the hub never unsubscribes, tells it for all.
+		return
 	}
 	if cc, ok := h.s.client.(*redis.ClusterClient); ok {
 		cc.ReloadState(context.Background())
@@ -321,15 +339,9 @@ func (sub *subscription) Close() error {
 	delete(c.subs, sub)
 	if len(c.subs) == 0 {
 		delete(h.channels, sub.name)
-		switch {
-		case h.sharded && len(h.channels) == 0:
-			// A sharded PubSub with no channel would reconnect to a
-			// random node, where the next SSUBSCRIBE would be
-			// redirected: the next Subscribe makes a new one.
-			h.retire()
-		case h.sharded:
+		if h.sharded {
 			_ = h.ps.SUnsubscribe(context.Background(), sub.name)
-		default:
+		} else {
 			_ = h.ps.Unsubscribe(context.Background(), sub.name)
 		}
 	}
@@ -340,7 +352,8 @@ func (sub *subscription) Close() error {
 // channels over. The channels of one group share a hash tag, so one
 // sharded PubSub connection, to the primary of that slot, serves them all;
 // a store holds at most channelGroups Pub/Sub connections however many
-// channels it subscribes.
+// channels it subscribes, and keeps each from its group's first Subscribe
+// until Close.
 const channelGroups = 16
 
 // initHubs makes the store's hubs: one for a server or a Sentinel-managed
