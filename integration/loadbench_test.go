@@ -25,10 +25,9 @@ const (
 	loadBenchSecondsEnv  = "ELICITVAULT_LOADBENCH_SECONDS"  // per configuration, default 20
 	loadBenchMaxEnv      = "ELICITVAULT_LOADBENCH_MAX"      // round trips per configuration, default 100000
 	loadBenchSessionsEnv = "ELICITVAULT_LOADBENCH_SESSIONS" // concurrent client sessions, default 16
-	// Round trips per second offered by all sessions together (default 0:
-	// each session calls again as soon as its call returns). A rate below
-	// what every configuration sustains compares CPU per round trip at the
-	// same load, not at each configuration's saturation.
+	// Round trips per second that all sessions together offer in the
+	// same-load pass (default: half of what the three nodes sustained in
+	// the saturated pass).
 	loadBenchRateEnv = "ELICITVAULT_LOADBENCH_RATE"
 	// GOMAXPROCS of the serve processes (default: the Go runtime's, the
 	// number of cores), to see what the Go schedulers of three processes
@@ -103,20 +102,25 @@ func (r *loadResult) cpuPerRoundTrip() time.Duration {
 
 // runLoad drives the endpoint with client sessions of one protocol
 // version, each calling delete_contacts in a loop: a form elicitation
-// (elicit.Confirm) that the client accepts at once. It stops after
-// maxRoundTrips round trips or after d, whichever comes first, and
-// measures the CPU time of the processes pids over the load (the sessions
-// are connected before the measurement starts).
-func runLoad(t *testing.T, name, version, endpoint string, nodePIDs []int, otherPID int) *loadResult {
+// (elicit.Confirm) that the client accepts at once. With rate 0 each
+// session calls again as soon as its call returns; otherwise the sessions
+// together start rate calls per second. It stops after maxRoundTrips
+// round trips or after d, whichever comes first, and measures the CPU
+// time of the processes pids over the load (the sessions are connected
+// before the measurement starts).
+func runLoad(t *testing.T, name, version, endpoint string, nodePIDs []int, otherPID int, rate int) *loadResult {
 	t.Helper()
 	name += ", " + version
+	if rate > 0 {
+		name += fmt.Sprintf(", %d/s", rate)
+	}
 	sessions := envInt(loadBenchSessionsEnv, 16)
 	d := time.Duration(envInt(loadBenchSecondsEnv, 20)) * time.Second
 	maxRoundTrips := int64(envInt(loadBenchMaxEnv, 100000))
 	// Each session starts a call every interval (when its last one has
 	// returned), at staggered offsets.
 	var interval time.Duration
-	if rate := envInt(loadBenchRateEnv, 0); rate > 0 {
+	if rate > 0 {
 		interval = time.Duration(sessions) * time.Second / time.Duration(rate)
 	}
 	ctx := t.Context()
@@ -252,9 +256,17 @@ func percentiles(l []time.Duration) (p50, p99 time.Duration) {
 // Redis Cluster (six redis-server processes) and three nodes on that
 // cluster behind HAProxy (round robin, 2025-11-25 sessions stuck to their
 // node by Mcp-Session-Id). It is a measurement, not a test of CI: it runs
-// only with ELICITVAULT_LOADBENCH=1 (scripts/loadbench), and reports the
-// ratio of the three nodes' CPU per round trip to the single node's on
-// the same cluster against the bound of 1.2 without failing on it.
+// only with ELICITVAULT_LOADBENCH=1 (scripts/loadbench).
+//
+// Two passes. The saturated pass lets every session call again as soon
+// as its call returns: it gives each configuration's throughput and
+// latency. The same-load pass offers one and three nodes on the cluster
+// the same rate, half of what the three nodes sustained, and gives the
+// ratio of their CPU per round trip, which is held to 1.2 (printed, never
+// failed on). At saturation a process's CPU per round trip falls as its
+// load rises (a busy process finds work queued instead of waking for
+// it), so the saturated ratio compares one process at 100% of the cores
+// with three at a third each: it is printed too, for what it is.
 func TestLoadBench(t *testing.T) {
 	if os.Getenv(loadBenchEnv) != "1" {
 		t.Skip("a measurement: set " + loadBenchEnv + "=1 (scripts/loadbench)")
@@ -266,33 +278,31 @@ func TestLoadBench(t *testing.T) {
 	}
 	versions := []string{"2025-11-25", "2026-07-28"}
 	var results []*loadResult
-	run := func(t *testing.T, name, endpoint string, pids []int, other int) {
-		for _, v := range versions {
-			results = append(results, runLoad(t, name, v, endpoint, pids, other))
+	// run loads each version at rates[i] (0: saturated) and returns the
+	// results, in the order of versions.
+	run := func(t *testing.T, name, endpoint string, pids []int, other int, rates []int) []*loadResult {
+		var out []*loadResult
+		for i, v := range versions {
+			r := runLoad(t, name, v, endpoint, pids, other, rates[i])
+			results = append(results, r)
+			out = append(out, r)
 		}
+		return out
 	}
+	saturated := make([]int, len(versions))
 	t.Run("memory-1node", func(t *testing.T) {
 		n := startKillableServe(t, "--store", "memory")
-		run(t, "memory, 1 node", n.base+"/mcp", []int{n.cmd.Process.Pid}, 0)
+		run(t, "memory, 1 node", n.base+"/mcp", []int{n.cmd.Process.Pid}, 0, saturated)
 	})
 	cluster := startRedisCluster(t)
 	storeURL := func(prefix string) string {
 		return "redis+cluster://" + strings.Join(cluster, ",") + "/?wait_replicas=1&prefix=" + prefix + ":"
 	}
-	var one, oneBehind, three []*loadResult
-	_ = oneBehind
+	var one, three, oneAtRate, threeAtRate []*loadResult
+	rates := make([]int, len(versions))
 	t.Run("cluster-1node", func(t *testing.T) {
 		n := startKillableServe(t, "--store", storeURL("lb1"))
-		run(t, "cluster, 1 node", n.base+"/mcp", []int{n.cmd.Process.Pid}, 0)
-		one = results[len(results)-len(versions):]
-	})
-	t.Run("cluster-1node-haproxy", func(t *testing.T) {
-		front := freeTCPPort(t)
-		frontURL := fmt.Sprintf("http://127.0.0.1:%d", front)
-		n := startKillableServe(t, "--store", storeURL("lbh"), "--base-url", frontURL)
-		haproxy := startHAProxy(t, front, []*killableServe{n})
-		run(t, "cluster, 1 node+HAProxy", frontURL+"/mcp", []int{n.cmd.Process.Pid}, haproxy.Process.Pid)
-		oneBehind = results[len(results)-len(versions):]
+		one = run(t, "cluster, 1 node", n.base+"/mcp", []int{n.cmd.Process.Pid}, 0, saturated)
 	})
 	t.Run("cluster-3nodes-haproxy", func(t *testing.T) {
 		front := freeTCPPort(t)
@@ -305,18 +315,24 @@ func TestLoadBench(t *testing.T) {
 			pids = append(pids, n.cmd.Process.Pid)
 		}
 		haproxy := startHAProxy(t, front, nodes)
-		run(t, "cluster, 3 nodes+HAProxy", frontURL+"/mcp", pids, haproxy.Process.Pid)
-		three = results[len(results)-len(versions):]
+		three = run(t, "cluster, 3 nodes+HAProxy", frontURL+"/mcp", pids, haproxy.Process.Pid, saturated)
+		for i, r := range three {
+			rates[i] = envInt(loadBenchRateEnv, max(10, int(r.throughput()/2)/10*10))
+		}
+		threeAtRate = run(t, "cluster, 3 nodes+HAProxy", frontURL+"/mcp", pids, haproxy.Process.Pid, rates)
+	})
+	t.Run("cluster-1node-same-load", func(t *testing.T) {
+		if threeAtRate == nil {
+			t.Skip("no rate: the three nodes were not measured")
+		}
+		n := startKillableServe(t, "--store", storeURL("lb1r"))
+		oneAtRate = run(t, "cluster, 1 node", n.base+"/mcp", []int{n.cmd.Process.Pid}, 0, rates)
 	})
 
 	var b strings.Builder
-	offered := "as fast as they return"
-	if rate := envInt(loadBenchRateEnv, 0); rate > 0 {
-		offered = fmt.Sprintf("%d per second offered", rate)
-	}
-	fmt.Fprintf(&b, "\n%d client sessions of one protocol version at a time call delete_contacts (a form elicitation accepted at once), %s; %d cores; serve GOMAXPROCS %s\n",
-		envInt(loadBenchSessionsEnv, 16), offered, runtime.NumCPU(), nodeProcs)
-	fmt.Fprintf(&b, "%-38s %8s %7s %9s %9s %9s %14s  %s\n", "configuration", "trips", "failed", "trips/s", "p50", "p99", "node CPU/trip", "CPU s: nodes | others")
+	fmt.Fprintf(&b, "\n%d client sessions of one protocol version at a time call delete_contacts (a form elicitation accepted at once); %d cores; serve GOMAXPROCS %s\n",
+		envInt(loadBenchSessionsEnv, 16), runtime.NumCPU(), nodeProcs)
+	fmt.Fprintf(&b, "%-44s %8s %7s %9s %9s %9s %14s  %s\n", "configuration (rate: offered round trips/s)", "trips", "failed", "trips/s", "p50", "p99", "node CPU/trip", "CPU s: nodes | others")
 	for _, r := range results {
 		var per []string
 		for _, c := range r.nodeCPU {
@@ -327,20 +343,25 @@ func TestLoadBench(t *testing.T) {
 			extra += fmt.Sprintf(", HAProxy %.2f", r.otherCPU.Seconds())
 		}
 		extra += fmt.Sprintf(" | nodes idle %.0f ms/s", float64(r.idleCPU)/float64(time.Millisecond))
-		fmt.Fprintf(&b, "%-38s %8d %7d %9.1f %9v %9v %14v  %s%s\n", r.name, r.roundTrips, r.failed, r.throughput(),
+		fmt.Fprintf(&b, "%-44s %8d %7d %9.1f %9v %9v %14v  %s%s\n", r.name, r.roundTrips, r.failed, r.throughput(),
 			r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.cpuPerRoundTrip().Round(time.Microsecond),
 			strings.Join(per, " "), extra)
 	}
-	if len(one) == len(versions) && len(three) == len(versions) {
+	ratios := func(what string, one, three []*loadResult) {
+		if len(one) != len(versions) || len(three) != len(versions) {
+			return
+		}
 		var sum float64
 		for i, v := range versions {
 			ratio := float64(three[i].cpuPerRoundTrip()) / float64(one[i].cpuPerRoundTrip())
 			sum += ratio
-			fmt.Fprintf(&b, "%s: serve CPU per round trip, 3 nodes / 1 node (Redis Cluster): %.2f (bound 1.2: %s); throughput 3 / 1: %.2f\n",
-				v, ratio, verdict(ratio), three[i].throughput()/one[i].throughput())
+			fmt.Fprintf(&b, "%s, %s: serve CPU per round trip, 3 nodes / 1 node (Redis Cluster): %.2f (bound 1.2: %s); throughput 3 / 1: %.2f\n",
+				what, v, ratio, verdict(ratio), three[i].throughput()/one[i].throughput())
 		}
 		mean := sum / float64(len(versions))
-		fmt.Fprintf(&b, "mean of the two: %.2f (bound 1.2: %s)\n", mean, verdict(mean))
+		fmt.Fprintf(&b, "%s, mean of the two: %.2f (bound 1.2: %s)\n", what, mean, verdict(mean))
 	}
+	ratios("same load", oneAtRate, threeAtRate)
+	ratios("saturated (each configuration at its own throughput; not what the bound is for)", one, three)
 	t.Log(b.String())
 }

@@ -320,6 +320,11 @@ func runScaleOut(t *testing.T, storeURL string) {
 	const rounds = 3
 	front := freeTCPPort(t)
 	frontURL := fmt.Sprintf("http://127.0.0.1:%d", front)
+	// The nodes' fault_probe tool appends the attempt's identifier to this
+	// log each time it continues after an accepted answer: an identifier
+	// logged twice is a tool continued twice.
+	runLog := filepath.Join(t.TempDir(), "runs.log")
+	t.Setenv("ELICITVAULT_FAULT_PROBE_LOG", runLog)
 	var nodes []*killableServe
 	for range 3 {
 		nodes = append(nodes, startKillableServe(t, "--store", storeURL, "--base-url", frontURL))
@@ -363,14 +368,15 @@ func runScaleOut(t *testing.T, storeURL string) {
 			}
 			defer cs.Close()
 			connected.Add(1)
-			for range rounds {
+			for round := range rounds {
 				var callback atomic.Int32
 				c.setVisit(func(u string) {
 					callback.Store(int32(browseRetry(u)))
 				})
 				c.answer(&mcp.ElicitResult{Action: "accept"})
 				wasKilled := killed.Load()
-				out, isErr, err := callText(ctx, cs, "connect_account", nil)
+				run := fmt.Sprintf("%s/%d/%d", version, s, round)
+				out, isErr, err := callText(ctx, cs, "fault_probe", map[string]any{"run": run, "mode": "url"})
 				tl := &before
 				if wasKilled || killed.Load() {
 					tl = &after
@@ -380,12 +386,13 @@ func runScaleOut(t *testing.T, storeURL string) {
 					// client calls again, and the balancer sends it to
 					// a live node.
 					c.answer(&mcp.ElicitResult{Action: "accept"})
-					out, isErr, err = callText(ctx, cs, "connect_account", nil)
+					run += "/again"
+					out, isErr, err = callText(ctx, cs, "fault_probe", map[string]any{"run": run, "mode": "url"})
 					if err == nil && !isErr {
 						continued.Add(1)
 					}
 				}
-				if err == nil && !isErr && out == "Your Example account is connected." {
+				if err == nil && !isErr && out == "ran "+run {
 					tl.ok.Add(1)
 					if completed.Add(1) >= killAt && connected.Load() == int64(2*sessions) {
 						once.Do(func() { close(killNow) })
@@ -403,6 +410,7 @@ func runScaleOut(t *testing.T, storeURL string) {
 					msg = "tool error: " + out
 				}
 				msg = version + ": " + regexp.MustCompile(`"http://[^"]*"`).ReplaceAllString(msg, "…")
+				msg = regexp.MustCompile(`session ID: [^)]*`).ReplaceAllString(msg, "session ID: …")
 				if len(msg) > 160 {
 					msg = msg[:160]
 				}
@@ -451,6 +459,23 @@ func runScaleOut(t *testing.T, storeURL string) {
 	report("before", &before)
 	report("after", &after)
 	t.Logf("2026-07-28 calls that failed on the dead node and completed when called again: %d", continued.Load())
+	runs := map[string]int{}
+	if b, err := os.ReadFile(runLog); err == nil {
+		for line := range strings.Lines(string(b)) {
+			runs[strings.TrimSuffix(line, "\n")]++
+		}
+	}
+	twice := 0
+	for run, n := range runs {
+		if n > 1 {
+			twice++
+			t.Errorf("the tool continued %d times after the one answer of %s", n, run)
+		}
+	}
+	if ok := before.ok.Load() + after.ok.Load(); int64(len(runs)) < ok {
+		t.Errorf("%d round trips completed but only %d tool continuations logged", ok, len(runs))
+	}
+	t.Logf("tool continuations: %d logged, %d duplicated", len(runs), twice)
 	if before.failed.Load() != 0 {
 		t.Errorf("%d round trips failed before any node was killed", before.failed.Load())
 	}

@@ -88,6 +88,12 @@ const clientSecret = "interop client secret"
 // start page is on node 0 and the callback on node n-1.
 func newEnv(t *testing.T, n int, accessTTL time.Duration, user func(*http.Request) (string, bool)) *env {
 	t.Helper()
+	return newEnvClient(t, n, accessTTL, user, nil)
+}
+
+// newEnvClient is newEnv with the nodes talking to the provider through hc.
+func newEnvClient(t *testing.T, n int, accessTTL time.Duration, user func(*http.Request) (string, bool), hc *http.Client) *env {
+	t.Helper()
 	e := &env{t: t, store: memory.New(nil), user: user}
 	t.Cleanup(func() { e.store.Close() })
 	k, err := keyring.New([]byte("oauth test secret, thirty-two bytes long"))
@@ -122,7 +128,7 @@ func newEnv(t *testing.T, n int, accessTTL time.Duration, user func(*http.Reques
 		}
 		// other is never contacted: its callback must refuse op's states.
 		other := &oauth.Provider{Name: "other", Config: &oauth2.Config{ClientID: "x", Endpoint: e.prov.Endpoint(), RedirectURL: webs[n-1].URL + "/oauth/other/callback"}}
-		conn, err := oauth.New(&oauth.Config{Elicitor: ev, Keys: k, Store: e.store, StartURL: webs[0].URL + "/oauth/start", User: user}, p, other)
+		conn, err := oauth.New(&oauth.Config{Elicitor: ev, Keys: k, Store: e.store, StartURL: webs[0].URL + "/oauth/start", User: user, HTTPClient: hc}, p, other)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,6 +382,113 @@ func TestConnect(t *testing.T) {
 		}
 		if got := wait(t, res, "the tool"); got != "sub:alice-account" || c.asked.Load() != 2 {
 			t.Errorf("after Disconnect: %q, %d elicitations", got, c.asked.Load())
+		}
+	})
+}
+
+// unreachable is a network between the nodes and the provider's token
+// endpoint that drops every request while down is set, and holds each
+// until gate is closed while gate is set.
+type unreachable struct {
+	down    atomic.Bool
+	dropped atomic.Int32
+	gate    atomic.Pointer[chan struct{}]
+	held    atomic.Int32
+	token   string // the token endpoint
+}
+
+func (u *unreachable) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasPrefix(r.URL.String(), u.token) {
+		if u.down.Load() {
+			u.dropped.Add(1)
+			return nil, errors.New("dial tcp: connect: connection refused")
+		}
+		if g := u.gate.Load(); g != nil {
+			u.held.Add(1)
+			<-*g
+		}
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestCallbackProviderUnreachable: a callback whose code exchange gets no
+// answer from the provider gives the state back, so reloading it once
+// the provider is reachable again connects the account (the code was
+// never spent). Before, the state was used up first and the elicitation
+// cancelled, and the reload said the link was used. Two reloads at once
+// exchange the code once: the second is told the first is in progress.
+func TestCallbackProviderUnreachable(t *testing.T) {
+	wd := webdriver.Start(t)
+	forBoth(t, func(t *testing.T, version string) {
+		net := &unreachable{}
+		e := newEnvClient(t, 1, time.Hour, nil, &http.Client{Transport: net})
+		net.token = e.prov.Endpoint().TokenURL
+		net.down.Store(true)
+		c := e.connect(0, "alice", version)
+		res := c.call("whoami")
+		signIn(t, wd, wait(t, c.links, "the link"), "alice-account", false)
+		if got := title(t, wd); got != "Try again" || !strings.Contains(wd.Text("#text"), "Reload") || net.dropped.Load() == 0 {
+			t.Fatalf("callback with the provider unreachable: %q %q (%d requests dropped)", got, wd.Text("#text"), net.dropped.Load())
+		}
+		select {
+		case got := <-res:
+			t.Fatalf("the tool ended while the callback could still complete: %q", got)
+		case <-time.After(300 * time.Millisecond):
+		}
+		net.down.Store(false)
+		gate := make(chan struct{})
+		net.gate.Store(&gate)
+		var opened sync.Once
+		open := func() { opened.Do(func() { close(gate) }) }
+		t.Cleanup(open) // a failed test must not leave a request held
+		// Two reloads at once, with the browser's cookies.
+		cb := wd.Exec(`return location.href`).(string)
+		cookies := wd.Cookies()
+		statuses := make(chan int, 2)
+		for range 2 {
+			go func() {
+				req, _ := http.NewRequest(http.MethodGet, cb, nil)
+				for _, ck := range cookies {
+					req.AddCookie(ck)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					statuses <- 0
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusConflict {
+					t.Logf("callback: %d %s", resp.StatusCode, b)
+				}
+				statuses <- resp.StatusCode
+			}()
+		}
+		if got := wait(t, statuses, "the first callback"); got != http.StatusConflict {
+			t.Fatalf("the second of two callbacks at once: %d, want 409 (in progress)", got)
+		}
+		if n := net.held.Load(); n != 1 {
+			t.Fatalf("%d code exchanges started, want 1", n)
+		}
+		open()
+		if got := wait(t, statuses, "the other callback"); got != http.StatusOK {
+			t.Fatalf("the first of two callbacks at once: %d, want 200", got)
+		}
+		net.gate.Store(nil)
+		if got := wait(t, res, "the tool"); got != "sub:alice-account" {
+			t.Fatalf("tool: %q", got)
+		}
+		// Used up now.
+		wd.Navigate(wd.Exec(`return location.href`).(string))
+		if got := title(t, wd); got != "Link already used" {
+			t.Errorf("the callback again: %q", got)
+		}
+		wd.Navigate(wd.Exec(`return location.href`).(string))
+		if got := title(t, wd); got != "Link already used" {
+			t.Errorf("the callback a third time: %q", got)
+		}
+		if n := e.prov.Count("grant.success", "authorization_code"); n != 1 {
+			t.Errorf("%d code exchanges", n)
 		}
 	})
 }

@@ -157,7 +157,11 @@ func (c *Connector) serveStart(w http.ResponseWriter, r *http.Request) {
 // serveCallback handles the authorization response. Whatever cannot be
 // attributed to the browser that started the flow (no valid state, the
 // wrong user, no cookie) leaves the elicitation alone: the right browser
-// can still finish it. The rest consumes the state and ends it.
+// can still finish it. The rest claims the state (once across every
+// node), acts on the response, and uses the state up once it has an
+// outcome: the provider's answer, an error or a token. A provider that
+// cannot be reached gives the claim back, so that reloading the callback
+// (the code is still unused) tries the exchange again.
 func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Provider) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
@@ -183,11 +187,13 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Pro
 		page(w, http.StatusForbidden, pageOtherBrowser)
 		return
 	}
-	// From here on the response is the right browser's: consume the
-	// state (once across every node) and end the elicitation.
+	// From here on the response is the right browser's.
 	ctx := r.Context()
-	if _, err := c.tokens.Consume(ctx, state, token.Expect{Kind: token.OAuthState, Provider: p.Name}); err != nil {
+	use, err := c.tokens.Claim(ctx, cl)
+	if err != nil {
 		switch {
+		case errors.Is(err, token.ErrInProgress): // before ErrReplayed, which it also is
+			page(w, http.StatusConflict, pageInProgress)
 		case errors.Is(err, token.ErrReplayed):
 			page(w, http.StatusBadRequest, pageUsed)
 		case errors.Is(err, token.ErrExpired):
@@ -197,9 +203,21 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Pro
 		}
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName(cl), Path: ck.Path, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	// commit uses the state up; until then a failure gives it back, and
+	// the page says failed.
+	commit := func(failed *pageData) bool {
+		if err := use.Commit(ctx); err != nil {
+			use.Release(context.WithoutCancel(ctx))
+			page(w, failed.status, failed)
+			return false
+		}
+		http.SetCookie(w, &http.Cookie{Name: cookieName(cl), Path: ck.Path, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+		return true
+	}
 	id := claimsIdentity(cl)
-	end := func(a elicit.Action, code string, pd *pageData) {
+	// finish ends the elicitation once the state is used up; end uses it
+	// up first.
+	finish := func(a elicit.Action, code string, pd *pageData) {
 		if code != "" {
 			c.putOutcome(ctx, id, p, code, cl.Expiry.Add(time.Minute))
 		}
@@ -210,6 +228,11 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Pro
 			pd = pageUnavailable
 		}
 		page(w, pd.status, pd)
+	}
+	end := func(a elicit.Action, code string, pd *pageData) {
+		if commit(pageRetry) { // reloading decides the same again
+			finish(a, code, pd)
+		}
 	}
 	if iss := q.Get("iss"); p.Issuer != "" && (iss != "" || p.RequireIssuer) && iss != p.Issuer {
 		// RFC 9207: a response of another authorization server (mix-up).
@@ -232,20 +255,32 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Pro
 	xctx, cancel := context.WithTimeout(c.providerContext(ctx), 30*time.Second)
 	defer cancel()
 	t, err := p.Config.Exchange(xctx, code, oauth2.VerifierOption(verifier))
-	if err != nil {
-		var re *oauth2.RetrieveError
+	var re *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500:
+		// The provider refused the code.
 		ec := "server_error"
-		if errors.As(err, &re) && re.ErrorCode != "" {
+		if re.ErrorCode != "" {
 			ec = safeCode(re.ErrorCode)
 		}
 		end(elicit.Cancel, ec, pageFailed)
 		return
-	}
-	if err := c.save(ctx, id, p, t); err != nil {
-		end(elicit.Cancel, "server_error", pageUnavailable)
+	case err != nil:
+		// No answer, or the provider's own failure: the code may still
+		// be good.
+		use.Release(context.WithoutCancel(ctx))
+		page(w, http.StatusServiceUnavailable, pageRetry)
 		return
 	}
-	end(elicit.Accept, "", pageConnected)
+	// The code is spent: a reload could not exchange it again.
+	if !commit(pageUnavailable) {
+		return
+	}
+	if err := c.save(ctx, id, p, t); err != nil {
+		finish(elicit.Cancel, "server_error", pageUnavailable)
+		return
+	}
+	finish(elicit.Accept, "", pageConnected)
 }
 
 // safeCode keeps an error code to the RFC 6749 alphabet and a short length.
@@ -276,6 +311,8 @@ var (
 	pageWrongUser    = &pageData{http.StatusForbidden, "Wrong account", "This link was made for another user. Sign in to this site as the user who asked, then open the link again. Nothing was changed."}
 	pageOtherBrowser = &pageData{http.StatusForbidden, "Wrong browser", "This sign-in was started in another browser (or its cookie has expired). Finish it in the browser where you opened the link. Nothing was changed."}
 	pageUnavailable  = &pageData{http.StatusServiceUnavailable, "Try again", "The server could not record the result. Ask your assistant for a new link."}
+	pageRetry        = &pageData{http.StatusServiceUnavailable, "Try again", "The server could not finish connecting your account just now. Reload this page in a moment; nothing was lost."}
+	pageInProgress   = &pageData{http.StatusConflict, "In progress", "This sign-in is being completed in another tab or request. Reload this page in a moment to see how it ended."}
 )
 
 var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>

@@ -177,3 +177,19 @@ func (wd *Driver) Exec(script string, args ...any) any {
 	wd.call("POST", wd.s("/execute/sync"), map[string]any{"script": script, "args": args}, &out)
 	return out
 }
+
+// Cookies returns the cookies of the current page's origin, HttpOnly ones
+// included, as a request from the browser would carry them.
+func (wd *Driver) Cookies() []*http.Cookie {
+	wd.t.Helper()
+	var cs []struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	}
+	wd.call("GET", wd.s("/cookie"), nil, &cs)
+	out := make([]*http.Cookie, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, &http.Cookie{Name: c.Name, Value: c.Value})
+	}
+	return out
+}
