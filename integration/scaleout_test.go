@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -184,7 +185,7 @@ func startKillableServe(t *testing.T, args ...string) *killableServe {
 			p.mu.Unlock()
 			if m := serveListenRE.FindStringSubmatch(sc.Text()); m != nil {
 				select {
-				case found <- m[1]:
+				case found <- sc.Text():
 				default:
 				}
 			}
@@ -193,8 +194,13 @@ func startKillableServe(t *testing.T, args ...string) *killableServe {
 	}()
 	go func() { p.cmd.Wait(); close(p.done) }()
 	select {
-	case <-found:
+	case line := <-found:
 		p.base = "http://" + addr
+		// Behind a balancer (--base-url) the line names the node's own
+		// address too.
+		if slices.Contains(args, "--base-url") && !strings.HasSuffix(line, "(listening on "+addr+")") {
+			t.Errorf("serve's listening line does not name its address %s: %q", addr, line)
+		}
 	case <-p.done:
 		t.Fatalf("serve exited: %s", p.log.String())
 	case <-time.After(30 * time.Second):

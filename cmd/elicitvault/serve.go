@@ -191,7 +191,11 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		t := elicit.CheckTransport(&mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
 		go func() { stdioDone <- ref.server.Run(stop.soft, t) }()
 	} else {
-		fmt.Fprintf(e.stderr, "elicitvault: serve: MCP at %s%s\n", base, elicit.MCPPath)
+		listening := ""
+		if *baseURL != "" { // the balancer's address: say where this node listens
+			listening = " (listening on " + ln.Addr().String() + ")"
+		}
+		fmt.Fprintf(e.stderr, "elicitvault: serve: MCP at %s%s%s\n", base, elicit.MCPPath, listening)
 	}
 
 	var runErr error
