@@ -344,6 +344,8 @@ func runScaleOut(t *testing.T, storeURL string) {
 	var before, after tally
 	var killed atomic.Bool
 	var continued, connected atomic.Int64
+	var latMu sync.Mutex
+	var latencies []time.Duration // of the round trips that completed
 	var completed atomic.Int64
 	killAt := int64(sessions * 2 * rounds / 3)
 	killNow := make(chan struct{})
@@ -381,6 +383,7 @@ func runScaleOut(t *testing.T, storeURL string) {
 				})
 				c.answer(&mcp.ElicitResult{Action: "accept"})
 				wasKilled := killed.Load()
+				t0 := time.Now()
 				run := fmt.Sprintf("%s/%d/%d", version, s, round)
 				out, isErr, err := callText(ctx, cs, "fault_probe", map[string]any{"run": run, "mode": "url"})
 				tl := &before
@@ -399,6 +402,9 @@ func runScaleOut(t *testing.T, storeURL string) {
 					}
 				}
 				if err == nil && !isErr && out == "ran "+run {
+					latMu.Lock()
+					latencies = append(latencies, time.Since(t0))
+					latMu.Unlock()
 					tl.ok.Add(1)
 					if completed.Add(1) >= killAt && connected.Load() == int64(2*sessions) {
 						once.Do(func() { close(killNow) })
@@ -462,6 +468,11 @@ func runScaleOut(t *testing.T, storeURL string) {
 	}
 	t.Logf("%d sessions (%d per protocol version) × %d round trips through HAProxy over 3 nodes, in %v",
 		2*sessions, sessions, rounds, elapsed.Round(time.Millisecond))
+	slices.Sort(latencies)
+	if n := len(latencies); n > 0 {
+		t.Logf("round trip latency (consent page and callback included): p50 %v, p99 %v, max %v",
+			latencies[n/2].Round(time.Millisecond), latencies[n*99/100].Round(time.Millisecond), latencies[n-1].Round(time.Millisecond))
+	}
 	report("before", &before)
 	report("after", &after)
 	t.Logf("2026-07-28 calls that failed on the dead node and completed when called again: %d", continued.Load())
