@@ -49,7 +49,12 @@
 // the whole cluster bus. The channels are spread over 16 groups by an FNV
 // hash, named <prefix>{g<NN>}<channel>: the group is the hash tag, so one
 // connection per group, to the primary serving the group's slot, carries
-// every channel of the group. After a failover go-redis reconnects it to
+// every channel of the group. It also subscribes <prefix>{g<NN>}, the
+// group's anchor, on which nothing is published: it keeps the connection
+// tied to the slot while the group has no other channel, so the store
+// keeps the connection from the group's first Subscribe until Close
+// instead of dialling again whenever its subscriptions come back from
+// zero. After a failover go-redis reconnects it to
 // the promoted replica; when a node stops serving a group's slot while the
 // connection stays up (it sends SUNSUBSCRIBE), the store makes a new
 // connection. Either way the subscriptions receive Resubscribed.
