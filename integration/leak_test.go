@@ -164,22 +164,13 @@ func viaProxy(t *testing.T, rawURL string) (string, *recorder) {
 
 func newRedisZK(t *testing.T) *zkBackend {
 	raw := serverURL(t, redisEnv)
-	prefix := "evzk-" + randomName() + ":"
+	prefix, admin := redisPrefix(t, raw, "evzk")
 	proxied, wire := viaProxy(t, raw)
 	s, err := redis.New(t.Context(), proxied, &redis.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := goredis.ParseURL(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := goredis.NewClient(o)
-	t.Cleanup(func() {
-		s.Close()
-		deleteRedisKeys(t, admin, prefix)
-		admin.Close()
-	})
+	t.Cleanup(func() { s.Close() }) // before redisPrefix's clean-up
 	pattern := globEscape(prefix) + "*"
 	channels := func(t *testing.T) []string {
 		names, err := admin.PubSubChannels(context.Background(), pattern).Result()
@@ -294,6 +285,40 @@ func newPostgresZK(t *testing.T) *zkBackend {
 			return s
 		},
 	}
+}
+
+// redisPrefix returns a fresh key prefix, kind-<random>:, on the Redis
+// server at raw, whose keys are deleted when the test ends, and a client of
+// that server for the test's own checks.
+func redisPrefix(t *testing.T, raw, kind string) (prefix string, admin *goredis.Client) {
+	t.Helper()
+	prefix = kind + "-" + randomName() + ":"
+	o, err := goredis.ParseURL(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin = goredis.NewClient(o)
+	t.Cleanup(func() {
+		deleteRedisKeys(t, admin, prefix)
+		admin.Close()
+	})
+	return prefix, admin
+}
+
+// redisStoreURL is the store URL of a fresh prefix (see redisPrefix) on
+// the test's Redis server, for `elicitvault serve --store`.
+func redisStoreURL(t *testing.T, kind string) string {
+	t.Helper()
+	raw := serverURL(t, redisEnv)
+	prefix, _ := redisPrefix(t, raw, kind)
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("prefix", prefix)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // deleteRedisKeys deletes every key that starts with prefix.

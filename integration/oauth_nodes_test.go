@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	goredis "github.com/redis/go-redis/v9"
 	"golang.org/x/oauth2"
 
 	"github.com/elicitvault/elicitvault/elicit"
@@ -28,7 +27,7 @@ import (
 func TestOAuthAcrossNodesRedis(t *testing.T) {
 	raw := serverURL(t, redisEnv)
 	wd := webdriver.Start(t)
-	prefix := "evoauth-" + randomName() + ":"
+	prefix, _ := redisPrefix(t, raw, "evoauth")
 	keys, err := keyring.New([]byte(secretA))
 	if err != nil {
 		t.Fatal(err)
@@ -41,23 +40,12 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 	// Access tokens of 13 s, refreshed 10 s before expiry: good for 3 s.
 	prov := oidctest.Start(t, 13*time.Second, oidctest.Client{ID: "nodes-client", Secret: "nodes client secret", RedirectURI: redirect})
 	var servers []*mcp.Server
-	for i, web := range []*httptest.Server{start, callback} {
+	for _, web := range []*httptest.Server{start, callback} {
 		st, err := redis.New(t.Context(), raw, &redis.Options{Prefix: prefix})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		if i == 0 {
-			o, err := goredis.ParseURL(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			admin := goredis.NewClient(o)
-			t.Cleanup(func() {
-				deleteRedisKeys(t, admin, prefix)
-				admin.Close()
-			})
-		}
 		ev, err := elicit.New(keys, st, &elicit.Config{TTL: time.Minute})
 		if err != nil {
 			t.Fatal(err)

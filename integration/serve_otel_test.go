@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	goredis "github.com/redis/go-redis/v9"
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -126,25 +125,7 @@ func (p *serveProc) stop(t *testing.T) {
 // whose trace context traveled sealed in the pending record. No span
 // attribute holds the session ID, the message, the link or its token.
 func TestServeTraceAcrossNodes(t *testing.T) {
-	raw := serverURL(t, redisEnv)
-	prefix := "evotel-" + randomName() + ":"
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("prefix", prefix)
-	u.RawQuery = q.Encode()
-	storeURL := u.String()
-	o, err := goredis.ParseURL(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := goredis.NewClient(o)
-	t.Cleanup(func() {
-		deleteRedisKeys(t, admin, prefix)
-		admin.Close()
-	})
+	storeURL := redisStoreURL(t, "evotel")
 
 	col := &collector{}
 	srv := httptest.NewServer(col)

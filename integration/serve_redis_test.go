@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,26 +18,7 @@ import (
 // notifications/elicitation/complete and the tool result. On both
 // protocol paths, and with -32042.
 func TestServeTwoNodesRedis(t *testing.T) {
-	raw := serverURL(t, redisEnv)
-	prefix := "evserve-" + randomName() + ":"
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("prefix", prefix)
-	u.RawQuery = q.Encode()
-	storeURL := u.String()
-
-	o, err := goredis.ParseURL(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := goredis.NewClient(o)
-	t.Cleanup(func() {
-		deleteRedisKeys(t, admin, prefix)
-		admin.Close()
-	})
+	storeURL := redisStoreURL(t, "evserve")
 
 	a := startServe(t, nil, "--store", storeURL)
 	b := startServe(t, nil, "--store", storeURL)
