@@ -104,22 +104,13 @@ func TestModelAcrossNodesAndUsers(t *testing.T) {
 	}
 }
 
-// During a rotation two nodes have different primaries. Concurrent answers
-// to one LLM-mediated elicitation, half on each node, still continue the
-// tool once: the one-shot marker is blinded under the secret that was
-// primary when the question was asked, on every node.
-func TestModelAnsweredOnceDuringRotation(t *testing.T) {
-	st := &slowMarkers{memory.New(nil)}
-	t.Cleanup(func() { st.Close() })
-	oldSecret := []byte("rotation test secret OLD, thirty-two bytes")
-	newSecret := []byte("rotation test secret NEW, thirty-two bytes")
-	var runs atomic.Int32
-	var urls [2]string
-	for i, secrets := range [][2][]byte{{oldSecret, newSecret}, {newSecret, oldSecret}} {
-		keys, err := ring.New(secrets[0], [][]byte{secrets[1]})
-		if err != nil {
-			t.Fatal(err)
-		}
+// profileNodes starts a stateless HTTP node per keyring on st, each with
+// the LLM-mediated tool "profile" (runs counts its continuations), and
+// returns a client session of each.
+func profileNodes(t *testing.T, st store.Store, runs *atomic.Int32, rings ...*ring.Keyring) []*mcp.ClientSession {
+	t.Helper()
+	var clients []*mcp.ClientSession
+	for _, keys := range rings {
 		ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
 		if err != nil {
 			t.Fatal(err)
@@ -133,17 +124,28 @@ func TestModelAnsweredOnceDuringRotation(t *testing.T) {
 		})
 		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
 		t.Cleanup(srv.Close)
-		urls[i] = srv.URL
-	}
-	var clients [2]*mcp.ClientSession
-	for i, u := range urls {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: u}, nil)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cs.Close() })
-		clients[i] = cs
+		clients = append(clients, cs)
 	}
+	return clients
+}
+
+// During a rotation two nodes have different primaries. Concurrent answers
+// to one LLM-mediated elicitation, half on each node, still continue the
+// tool once: the one-shot marker is blinded under the secret that was
+// primary when the question was asked, on every node.
+func TestModelAnsweredOnceDuringRotation(t *testing.T) {
+	st := &slowMarkers{memory.New(nil)}
+	t.Cleanup(func() { st.Close() })
+	oldSecret := []byte("rotation test secret OLD, thirty-two bytes")
+	newSecret := []byte("rotation test secret NEW, thirty-two bytes")
+	var runs atomic.Int32
+	clients := profileNodes(t, st, &runs,
+		mustRing(ring.New(oldSecret, [][]byte{newSecret})), mustRing(ring.New(newSecret, [][]byte{oldSecret})))
 	p := pendingOf(t, callTool(t, clients[0], "profile", nil))
 	const n = 8
 	var wg sync.WaitGroup

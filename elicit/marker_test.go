@@ -2,8 +2,6 @@ package elicit_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,9 +9,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/ring"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store/memory"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A rolling secret removal: the question was asked under OLD, the store
@@ -31,32 +27,7 @@ func TestModelMarkerSecretMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	var runs atomic.Int32
-	var urls [3]string
-	for i, keys := range []*ring.Keyring{mustRing(ring.New(newSecret, [][]byte{oldSecret})), mustRing(ring.New(newSecret, nil)), asker} {
-		ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
-		ev.Install(s)
-		e := &env{t: t, store: st, keys: keys, ev: ev, server: s}
-		e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-			runs.Add(1)
-			return profileTool(ctx, req)
-		})
-		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
-		t.Cleanup(srv.Close)
-		urls[i] = srv.URL
-	}
-	var clients [3]*mcp.ClientSession
-	for i, u := range urls {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: u}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		clients[i] = cs
-	}
+	clients := profileNodes(t, st, &runs, mustRing(ring.New(newSecret, [][]byte{oldSecret})), mustRing(ring.New(newSecret, nil)), asker)
 	p := pendingOf(t, callTool(t, clients[2], "profile", nil))
 	// rotate: the pending record moves under NEW; its marker key ID stays.
 	if _, err := mustRing(ring.New(newSecret, [][]byte{oldSecret})).Rewrap(context.Background(), st, ring.RewrapOptions{}); err != nil {
