@@ -4,17 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // failPut fails the next Put when armed: the answer's write lost to a
@@ -37,25 +33,9 @@ func (f *failPut) Put(ctx context.Context, k string, v []byte, e time.Time) erro
 func TestConsentPageStoreFaultKeepsLink(t *testing.T) {
 	for _, version := range []string{legacy, "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
-			srv := httptest.NewUnstartedServer(nil)
-			base := "http://" + srv.Listener.Addr().String()
 			st := &failPut{Store: memory.New(nil)}
 			t.Cleanup(func() { st.Close() })
-			k, err := keyring.New([]byte("pages test secret, thirty-two bytes long"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ev, err := elicit.New(k, st, &elicit.Config{BaseURL: base, TTL: 10 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := mcp.NewServer(&mcp.Implementation{Name: "pages", Version: "1"}, nil)
-			ev.Install(s)
-			e := &pageEnv{ev: ev, srv: srv, urls: make(chan string, 4)}
-			e.addTool(s)
-			srv.Config.Handler = ev.Handler(s, nil)
-			srv.Start()
-			t.Cleanup(srv.Close)
+			e := newPageEnvOn(t, st, nil)
 
 			var link string
 			done := make(chan struct{})

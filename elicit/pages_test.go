@@ -14,6 +14,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -28,10 +29,16 @@ type pageEnv struct {
 
 func newPageEnv(t *testing.T, user func(*http.Request) (string, bool)) *pageEnv {
 	t.Helper()
-	srv := httptest.NewUnstartedServer(nil)
-	base := "http://" + srv.Listener.Addr().String()
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
+	return newPageEnvOn(t, st, user)
+}
+
+// newPageEnvOn is newPageEnv on the store st.
+func newPageEnvOn(t *testing.T, st store.Store, user func(*http.Request) (string, bool)) *pageEnv {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
 	k, err := keyring.New([]byte("pages test secret, thirty-two bytes long"))
 	if err != nil {
 		t.Fatal(err)
