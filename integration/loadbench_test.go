@@ -110,13 +110,35 @@ func (r *loadResult) cpuPerRoundTrip() time.Duration {
 // before the measurement starts).
 func runLoad(t *testing.T, name, version, endpoint string, nodePIDs []int, otherPID int, rate int) *loadResult {
 	t.Helper()
+	return runLoadSpec(t, name, version, endpoint, nodePIDs, otherPID, loadSpec{
+		sessions:      envInt(loadBenchSessionsEnv, 16),
+		d:             time.Duration(envInt(loadBenchSecondsEnv, 20)) * time.Second,
+		maxRoundTrips: int64(envInt(loadBenchMaxEnv, 100000)),
+		rate:          rate,
+		idle:          2 * time.Second,
+	})
+}
+
+// loadSpec is the load runLoadSpec offers: sessions client sessions for d
+// or maxRoundTrips round trips, whichever comes first; rate as in runLoad;
+// idle, when not zero, how long the nodes' idle CPU is measured first.
+type loadSpec struct {
+	sessions      int
+	d             time.Duration
+	maxRoundTrips int64
+	rate          int
+	idle          time.Duration
+}
+
+// runLoadSpec is runLoad with the load given.
+func runLoadSpec(t *testing.T, name, version, endpoint string, nodePIDs []int, otherPID int, spec loadSpec) *loadResult {
+	t.Helper()
+	rate := spec.rate
 	name += ", " + version
 	if rate > 0 {
 		name += fmt.Sprintf(", %d/s", rate)
 	}
-	sessions := envInt(loadBenchSessionsEnv, 16)
-	d := time.Duration(envInt(loadBenchSecondsEnv, 20)) * time.Second
-	maxRoundTrips := int64(envInt(loadBenchMaxEnv, 100000))
+	sessions, d, maxRoundTrips := spec.sessions, spec.d, spec.maxRoundTrips
 	// Each session starts a call every interval (when its last one has
 	// returned), at staggered offsets.
 	var interval time.Duration
@@ -163,14 +185,16 @@ func runLoad(t *testing.T, name, version, endpoint string, nodePIDs []int, other
 	// What the nodes burn with the sessions connected and no call running
 	// (health checks, the store client's background work, the runtime).
 	tick := clockTick()
-	const idle = 2 * time.Second
+	idle := spec.idle
 	var idle0 int64
-	for _, pid := range nodePIDs {
-		idle0 -= cpuTicks(t, pid)
-	}
-	time.Sleep(idle)
-	for _, pid := range nodePIDs {
-		idle0 += cpuTicks(t, pid)
+	if idle > 0 {
+		for _, pid := range nodePIDs {
+			idle0 -= cpuTicks(t, pid)
+		}
+		time.Sleep(idle)
+		for _, pid := range nodePIDs {
+			idle0 += cpuTicks(t, pid)
+		}
 	}
 	cpu0 := make([]int64, len(nodePIDs))
 	for i, pid := range nodePIDs {
@@ -216,8 +240,10 @@ func runLoad(t *testing.T, name, version, endpoint string, nodePIDs []int, other
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	r := &loadResult{name: name, version: version, roundTrips: len(latencies), failed: failed, elapsed: elapsed,
-		idleCPU: time.Duration(idle0) * tick * time.Second / idle}
+	r := &loadResult{name: name, version: version, roundTrips: len(latencies), failed: failed, elapsed: elapsed}
+	if idle > 0 {
+		r.idleCPU = time.Duration(idle0) * tick * time.Second / idle
+	}
 	for i, pid := range nodePIDs {
 		r.nodeCPU = append(r.nodeCPU, time.Duration(cpuTicks(t, pid)-cpu0[i])*tick)
 	}

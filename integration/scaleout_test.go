@@ -292,30 +292,38 @@ func TestScaleOut(t *testing.T) {
 		runScaleOut(t, "redis+cluster://"+strings.Join(cluster, ",")+"/?wait_replicas=1&prefix=scaleout:")
 	})
 	t.Run("postgres", func(t *testing.T) {
-		raw := serverURL(t, postgresEnv)
-		schema := "evscale_" + randomName()
-		u, err := url.Parse(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := u.Query()
-		q.Set("schema", schema)
-		u.RawQuery = q.Encode()
-		t.Cleanup(func() {
-			ctx := context.Background()
-			pool, err := pgxpool.New(ctx, raw)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer pool.Close()
-			if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-				t.Errorf("dropping the test schema: %v", err)
-			}
-		})
 		// serve migrates the schema itself.
-		runScaleOut(t, u.String())
+		runScaleOut(t, postgresSchemaURL(t, "evscale_"))
 	})
+}
+
+// postgresSchemaURL returns the URL of the PostgreSQL server of the
+// tests, with a schema of its own (named prefix and random letters) that
+// is dropped when the test ends.
+func postgresSchemaURL(t *testing.T, prefix string) string {
+	t.Helper()
+	raw := serverURL(t, postgresEnv)
+	schema := prefix + randomName()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("schema", schema)
+	u.RawQuery = q.Encode()
+	t.Cleanup(func() {
+		ctx := context.Background()
+		pool, err := pgxpool.New(ctx, raw)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer pool.Close()
+		if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("dropping the test schema: %v", err)
+		}
+	})
+	return u.String()
 }
 
 func runScaleOut(t *testing.T, storeURL string) {

@@ -46,6 +46,9 @@ func TestMain(m *testing.M) {
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
+	if bareBin != "" {
+		os.RemoveAll(filepath.Dir(bareBin))
+	}
 	os.Exit(code)
 }
 
