@@ -92,10 +92,17 @@ func postgresOps(tb testing.TB, url string) []storeOp {
 		putIfAbsent = `INSERT INTO ` + t + ` AS e (key, value, expires_at) VALUES ($1, $2, $3)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
 			WHERE e.expires_at <= now()`
-		lockRow   = `SELECT value, expires_at > now() FROM ` + t + ` WHERE key = $1 FOR UPDATE`
-		update    = `UPDATE ` + t + ` SET value = $2, expires_at = $3 WHERE key = $1`
-		insertNew = `INSERT INTO ` + t + ` (key, value, expires_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING`
-		cas       = `UPDATE ` + t + ` SET value = $3, expires_at = $4
+		swap = `WITH old AS (
+				SELECT value, expires_at > now() AS live FROM ` + t + ` WHERE key = $1 FOR UPDATE
+			), upd AS (
+				UPDATE ` + t + ` SET value = $2, expires_at = $3 WHERE key = $1 AND EXISTS (SELECT FROM old) RETURNING 1
+			), ins AS (
+				INSERT INTO ` + t + ` (key, value, expires_at) SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT FROM old)
+				ON CONFLICT (key) DO NOTHING RETURNING 1
+			)
+			SELECT (SELECT value FROM old WHERE live), EXISTS (SELECT FROM old WHERE live),
+				EXISTS (SELECT FROM upd) OR EXISTS (SELECT FROM ins)`
+		cas = `UPDATE ` + t + ` SET value = $3, expires_at = $4
 			WHERE key = $1 AND value = $2 AND expires_at > now()`
 	)
 
@@ -197,24 +204,13 @@ func postgresOps(tb testing.TB, url string) []storeOp {
 			},
 			raw: func(ctx context.Context, i int) error {
 				_, value := alternate(i)
-				var old []byte
-				return pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
-					for {
-						var live bool
-						err := tx.QueryRow(ctx, lockRow, bkey).Scan(&old, &live)
-						if err == nil {
-							_, err = tx.Exec(ctx, update, bkey, value, expiry)
-							return err
-						}
-						if !errors.Is(err, pgx.ErrNoRows) {
-							return err
-						}
-						tag, err := tx.Exec(ctx, insertNew, bkey, value, expiry)
-						if err != nil || tag.RowsAffected() == 1 {
-							return err
-						}
+				for {
+					var old []byte
+					var live, written bool
+					if err := pool.QueryRow(ctx, swap, bkey, value, expiry).Scan(&old, &live, &written); err != nil || written {
+						return err
 					}
-				})
+				}
 			},
 		},
 		{

@@ -24,11 +24,12 @@
 //
 // # Operations
 //
-// Every operation is one statement, except Swap, which is one transaction:
+// Every operation is one statement, one round trip to the server:
 // Put is INSERT ... ON CONFLICT DO UPDATE; Get is SELECT; Take is DELETE ...
 // RETURNING; PutIfAbsent is INSERT ... ON CONFLICT DO UPDATE ... WHERE the
 // existing row has expired; Swap locks the row with SELECT ... FOR UPDATE
-// and updates it, or inserts it; CompareAndSwap is UPDATE (or DELETE) ...
+// and updates it, or inserts it, in data-modifying WITH clauses of one
+// statement; CompareAndSwap is UPDATE (or DELETE) ...
 // WHERE value = old. Each reads only rows whose expires_at is after now():
 // expiry is judged by the database server's clock, consistently, never by
 // the client's. Expiries are stored with microsecond precision.
@@ -320,7 +321,7 @@ func versionTableName(schema string) string {
 // queries holds the store's SQL, with the table name filled in.
 type queries struct {
 	check, put, get, take, putIfAbsent          string
-	lockRow, update, insertNew                  string
+	swap                                        string
 	compareAndSwap, compareAndDelete, del, scan string
 	cleanup                                     string
 }
@@ -335,9 +336,22 @@ func newQueries(t string) queries {
 		putIfAbsent: `INSERT INTO ` + t + ` AS e (key, value, expires_at) VALUES ($1, $2, $3)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
 			WHERE e.expires_at <= now()`,
-		lockRow:   `SELECT value, expires_at > now() FROM ` + t + ` WHERE key = $1 FOR UPDATE`,
-		update:    `UPDATE ` + t + ` SET value = $2, expires_at = $3 WHERE key = $1`,
-		insertNew: `INSERT INTO ` + t + ` (key, value, expires_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING`,
+		// One statement: old locks the row (waiting for a concurrent
+		// writer and then reading what it committed), upd replaces it,
+		// ins inserts it when there was none. When a concurrent
+		// transaction inserted the row in between, ins does nothing and
+		// the statement reports that nothing was written: Swap runs it
+		// again, and its new snapshot finds that row to lock.
+		swap: `WITH old AS (
+				SELECT value, expires_at > now() AS live FROM ` + t + ` WHERE key = $1 FOR UPDATE
+			), upd AS (
+				UPDATE ` + t + ` SET value = $2, expires_at = $3 WHERE key = $1 AND EXISTS (SELECT FROM old) RETURNING 1
+			), ins AS (
+				INSERT INTO ` + t + ` (key, value, expires_at) SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT FROM old)
+				ON CONFLICT (key) DO NOTHING RETURNING 1
+			)
+			SELECT (SELECT value FROM old WHERE live), EXISTS (SELECT FROM old WHERE live),
+				EXISTS (SELECT FROM upd) OR EXISTS (SELECT FROM ins)`,
 		compareAndSwap: `UPDATE ` + t + ` SET value = $3, expires_at = $4
 			WHERE key = $1 AND value = $2 AND expires_at > now()`,
 		compareAndDelete: `DELETE FROM ` + t + ` WHERE key = $1 AND value = $2 AND expires_at > now()`,
@@ -456,15 +470,16 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, value []byte, expir
 	return tag.RowsAffected() == 1, nil
 }
 
-// maxSwapAttempts bounds the rounds of Swap's transaction; see Swap.
+// maxSwapAttempts bounds the rounds of Swap; see Swap.
 const maxSwapAttempts = 100
 
-// Swap implements store.Store, in one transaction: it locks the row with
-// SELECT ... FOR UPDATE and updates it, or, when there is no row, inserts
-// one with ON CONFLICT DO NOTHING. When a concurrent transaction inserted
-// the row in between, the insert does nothing and Swap locks the row that
-// transaction committed, and so on; a round repeats only when another
-// transaction both inserted and deleted the row in between.
+// Swap implements store.Store, in one statement (one round trip): it locks
+// the row with SELECT ... FOR UPDATE and updates it, or, when there is no
+// row, inserts one with ON CONFLICT DO NOTHING. When a concurrent
+// transaction inserted the row in between, the insert does nothing and
+// Swap runs the statement again, which locks the row that transaction
+// committed, and so on; a round repeats only when another transaction
+// both inserted and deleted the row in between.
 func (s *Store) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
 	const op = "swap"
 	if err := s.begin(ctx, op); err != nil {
@@ -473,40 +488,22 @@ func (s *Store) Swap(ctx context.Context, key string, value []byte, expiry time.
 	if err := checkWrite(op, key, value, expiry); err != nil {
 		return nil, err
 	}
-	var old []byte
-	// Each statement of a READ COMMITTED transaction sees the rows committed
-	// before it started, which the rounds rely on.
-	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
-	err := pgx.BeginTxFunc(ctx, s.pool, opts, func(tx pgx.Tx) error {
-		for range maxSwapAttempts {
-			old = nil
-			var cur []byte
-			var live bool
-			err := tx.QueryRow(ctx, s.q.lockRow, []byte(key)).Scan(&cur, &live)
-			if err == nil {
-				if live {
-					old = nonNil(cur)
-				}
-				_, err = tx.Exec(ctx, s.q.update, []byte(key), value, expiry)
-				return err
-			}
-			if !errors.Is(err, pgx.ErrNoRows) {
-				return err
-			}
-			tag, err := tx.Exec(ctx, s.q.insertNew, []byte(key), value, expiry)
-			if err != nil {
-				return err
-			}
-			if tag.RowsAffected() == 1 {
-				return nil
-			}
+	for range maxSwapAttempts {
+		var old []byte
+		var live, written bool
+		if err := s.pool.QueryRow(ctx, s.q.swap, []byte(key), value, expiry).Scan(&old, &live, &written); err != nil {
+			return nil, s.fail(op, err)
 		}
-		return fmt.Errorf("the row changed under %d rounds", maxSwapAttempts)
-	})
-	if err != nil {
-		return nil, s.fail(op, err)
+		switch {
+		case !written:
+			continue
+		case live:
+			return nonNil(old), nil
+		default:
+			return nil, nil
+		}
 	}
-	return old, nil
+	return nil, s.fail(op, fmt.Errorf("the row changed under %d rounds", maxSwapAttempts))
 }
 
 // CompareAndSwap implements store.Store. It returns ErrInvalidArgument for
