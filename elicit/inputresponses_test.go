@@ -46,8 +46,14 @@ func meta2026() map[string]any {
 }
 
 func rawCall(id int, responses string) []byte {
-	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ask","arguments":{},"inputResponses":%s,"_meta":%s}}`,
-		id, responses, must(json.Marshal(meta2026())))
+	return rawCallKey(id, "inputResponses", responses)
+}
+
+// rawCallKey is rawCall with the key of the input responses spelled as
+// key (JSON escapes decode to the same key).
+func rawCallKey(id int, key, responses string) []byte {
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ask","arguments":{},"%s":%s,"_meta":%s}}`,
+		id, key, responses, must(json.Marshal(meta2026())))
 }
 
 func must(b []byte, err error) []byte {
@@ -123,6 +129,11 @@ func malformedHTTP(t *testing.T, via string) {
 		if status != http.StatusBadRequest || w.Error == nil || w.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(w.Error.Message, tc.want) || quotes(w.Error.Message) {
 			t.Errorf("%s: HTTP %d %+v, want 400 and -32602 naming %s", tc.name, status, w.Error, tc.want)
 		}
+	}
+	// The key spelled with a JSON escape is the same key: checked too.
+	escaped := rawCallKey(1, "inputRespons\\u0065s", `{"user_name":12345}`)
+	if status, w := post(escaped); status != http.StatusBadRequest || w.Error == nil || w.Error.Code != jsonrpc.CodeInvalidParams || quotes(w.Error.Message) {
+		t.Errorf("escaped key: HTTP %d %+v, want 400 and -32602", status, w.Error)
 	}
 	// Well-formed ones pass: null, and an answer of the right shape
 	// (without the requestState the question is asked).

@@ -25,6 +25,7 @@ const (
 	e2eBenchSecondsEnv = "ELICITVAULT_E2EBENCH_SECONDS" // per measurement, default 4
 	e2eBenchPairsEnv   = "ELICITVAULT_E2EBENCH_PAIRS"   // interleaved pairs per cell, default 5
 	e2eBenchStoresEnv  = "ELICITVAULT_E2EBENCH_STORES"  // comma-separated subset of memory,redis,postgres
+	e2eBenchVersionEnv = "ELICITVAULT_E2EBENCH_VERSION" // one protocol version instead of both
 )
 
 var (
@@ -152,7 +153,11 @@ func TestE2EBench(t *testing.T) {
 			ev := startKillableServe(t, "--store", open(t))
 			evPID := ev.cmd.Process.Pid
 			bare, barePID := startBare(t)
-			for _, version := range []string{"2025-11-25", "2026-07-28"} {
+			versions := []string{"2025-11-25", "2026-07-28"}
+			if v := os.Getenv(e2eBenchVersionEnv); v != "" {
+				versions = []string{v}
+			}
+			for _, version := range versions {
 				for _, sessions := range []int{1, 16} {
 					c := &e2eCell{store: st, version: version, sessions: sessions}
 					s := spec
