@@ -256,65 +256,6 @@ func TestChannelLayout(t *testing.T) {
 	}
 }
 
-// TestListenerKilled terminates the listener connection under two
-// subscriptions and checks that each receives Resubscribed, then the
-// messages published afterwards, and that nothing is left running after
-// Close.
-func TestListenerKilled(t *testing.T) {
-	url := serverURL(t)
-	// Counted from before the admin connection, which is closed before the
-	// count is checked: pgx may leave its background reader blocked on an
-	// idle connection until it closes.
-	storetest.CheckNoLeaks(t)
-	conn := connect(t, url)
-	name := randomName("app")
-	s, _ := openStore(t, withApplicationName(t, url, name))
-	ctx := t.Context()
-
-	a, err := s.Subscribe(ctx, "a")
-	if err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
-	b, err := s.Subscribe(ctx, "b")
-	if err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
-	for round := range 2 {
-		if n := terminate(t, conn, name+"/listener"); n != 1 {
-			t.Fatalf("round %d: terminated %d listener connections, want 1", round, n)
-		}
-		waitResubscribed(t, a, 10*time.Second)
-		waitResubscribed(t, b, 10*time.Second)
-		for _, ch := range []string{"a", "b"} {
-			if err := s.Publish(ctx, ch, []byte("after "+ch)); err != nil {
-				t.Fatalf("Publish: %v", err)
-			}
-		}
-		if got := recvData(t, a, 5*time.Second); string(got) != "after a" {
-			t.Errorf("a received %q", got)
-		}
-		if got := recvData(t, b, 5*time.Second); string(got) != "after b" {
-			t.Errorf("b received %q", got)
-		}
-	}
-	// A channel subscribed after the reconnection works as usual, and one
-	// closed stops receiving.
-	c, err := s.Subscribe(ctx, "c")
-	if err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
-	if err := s.Publish(ctx, "c", []byte("on c")); err != nil {
-		t.Fatalf("Publish: %v", err)
-	}
-	if got := recvData(t, c, 5*time.Second); string(got) != "on c" {
-		t.Errorf("c received %q", got)
-	}
-	a.Close()
-	if err := s.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-}
-
 // TestOperationsAfterConnectionsKilled terminates every pooled connection of
 // a store and checks that the store recovers without being reopened. pgx
 // does not retry a statement, so an operation on a connection terminated

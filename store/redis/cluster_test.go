@@ -113,7 +113,7 @@ func TestClusterShardedPubSub(t *testing.T) {
 	if err := s.Publish(ctx, "channel-7", []byte("seven")); err != nil {
 		t.Fatal(err)
 	}
-	if got := recvData(t, subs[7], 5*time.Second); string(got) != "seven" {
+	if got := storetest.RecvData(t, subs[7], 5*time.Second); string(got) != "seven" {
 		t.Fatalf("channel-7 got %q", got)
 	}
 	for i, sub := range subs {
@@ -180,7 +180,7 @@ func TestClusterPubSubKeepsConnection(t *testing.T) {
 			if err := s.Publish(ctx, "waiter", []byte("last")); err != nil {
 				t.Fatal(err)
 			}
-			if got := recvData(t, sub, 5*time.Second); string(got) != "last" {
+			if got := storetest.RecvData(t, sub, 5*time.Second); string(got) != "last" {
 				t.Fatalf("after %d cycles got %q", cycles, got)
 			}
 		}

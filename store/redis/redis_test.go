@@ -170,7 +170,7 @@ func TestPrefixIsolation(t *testing.T) {
 	if err := a.Publish(ctx, "chan", []byte("a's")); err != nil {
 		t.Fatalf("Publish: %v", err)
 	}
-	if got := recvData(t, sub, 5*time.Second); string(got) != "a's" {
+	if got := storetest.RecvData(t, sub, 5*time.Second); string(got) != "a's" {
 		t.Errorf("received %q, want only a's message", got)
 	}
 
@@ -188,7 +188,7 @@ func TestPrefixIsolation(t *testing.T) {
 	if err := a.Publish(ctx, "x-chan", []byte("a's")); err != nil {
 		t.Fatalf("Publish: %v", err)
 	}
-	if got := recvData(t, sub2, 5*time.Second); string(got) != "a's" {
+	if got := storetest.RecvData(t, sub2, 5*time.Second); string(got) != "a's" {
 		t.Errorf("received %q, want only a's message", got)
 	}
 }
@@ -203,61 +203,6 @@ func TestScanCursor(t *testing.T) {
 	}
 	if _, _, err := s.Scan(t.Context(), "", 0); !errors.Is(err, store.ErrInvalidArgument) {
 		t.Errorf("Scan with count 0: %v, want ErrInvalidArgument", err)
-	}
-}
-
-// TestSubscriptionConnectionKilled kills the Pub/Sub connection under two
-// subscriptions and checks that each receives Resubscribed, then the
-// messages published afterwards, and that nothing is left running after
-// Close.
-func TestSubscriptionConnectionKilled(t *testing.T) {
-	url := serverURL(t)
-	c := admin(t, url)
-	storetest.CheckNoLeaks(t)
-	name := randomName("client")
-	s, _ := openStore(t, withClientName(t, url, name))
-	ctx := t.Context()
-
-	a, err := s.Subscribe(ctx, "a")
-	if err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
-	b, err := s.Subscribe(ctx, "b")
-	if err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
-	for round := range 2 {
-		if n := killClients(t, c, "pubsub", name); n != 1 {
-			t.Fatalf("round %d: killed %d Pub/Sub connections, want 1", round, n)
-		}
-		waitResubscribed(t, a, 10*time.Second)
-		waitResubscribed(t, b, 10*time.Second)
-		for _, ch := range []string{"a", "b"} {
-			if err := s.Publish(ctx, ch, []byte("after "+ch)); err != nil {
-				t.Fatalf("Publish: %v", err)
-			}
-		}
-		if got := recvData(t, a, 5*time.Second); string(got) != "after a" {
-			t.Errorf("a received %q", got)
-		}
-		if got := recvData(t, b, 5*time.Second); string(got) != "after b" {
-			t.Errorf("b received %q", got)
-		}
-	}
-	// A channel subscribed after the reconnection works as usual.
-	c2, err := s.Subscribe(ctx, "c")
-	if err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
-	if err := s.Publish(ctx, "c", []byte("on c")); err != nil {
-		t.Fatalf("Publish: %v", err)
-	}
-	if got := recvData(t, c2, 5*time.Second); string(got) != "on c" {
-		t.Errorf("c received %q", got)
-	}
-	a.Close()
-	if err := s.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
 	}
 }
 
@@ -425,7 +370,7 @@ func TestACLUser(t *testing.T) {
 	check("Delete", s.Delete(ctx, "k"))
 	check("Publish", s.Publish(ctx, "chan", []byte("m")))
 	if sub != nil {
-		if got := recvData(t, sub, 5*time.Second); string(got) != "m" {
+		if got := storetest.RecvData(t, sub, 5*time.Second); string(got) != "m" {
 			t.Errorf("received %q", got)
 		}
 		sub.Close()
