@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"testing"
@@ -79,6 +81,21 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
 return 1
+`)
+
+// redisTake is the take script the store runs (see store/redis's Take),
+// for the raw side: a receipt that a retry of the same call reads.
+var redisTake = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v then
+	local ttl = redis.call('PTTL', KEYS[1])
+	redis.call('DEL', KEYS[1])
+	local keep = tonumber(ARGV[1])
+	if ttl > 0 and ttl < keep then keep = ttl end
+	redis.call('SET', KEYS[2], v, 'PX', keep)
+	return v
+end
+return redis.call('GET', KEYS[2])
 `)
 
 // redisOps returns the operations of a store and of the raw commands on
@@ -167,7 +184,10 @@ func redisOps(tb testing.TB, url string) []storeOp {
 				return err
 			},
 			raw: func(ctx context.Context, i int) error {
-				_, err := client.GetDel(ctx, rfresh[i]).Bytes()
+				var nonce [12]byte
+				rand.Read(nonce[:])
+				keys := []string{rfresh[i], rfresh[i] + "~take:" + base64.RawURLEncoding.EncodeToString(nonce[:])}
+				_, err := redisTake.Run(ctx, client, keys, 30000).Text()
 				return err
 			},
 		},

@@ -16,7 +16,6 @@ import (
 type commander interface {
 	redis.Scripter
 	Do(ctx context.Context, args ...any) *redis.Cmd
-	GetDel(ctx context.Context, key string) *redis.StringCmd
 	Del(ctx context.Context, keys ...string) *redis.IntCmd
 }
 

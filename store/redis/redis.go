@@ -21,9 +21,10 @@
 // # Operations
 //
 // Every operation is one atomic Redis command or script: Put is SET PXAT,
-// Get is GET, Take is GETDEL, PutIfAbsent is SET NX PXAT, Swap is SET PXAT
-// GET, CompareAndSwap is a Lua script (GET, compare, then SET PXAT or DEL),
-// Delete is DEL. Expiry is compared with the Redis server's clock, and
+// Get is GET, Take is a Lua script (GET, DEL, and SET PX of a receipt that
+// a retry of the same Take reads: see take), PutIfAbsent is SET NX PXAT,
+// Swap is SET PXAT GET, CompareAndSwap is a Lua script (GET, compare, then
+// SET PXAT or DEL), Delete is DEL. Expiry is compared with the Redis server's clock, and
 // stored with millisecond precision, rounded down. Redis 7.0 or later is
 // required (PEXPIRETIME).
 //
@@ -73,7 +74,9 @@ package redis
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -363,7 +366,10 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	return v, nil
 }
 
-// Take implements store.Store: GETDEL key.
+// Take implements store.Store with the take script: what it takes stays
+// under a receipt of this call for a few seconds, so that go-redis's retry
+// of a call whose reply it lost (a timeout, a connection cut) gets the
+// value instead of finding it gone.
 func (s *Store) Take(ctx context.Context, key string) ([]byte, error) {
 	const op = "take"
 	if err := s.begin(ctx, op); err != nil {
@@ -373,16 +379,26 @@ func (s *Store) Take(ctx context.Context, key string) ([]byte, error) {
 		return nil, err
 	}
 	rk := s.redisKey(key)
-	var cmd *redis.StringCmd
+	// The receipt's name is this call's: go-redis sends the same script
+	// again when it retries the call.
+	var nonce [12]byte
+	rand.Read(nonce[:])
+	keys := []string{rk, rk + "~take:" + base64.RawURLEncoding.EncodeToString(nonce[:])}
+	var cmd *redis.Cmd
 	err := s.write(ctx, rk, func(c commander) redis.Cmder {
-		cmd = c.GetDel(ctx, rk)
+		if _, pipelined := c.(redis.Pipeliner); pipelined {
+			// EVALSHA's NOSCRIPT fallback cannot run inside a pipeline.
+			cmd = take.Eval(ctx, c, keys, takeReceiptTTL.Milliseconds())
+		} else {
+			cmd = take.Run(ctx, c, keys, takeReceiptTTL.Milliseconds())
+		}
 		return cmd
 	})
 	if err == nil {
-		var v []byte
-		v, err = cmd.Bytes()
+		var v string
+		v, err = cmd.Text()
 		if err == nil {
-			return v, nil
+			return []byte(v), nil
 		}
 	}
 	if err == redis.Nil {
@@ -390,6 +406,31 @@ func (s *Store) Take(ctx context.Context, key string) ([]byte, error) {
 	}
 	return nil, s.fail(op, err)
 }
+
+// takeReceiptTTL bounds how long a taken value stays under its receipt,
+// for a retry of the same Take to find: longer than go-redis's retries.
+const takeReceiptTTL = 30 * time.Second
+
+// take reads and deletes KEYS[1], keeping what it took under the receipt
+// KEYS[2] for ARGV[1] ms at most (never past the value's own expiry), and
+// returns it; when KEYS[1] is gone it returns what the receipt holds. A
+// call that go-redis sends again after losing its reply (a timeout, a
+// connection cut after the script ran) thus gets the value its first
+// sending took, instead of nil with the value gone for good. The receipt
+// has the key's hash tag, so it is in the key's slot, and does not end in
+// "}", so Scan does not return it.
+var take = redis.NewScript(`
+local v = redis.call('GET', KEYS[1])
+if v then
+	local ttl = redis.call('PTTL', KEYS[1])
+	redis.call('DEL', KEYS[1])
+	local keep = tonumber(ARGV[1])
+	if ttl > 0 and ttl < keep then keep = ttl end
+	redis.call('SET', KEYS[2], v, 'PX', keep)
+	return v
+end
+return redis.call('GET', KEYS[2])
+`)
 
 // PutIfAbsent implements store.Store: SET key value PXAT expiry NX.
 func (s *Store) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
