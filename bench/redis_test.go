@@ -88,11 +88,11 @@ return 1
 var redisTake = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 if v then
-	local ttl = redis.call('PTTL', KEYS[1])
+	local at = redis.call('PEXPIRETIME', KEYS[1])
 	redis.call('DEL', KEYS[1])
 	local keep = tonumber(ARGV[1])
-	if ttl > 0 and ttl < keep then keep = ttl end
-	redis.call('SET', KEYS[2], v, 'PX', keep)
+	if at > 0 and at < keep then keep = at end
+	redis.call('SET', KEYS[2], v, 'PXAT', keep)
 	return v
 end
 return redis.call('GET', KEYS[2])
@@ -187,7 +187,7 @@ func redisOps(tb testing.TB, url string) []storeOp {
 				var nonce [12]byte
 				rand.Read(nonce[:])
 				keys := []string{rfresh[i], rfresh[i] + "~take:" + base64.RawURLEncoding.EncodeToString(nonce[:])}
-				_, err := redisTake.Run(ctx, client, keys, 30000).Text()
+				_, err := redisTake.Run(ctx, client, keys, time.Now().Add(30*time.Second).UnixMilli()).Text()
 				return err
 			},
 		},

@@ -384,13 +384,14 @@ func (s *Store) Take(ctx context.Context, key string) ([]byte, error) {
 	var nonce [12]byte
 	rand.Read(nonce[:])
 	keys := []string{rk, rk + "~take:" + base64.RawURLEncoding.EncodeToString(nonce[:])}
+	until := time.Now().Add(takeReceiptTTL).UnixMilli()
 	var cmd *redis.Cmd
 	err := s.write(ctx, rk, func(c commander) redis.Cmder {
 		if _, pipelined := c.(redis.Pipeliner); pipelined {
 			// EVALSHA's NOSCRIPT fallback cannot run inside a pipeline.
-			cmd = take.Eval(ctx, c, keys, takeReceiptTTL.Milliseconds())
+			cmd = take.Eval(ctx, c, keys, until)
 		} else {
-			cmd = take.Run(ctx, c, keys, takeReceiptTTL.Milliseconds())
+			cmd = take.Run(ctx, c, keys, until)
 		}
 		return cmd
 	})
@@ -412,7 +413,8 @@ func (s *Store) Take(ctx context.Context, key string) ([]byte, error) {
 const takeReceiptTTL = 30 * time.Second
 
 // take reads and deletes KEYS[1], keeping what it took under the receipt
-// KEYS[2] for ARGV[1] ms at most (never past the value's own expiry), and
+// KEYS[2] until ARGV[1] (Unix ms) at most, never past the value's own
+// expiry (PEXPIRETIME, which the ACL of the README allows), and
 // returns it; when KEYS[1] is gone it returns what the receipt holds. A
 // call that go-redis sends again after losing its reply (a timeout, a
 // connection cut after the script ran) thus gets the value its first
@@ -422,11 +424,11 @@ const takeReceiptTTL = 30 * time.Second
 var take = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 if v then
-	local ttl = redis.call('PTTL', KEYS[1])
+	local at = redis.call('PEXPIRETIME', KEYS[1])
 	redis.call('DEL', KEYS[1])
 	local keep = tonumber(ARGV[1])
-	if ttl > 0 and ttl < keep then keep = ttl end
-	redis.call('SET', KEYS[2], v, 'PX', keep)
+	if at > 0 and at < keep then keep = at end
+	redis.call('SET', KEYS[2], v, 'PXAT', keep)
 	return v
 end
 return redis.call('GET', KEYS[2])
