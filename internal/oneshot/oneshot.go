@@ -247,24 +247,68 @@ func (c *Use) Release(ctx context.Context) error {
 	return err
 }
 
-// replace swaps the marker's value from what this claim wrote to v.
+// replace swaps the marker's value from what this claim wrote to v. When
+// the swap's outcome is unknown (a store error; or a refusal, which a
+// client library's retry of an applied swap also gives), it reads the
+// marker back until it knows: v is there (the swap was applied, its reply
+// lost), this claim's value is still there (it was not: swap again), or
+// anything else (ErrLost). A store that does not answer is read again with
+// a growing delay until ctx ends (or maxWait has passed), since a commit
+// that happened must be recognised as such: the work it protects runs only
+// on that answer.
 func (c *Use) replace(ctx context.Context, v []byte) error {
-	ok, err := c.st.CompareAndSwap(ctx, c.key, c.val, v, c.expiry)
-	if err != nil || !ok {
-		// Applied with the reply lost, or applied and then retried by the
-		// client library (the retry no longer matches)?
+	ctx, cancel := context.WithTimeout(ctx, maxWait)
+	defer cancel()
+	delay := 20 * time.Millisecond
+	for range maxSwaps {
+		ok, err := c.st.CompareAndSwap(ctx, c.key, c.val, v, c.expiry)
+		if err == nil && ok {
+			c.val = v
+			return nil
+		}
 		cur, gerr := c.st.Get(ctx, c.key)
+		for gerr != nil && !errors.Is(gerr, store.ErrNotFound) {
+			if werr := sleep(ctx, delay); werr != nil {
+				if err == nil {
+					err = gerr
+				}
+				return fmt.Errorf("oneshot: outcome unknown: %w", errors.Join(err, werr))
+			}
+			delay = min(2*delay, time.Second)
+			cur, gerr = c.st.Get(ctx, c.key)
+		}
 		switch {
 		case gerr == nil && bytes.Equal(cur, v):
-			ok, err = true, nil
-		case err != nil:
-			return fmt.Errorf("oneshot: %w", err)
+			c.val = v
+			return nil
+		case gerr == nil && bytes.Equal(cur, c.val):
+			// Not applied: the marker is still this claim's, and the
+			// store answers again: swap again.
 		default:
 			return ErrLost
 		}
 	}
-	c.val = v
-	return nil
+	return fmt.Errorf("oneshot: the marker did not change in %d swaps", maxSwaps)
+}
+
+// maxSwaps bounds the swaps replace sends while the marker is still the
+// claim's value, and maxWait how long it waits for a store that does not
+// answer.
+const (
+	maxSwaps = 8
+	maxWait  = 30 * time.Second
+)
+
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Lookup returns the result kept with the used marker under key for the

@@ -219,3 +219,92 @@ func TestRetriedWrites(t *testing.T) {
 		t.Fatalf("resend: %v", err)
 	}
 }
+
+// outage fails the next reads, and its swaps as it is told: applied with
+// the reply lost, or not applied at all, while the store is away.
+type outage struct {
+	store.Store
+	readsDown  atomic.Int32 // reads that fail before the store is back
+	swapsLost  atomic.Int32 // swaps applied whose reply is lost
+	swapsDown  atomic.Int32 // swaps refused with an error, not applied
+	readsTried atomic.Int32
+}
+
+func (o *outage) CompareAndSwap(ctx context.Context, k string, old, v []byte, e time.Time) (bool, error) {
+	if o.swapsDown.Add(-1) >= 0 {
+		return false, errors.New("connection refused")
+	}
+	ok, err := o.Store.CompareAndSwap(ctx, k, old, v, e)
+	if o.swapsLost.Add(-1) >= 0 {
+		return false, errors.New("connection reset")
+	}
+	return ok, err
+}
+
+func (o *outage) Get(ctx context.Context, k string) ([]byte, error) {
+	o.readsTried.Add(1)
+	if o.readsDown.Add(-1) >= 0 {
+		return nil, errors.New("connection refused")
+	}
+	return o.Store.Get(ctx, k)
+}
+
+// A commit whose reply was lost while the store went away is recognised
+// once the store is back, however many reads that takes: the work it
+// protects then runs, and a resend is refused as used. (Reading back once
+// and giving up lost the answer: the marker said used for a use that never
+// happened.)
+func TestCommitRecognisedAfterOutage(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		lost, down, readDown int32
+	}{
+		{"applied, reply lost, 5 reads fail", 1, 0, 5},
+		{"not applied, 5 reads fail", 0, 1, 5},
+		{"not applied twice, then applied with the reply lost", 1, 2, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.New(nil)
+			defer mem.Close()
+			st := &outage{Store: mem}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute))
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.swapsLost.Store(tc.lost)
+			st.swapsDown.Store(tc.down)
+			st.readsDown.Store(tc.readDown)
+			if err := c.Commit(ctx); err != nil {
+				t.Fatalf("Commit: %v (after %d reads)", err, st.readsTried.Load())
+			}
+			if _, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute)); !errors.Is(err, oneshot.ErrUsed) {
+				t.Fatalf("a resend after the commit: %v, want ErrUsed", err)
+			}
+		})
+	}
+}
+
+// While the store stays away the outcome is unknown: Commit returns an
+// error (not ErrLost) when ctx ends, and the work must not run.
+func TestCommitOutcomeUnknown(t *testing.T) {
+	mem := memory.New(nil)
+	defer mem.Close()
+	st := &outage{Store: mem}
+	c, err := oneshot.Claim(context.Background(), st, "k", []byte("fp"), opts(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.swapsDown.Store(1 << 20)
+	st.readsDown.Store(1 << 20)
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	err = c.Commit(ctx)
+	if err == nil || errors.Is(err, oneshot.ErrLost) {
+		t.Fatalf("Commit with the store away: %v, want an error that is not ErrLost", err)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the error does not say the wait ended: %v", err)
+	}
+}
