@@ -80,6 +80,12 @@ type slot struct {
 	subject, session, id string
 	expiry               time.Time
 	pointer              []byte // the session record this elicitation wrote
+
+	// local marks an elicitation that only its own call answers (a
+	// blocking form: the client's reply comes back to the node that
+	// asked), which therefore writes no pending record: nothing on another
+	// node reads one.
+	local bool
 }
 
 func (e *Elicitor) slot(subject, session, id string, expiry time.Time) *slot {
@@ -142,6 +148,9 @@ func (s *slot) putPending(ctx context.Context, rec *pendingRecord) error {
 	}
 	if err := s.e.quota.acquire(s.id, s.subject, s.expiry, s.e.now()); err != nil {
 		return err
+	}
+	if s.local {
+		return nil
 	}
 	if err := s.put(ctx, purposePending, rec); err != nil {
 		s.e.quota.release(s.id)
@@ -298,7 +307,11 @@ func (s *slot) end(ctx context.Context) {
 	if s.pointer != nil {
 		s.e.store.CompareAndSwap(ctx, s.key(purposeSession), s.pointer, nil, s.expiry)
 	}
-	for _, p := range []string{purposePending, purposeResult} {
+	purposes := []string{purposePending, purposeResult}
+	if s.local {
+		purposes = purposes[1:]
+	}
+	for _, p := range purposes {
 		for _, key := range s.e.keys.StoreKeys(s.binding(p)) {
 			s.e.store.Delete(ctx, key)
 		}

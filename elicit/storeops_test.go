@@ -101,9 +101,10 @@ func TestStoreOpsPerElicitation(t *testing.T) {
 		name, version string
 		max           float64
 	}{
-		// subscribe, put (pending), swap (session), delete (pending),
-		// delete (result), compare-and-swap (session)
-		{"2025-11-25", legacy, 6},
+		// subscribe, swap (session), delete (result), compare-and-swap
+		// (session): a blocking form writes no pending record, since only
+		// the client's reply answers it
+		{"2025-11-25", legacy, 4},
 		// put-if-absent (the requestState's one-shot claim), compare-and-swap
 		// (its commit)
 		{"2026-07-28", mrtr, 2},
