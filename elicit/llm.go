@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/keyschedule"
@@ -375,11 +376,17 @@ func (e *Elicitor) validateModelAnswer(schema []byte, content json.RawMessage) (
 func completeResult(ss *mcp.ServerSession) *mcp.CallToolResult {
 	var res mcp.CallToolResult
 	if init := ss.InitializeParams(); init == nil || init.ProtocolVersion >= ProtocolInputRequests {
-		json.Unmarshal([]byte(`{"resultType":"complete"}`), &res)
+		res = *completeTemplate() // decoded once, as inputRequired's
 	}
 	res.Content = []mcp.Content{}
 	return &res
 }
+
+var completeTemplate = sync.OnceValue(func() *mcp.CallToolResult {
+	var res mcp.CallToolResult
+	json.Unmarshal([]byte(`{"resultType":"complete"}`), &res)
+	return &res
+})
 
 // toolError returns err as a tool error result. Every error of this
 // package is free of session IDs, subjects and answers.

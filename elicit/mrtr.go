@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/oneshot"
@@ -295,16 +296,25 @@ func stoppedForInput(res mcp.Result, err error) bool {
 
 // inputRequired builds the input-required result. The go-sdk sets its
 // result type only on results a handler returns; this one replaces the
-// handler's, so it is decoded from its wire form.
+// handler's, so it is a copy of inputRequiredResult, which was decoded from
+// its wire form once (a decoding costs the go-sdk's JSON decoder a large
+// buffer: once per process, not once per round).
 func inputRequired(key string, p *mcp.ElicitParams, state string) (mcp.Result, error) {
-	var res mcp.CallToolResult
-	if err := json.Unmarshal([]byte(`{"resultType":"input_required"}`), &res); err != nil {
+	tmpl, err := inputRequiredResult()
+	if err != nil {
 		return nil, fmt.Errorf("elicit: %w", err)
 	}
+	res := *tmpl
 	res.InputRequests = mcp.InputRequestMap{key: p}
 	res.RequestState = state
 	return &res, nil
 }
+
+var inputRequiredResult = sync.OnceValues(func() (*mcp.CallToolResult, error) {
+	var res mcp.CallToolResult
+	err := json.Unmarshal([]byte(`{"resultType":"input_required"}`), &res)
+	return &res, err
+})
 
 // callBinding is what a requestState is bound to.
 func (e *Elicitor) callBinding(req *mcp.CallToolRequest) (session, subject string, args [32]byte, err error) {

@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/store/memory"
+)
+
+// BenchmarkInputRequests measures one tool call on 2026-07-28 that asks
+// for a confirmation, from the client's call to its result, with a go-sdk
+// client over in-memory transports that answers the input request at once
+// and calls again (the go-sdk client does both rounds itself):
+//
+//   - bare: a tool that returns an input-required result with a plain
+//     requestState and reads the answer from the retry's inputResponses,
+//     with nothing sealed, stored or checked beyond what the go-sdk does;
+//   - memory: the same tool with elicit.Confirm over the memory store: a
+//     sealed, call-bound requestState, its one-shot claim and commit, the
+//     answer validated.
+//
+//	go test -run XXX -bench InputRequests ./bench
+func BenchmarkInputRequests(b *testing.B) {
+	b.Run("bare", func(b *testing.B) {
+		s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "confirm"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			if r, ok := req.Params.InputResponses["confirm"].(*mcp.ElicitResult); ok && req.Params.RequestState == "bare" {
+				if r.Action == "accept" && r.Content["confirm"] == true {
+					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "true"}}}, nil, nil
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "false"}}}, nil, nil
+			}
+			var res mcp.CallToolResult
+			if err := json.Unmarshal([]byte(`{"resultType":"input_required"}`), &res); err != nil {
+				return nil, nil, err
+			}
+			res.InputRequests = mcp.InputRequestMap{"confirm": &mcp.ElicitParams{Message: elicitMessage, RequestedSchema: confirmSchema}}
+			res.RequestState = "bare"
+			return &res, nil, nil
+		})
+		benchInputRequests(b, s)
+	})
+	b.Run("memory", func(b *testing.B) {
+		keys, err := ring.New([]byte("bench secret: thirty-two bytes or more"), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := memory.New(nil)
+		b.Cleanup(func() { st.Close() })
+		ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+		ev.Install(s)
+		mcp.AddTool(s, &mcp.Tool{Name: "confirm"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			ok, err := elicit.Confirm(ctx, req, elicitMessage)
+			if err != nil {
+				return nil, nil, err
+			}
+			text := "false"
+			if ok {
+				text = "true"
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
+		})
+		benchInputRequests(b, s)
+	})
+}
+
+func benchInputRequests(b *testing.B, s *mcp.Server) {
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ss.Close() })
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench-client", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+		},
+	})
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: elicit.ProtocolInputRequests})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "confirm"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "true" || res.IsError {
+			b.Fatalf("got %+v", res.Content[0])
+		}
+	}
+}
