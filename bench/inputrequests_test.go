@@ -21,12 +21,13 @@ import (
 //   - bare: a tool that returns an input-required result with a plain
 //     requestState and reads the answer from the retry's inputResponses,
 //     with nothing sealed, stored or checked beyond what the go-sdk does;
-//
 //   - memory: the same tool with elicit.Confirm over the memory store: a
 //     sealed, call-bound requestState, its one-shot claim and commit, the
 //     answer validated.
 //
-//     go test -run XXX -bench InputRequests ./bench
+// Run it alone with:
+//
+//	go test -run XXX -bench InputRequests ./bench
 func BenchmarkInputRequests(b *testing.B) {
 	b.Run("bare", func(b *testing.B) {
 		s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
