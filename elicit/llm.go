@@ -254,8 +254,16 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 		use.Release(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("elicit: store: %w", err)
 	}
-	s.end(ctx)
-	s.release(ctx)
+	// The answer is used up: the tool continues now, before any store
+	// work that a dying node or a store fault could cut. The pending
+	// record and the session's pointer are removed afterwards (a newer
+	// elicitation of the continued tool supersedes them meanwhile, and
+	// their expiry ends them if this node does not get there).
+	defer func() {
+		ctx := context.WithoutCancel(ctx)
+		s.end(ctx)
+		s.release(ctx)
+	}()
 
 	rd := &round{answers: append(rec.Answers, a), state: rec.State, continued: true}
 	creq := &mcp.CallToolRequest{
