@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
@@ -59,11 +60,44 @@ func newKeyring(t testing.TB) *ring.Keyring {
 	return k
 }
 
+// newKeyringAt is newKeyring on the clock now: tokens and records expire
+// when it says so, without a test waiting for them.
+func newKeyringAt(t testing.TB, now func() time.Time) *ring.Keyring {
+	k, err := ring.New([]byte("elicit test secret, thirty-two bytes long"), nil, envelope.WithClock(now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// testClock is a clock a test moves forward.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
 func newEnv(t *testing.T, cfg *elicit.Config) *env {
+	t.Helper()
+	return newEnvWithKeys(t, cfg, newKeyring(t))
+}
+
+// newEnvWithKeys is newEnv with the given keyring (a test clock's).
+func newEnvWithKeys(t *testing.T, cfg *elicit.Config, keys *ring.Keyring) *env {
 	t.Helper()
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
-	keys := newKeyring(t)
 	ev, err := elicit.New((*keyring.Keyring)(keys), st, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -110,7 +110,8 @@ func text(res *mcp.CallToolResult) string {
 // other arguments, another tool, another session, tampered, replayed,
 // expired.
 func TestRequestStateRefused(t *testing.T) {
-	e := newEnv(t, nil)
+	clock := &testClock{t: time.Now()}
+	e := newEnvWithKeys(t, nil, newKeyringAt(t, clock.now))
 	var runs atomic.Int32
 	handler := func(ctx context.Context, req *mcp.CallToolRequest, in count) (*mcp.CallToolResult, any, error) {
 		runs.Add(1)
@@ -170,7 +171,7 @@ func TestRequestStateRefused(t *testing.T) {
 	three := map[string]any{"n": 3}
 	second := m.call(&mcp.CallToolParams{Name: "set", Arguments: three})
 	resp = m.respond(second, yes)
-	time.Sleep(2100 * time.Millisecond)
+	clock.advance(2100 * time.Millisecond) // past the 1 s TTL on the keyring's clock
 	refused("expired", m.cs, retry("set", three, second.RequestState))
 }
 
