@@ -2,6 +2,7 @@ package elicit
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -154,7 +155,7 @@ func Confirm(ctx context.Context, req *mcp.CallToolRequest, message string, opts
 	type confirmation struct {
 		Confirm bool `json:"confirm"`
 	}
-	res, err := Form[confirmation](ctx, req, message, append(opts, func(o *options) { o.schema = confirmSchema })...)
+	res, err := Form[confirmation](ctx, req, message, append(slices.Clip(opts), func(o *options) { o.schema = confirmSchema })...)
 	if err != nil {
 		return false, err
 	}

@@ -18,7 +18,7 @@ import (
 
 // The conformance suite takes only a --url; TestServeConformanceStdio
 // covers its fixtures (cmd/elicitvault/serve_conformance.go) over stdio:
-// `serve --stdio` driven by the go-sdk client, on 2025-11-25 (blocking
+// `serve --stdio --conformance` driven by the go-sdk client, on 2025-11-25 (blocking
 // elicitation/create, and the go-sdk's server-side fulfilment of input
 // requests for sampling and roots) and on 2026-07-28 (input-required
 // results and requestState, which the go-sdk client fulfils and retries).
@@ -136,7 +136,7 @@ func conformanceClient() *mcp.Client {
 // connectStdio starts `serve --stdio` and connects c at version.
 func connectStdio(t *testing.T, ctx context.Context, version string, c *mcp.Client) (*mcp.ClientSession, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(elicitvaultBin(t), "serve", "--stdio", "--addr", "127.0.0.1:0")
+	cmd := exec.Command(elicitvaultBin(t), "serve", "--stdio", "--addr", "127.0.0.1:0", "--conformance")
 	cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS=")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -164,7 +164,7 @@ func manualClient() *mcp.Client {
 // Malformed inputResponses over stdio (what the go-sdk client cannot
 // send): -32602 naming the key, and quoting nothing else.
 func TestServeConformanceStdioMalformedInputResponses(t *testing.T) {
-	cmd := exec.Command(elicitvaultBin(t), "serve", "--stdio", "--addr", "127.0.0.1:0")
+	cmd := exec.Command(elicitvaultBin(t), "serve", "--stdio", "--addr", "127.0.0.1:0", "--conformance")
 	cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS=")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

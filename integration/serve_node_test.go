@@ -223,7 +223,7 @@ func checkTS(t *testing.T, rep *tsReport) {
 // TypeScript SDK's client (@modelcontextprotocol/sdk, protocol 2025-11-25).
 func TestServeTypeScriptHTTP(t *testing.T) {
 	nodeClient(t)
-	srv := startServe(t, nil)
+	srv := startServe(t, nil, "--conformance") // tsSteps end with a fixture
 	rep, _ := runTS(t, &tsPlan{Transport: "http", URL: srv.mcpURL(), Steps: tsSteps})
 	checkTS(t, rep)
 }
@@ -236,7 +236,7 @@ func TestServeTypeScriptStdio(t *testing.T) {
 	rep, stderr := runTS(t, &tsPlan{
 		Transport: "stdio",
 		Command:   elicitvaultBin(t),
-		Args:      []string{"serve", "--stdio", "--addr", "127.0.0.1:0"},
+		Args:      []string{"serve", "--stdio", "--addr", "127.0.0.1:0", "--conformance"},
 		Env:       map[string]string{"MCP_ELICITATION_SECRET": serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS": ""},
 		Steps:     tsSteps,
 	})

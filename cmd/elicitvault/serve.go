@@ -22,7 +22,7 @@ import (
 func init() {
 	register(&command{
 		name:     "serve",
-		synopsis: "[--addr HOST:PORT] [--stdio] [--store URL] [--migrate=false] [--base-url URL] [--ttl D] [--fallback LIST] [--oauth-issuer URL | --oauth-auth-url URL --oauth-token-url URL] [--oauth-scopes S]",
+		synopsis: "[--addr HOST:PORT] [--stdio] [--store URL] [--migrate=false] [--base-url URL] [--ttl D] [--fallback LIST] [--oauth-issuer URL | --oauth-auth-url URL --oauth-token-url URL] [--oauth-scopes S] [--conformance]",
 		summary:  "run the reference MCP server, whose tools show every elicitation flow",
 		help: `Serves MCP over Streamable HTTP at /mcp on --addr, or over stdin and
 stdout with --stdio. Either way it serves, on --addr, the pages a browser
@@ -43,10 +43,12 @@ Its tools show each flow of the elicit package:
                        -32042 and the client retries once the account is
                        connected
   disconnect_account   with a provider: deletes and revokes the credential
-  test_*               the fixtures of the MCP conformance suite's
-                       elicitation, SEP-2322 (input-required results) and
-                       stateless scenarios, and its prompt
-                       test_input_required_result_prompt
+
+With --conformance it also serves the fixtures of the MCP conformance
+suite (scripts/conformance sets it): the test_* tools of its elicitation,
+SEP-2322 (input-required results) and stateless scenarios, and its prompt
+test_input_required_result_prompt. They ask a client only for what it
+declared (elicitation, sampling, roots), and answer -32021 otherwise.
 
 Without MCP_ELICITATION_SECRET it generates an ephemeral development
 secret and says so on stderr: state then lives as long as the process,
@@ -84,6 +86,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	ttl := fs.Duration("ttl", elicit.DefaultTTL, "how long an elicitation waits for its answer")
 	fallback := fs.String("fallback", "llm", "for clients that cannot elicit: `llm,browser`, either, or none")
 	oauthFl := addOAuthFlags(fs)
+	conformance := fs.Bool("conformance", false, "also serve the fixtures of the MCP conformance suite (test_* tools, a prompt)")
 	unauthenticated := fs.Bool("unauthenticated", false, "allow an --addr other than loopback although serve authenticates no one")
 	if err := parseFlags(e, c, fs, args, 0); err != nil {
 		return err
@@ -142,7 +145,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if base == "" {
 		base = "http://" + advertised(ln.Addr())
 	}
-	ro := &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks}
+	ro := &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks, Conformance: *conformance}
 	tel, err := newTelemetry(ctx, e.getenv)
 	if err != nil {
 		return err

@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/elicitvault/elicitvault/elicit"
@@ -18,8 +20,15 @@ import (
 // 0.1.16 and 0.2.0-alpha.12, run by scripts/conformance): the tools and the
 // prompt its elicitation, SEP-2322 (input-required-result-*) and
 // server-stateless scenarios call, with the names, messages, schemas and
-// input request keys the scenarios describe. They are served with the
-// demo tools, but are not part of the demo.
+// input request keys the scenarios describe. They are not part of the
+// demo: serve lists them only with --conformance.
+//
+// A fixture never sends a request of a capability the client did not
+// declare (sampling, roots, elicitation): on 2025-11-25 the go-sdk would
+// send it as a request that such a client answers -32601, on 2026-07-28 as
+// an input request the client cannot answer. It returns instead the
+// JSON-RPC error -32021 naming what is missing (SEP-2575), as
+// test_missing_capability does.
 //
 // Every elicitation is asked with the elicit package (Form, Confirm), so
 // that the scenarios test the library's flow: blocking elicitation/create
@@ -166,6 +175,9 @@ func (r *reference) addConformanceTools() {
 		Name:        "test_input_required_result_sampling",
 		Description: "SEP-2322: asks the client's model a question (input request capital_question)",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+		if err := requireCaps(req.ClientCapabilities(), need{sampling: true}); err != nil {
+			return nil, nil, err
+		}
 		if res, ok := req.Params.InputResponses["capital_question"].(*mcp.CreateMessageWithToolsResult); ok {
 			return text("The model answered: %s", samplingText(res)), nil, nil
 		}
@@ -175,6 +187,9 @@ func (r *reference) addConformanceTools() {
 		Name:        "test_input_required_result_list_roots",
 		Description: "SEP-2322: asks for the client's roots (input request client_roots)",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+		if err := requireCaps(req.ClientCapabilities(), need{roots: true}); err != nil {
+			return nil, nil, err
+		}
 		if res, ok := req.Params.InputResponses["client_roots"].(*mcp.ListRootsResult); ok {
 			return text("Roots: %s", rootURIs(res)), nil, nil
 		}
@@ -191,7 +206,7 @@ func (r *reference) addConformanceTools() {
 		if len(req.Params.InputResponses) > 0 {
 			return text("Thank you."), nil, nil
 		}
-		caps := clientCaps(req)
+		caps := declared(req.ClientCapabilities())
 		irs := mcp.InputRequestMap{}
 		if caps.Sampling != nil {
 			irs["capital_question"] = capitalQuestion()
@@ -210,12 +225,8 @@ func (r *reference) addConformanceTools() {
 		Name:        "test_missing_capability",
 		Description: "Stateless MCP: needs sampling, and refuses a client that did not declare it (-32021)",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		if clientCaps(req).Sampling == nil {
-			return nil, nil, &jsonrpc.Error{
-				Code:    mcp.CodeMissingRequiredClientCapabilities,
-				Message: "this tool needs the sampling capability",
-				Data:    json.RawMessage(`{"requiredCapabilities":{"sampling":{}}}`),
-			}
+		if err := requireCaps(req.ClientCapabilities(), need{sampling: true}); err != nil {
+			return nil, nil, err
 		}
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"capital_question": capitalQuestion()}}, nil, nil
 	})
@@ -282,21 +293,46 @@ func rootURIs(res *mcp.ListRootsResult) string {
 	return strings.Join(uris, ", ")
 }
 
-// clientCaps returns the capabilities the client declared: on 2026-07-28
-// in the request's _meta, before in initialize.
-func clientCaps(req *mcp.CallToolRequest) *mcp.ClientCapabilities {
-	var caps mcp.ClientCapabilities
-	if raw, ok := req.Params.GetMeta()[mcp.MetaKeyClientCapabilities]; ok {
-		// Capabilities that do not decode are none.
-		if b, err := json.Marshal(raw); err == nil {
-			json.Unmarshal(b, &caps)
-		}
-		return &caps
+// declared returns the capabilities the client declared, as the request's
+// ClientCapabilities gives them (on 2026-07-28 from its _meta, before from
+// initialize): none when it gives nil.
+func declared(caps *mcp.ClientCapabilities) *mcp.ClientCapabilities {
+	if caps == nil {
+		return &mcp.ClientCapabilities{}
 	}
-	if init := req.Session.InitializeParams(); init != nil && init.Capabilities != nil {
-		return init.Capabilities
+	return caps
+}
+
+// need is what of the client a fixture asks for.
+type need struct{ sampling, roots, elicitation bool }
+
+// requireCaps returns nil when the client declared every capability in n,
+// else the JSON-RPC error -32021 (SEP-2575) whose data names the ones it
+// did not declare.
+func requireCaps(caps *mcp.ClientCapabilities, n need) error {
+	caps = declared(caps)
+	missing := map[string]struct{}{}
+	if n.sampling && caps.Sampling == nil {
+		missing["sampling"] = struct{}{}
 	}
-	return &caps
+	if n.roots && caps.RootsV2 == nil {
+		missing["roots"] = struct{}{}
+	}
+	if n.elicitation && caps.Elicitation == nil {
+		missing["elicitation"] = struct{}{}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	data, err := json.Marshal(map[string]any{"requiredCapabilities": missing})
+	if err != nil {
+		return err
+	}
+	return &jsonrpc.Error{
+		Code:    mcp.CodeMissingRequiredClientCapabilities,
+		Message: "the client did not declare the capabilities this needs: " + strings.Join(slices.Sorted(maps.Keys(missing)), ", "),
+		Data:    data,
+	}
 }
 
 // multipleInputs asks for three things in one round. Its requestState is
@@ -305,6 +341,9 @@ func clientCaps(req *mcp.CallToolRequest) *mcp.ClientCapabilities {
 // Elicitor leaves a requestState that is not one of its own to the
 // handler.
 func (r *reference) multipleInputs(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+	if err := requireCaps(req.ClientCapabilities(), need{sampling: true, roots: true, elicitation: true}); err != nil {
+		return nil, nil, err
+	}
 	p := req.Params
 	args, err := token.HashArgs(p.Arguments)
 	if err != nil {
@@ -343,6 +382,9 @@ func (r *reference) multipleInputs(ctx context.Context, req *mcp.CallToolRequest
 // promptWithInput is test_input_required_result_prompt: the first call
 // asks for the prompt's context, the second builds the prompt with it.
 func promptWithInput(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	if err := requireCaps(req.ClientCapabilities(), need{elicitation: true}); err != nil {
+		return nil, err
+	}
 	if res, ok := req.Params.InputResponses["user_context"].(*mcp.ElicitResult); ok && res.Action == string(elicit.Accept) {
 		return &mcp.GetPromptResult{
 			Description: "A prompt with the user's context",

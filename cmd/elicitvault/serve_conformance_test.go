@@ -2,11 +2,21 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 type rpcReply struct {
@@ -138,4 +148,173 @@ func TestCapabilitiesAsServed(t *testing.T) {
 		reply, _ := rpc(t, srv.URL+"/mcp", h, method, p)
 		return reply
 	})
+}
+
+// The fixtures never send a client a request of a capability it did not
+// declare (before, a 2025-11-25 client without sampling got
+// sampling/createMessage and answered -32601, and a 2026-07-28 one got
+// input requests it could not answer): they answer -32021 naming what is
+// missing. The client here declares elicitation only, then nothing.
+func TestConformanceFixturesAskOnlyWhatIsDeclared(t *testing.T) {
+	r, _ := newTestReference(t, 0)
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			connect := func(caps *mcp.ClientCapabilities, onElicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (*mcp.ClientSession, func() []string) {
+				var mu sync.Mutex
+				var received []string
+				c := mcp.NewClient(&mcp.Implementation{Name: "declares-little", Version: "1"}, &mcp.ClientOptions{
+					Capabilities:       caps,
+					ElicitationHandler: onElicit,
+					MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+				})
+				c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+					return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+						if !strings.HasPrefix(method, "notifications/") {
+							mu.Lock()
+							received = append(received, method)
+							mu.Unlock()
+						}
+						return next(ctx, method, req)
+					}
+				})
+				ct, st := mcp.NewInMemoryTransports()
+				ss, err := r.server.Connect(ctx, st, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { ss.Close() })
+				cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { cs.Close() })
+				return cs, func() []string {
+					mu.Lock()
+					defer mu.Unlock()
+					return slices.Clone(received)
+				}
+			}
+			missing := func(what string, err error, want ...string) {
+				t.Helper()
+				var we *jsonrpc.Error
+				if !errors.As(err, &we) || we.Code != mcp.CodeMissingRequiredClientCapabilities {
+					t.Errorf("%s: %v, want -32021", what, err)
+					return
+				}
+				var data struct {
+					RequiredCapabilities map[string]json.RawMessage `json:"requiredCapabilities"`
+				}
+				if err := json.Unmarshal(we.Data, &data); err != nil {
+					t.Errorf("%s: data %s: %v", what, we.Data, err)
+				}
+				if got := slices.Sorted(maps.Keys(data.RequiredCapabilities)); !slices.Equal(got, want) {
+					t.Errorf("%s: requiredCapabilities %v, want %v", what, got, want)
+				}
+			}
+
+			accept := func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+			}
+			cs, received := connect(&mcp.ClientCapabilities{}, accept)
+			for _, tc := range []struct {
+				tool string
+				want []string
+			}{
+				{"test_input_required_result_sampling", []string{"sampling"}},
+				{"test_input_required_result_list_roots", []string{"roots"}},
+				{"test_input_required_result_multiple_inputs", []string{"roots", "sampling"}},
+				{"test_missing_capability", []string{"sampling"}},
+			} {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool})
+				if err == nil {
+					t.Errorf("%s: %+v (input requests %v), want -32021", tc.tool, res, res.InputRequests)
+					continue
+				}
+				missing(tc.tool, err, tc.want...)
+			}
+			// What it declared is asked for.
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "test_input_required_result_capabilities"})
+			if err != nil {
+				t.Errorf("capabilities: %v", err)
+			} else if _, ok := res.InputRequests["capital_question"]; ok {
+				t.Errorf("capabilities: asked for sampling: %v", res.InputRequests)
+			}
+			if got := received(); slices.Contains(got, "sampling/createMessage") || slices.Contains(got, "roots/list") {
+				t.Errorf("the client received %v", got)
+			}
+
+			bare, received := connect(&mcp.ClientCapabilities{}, nil)
+			_, err = bare.GetPrompt(ctx, &mcp.GetPromptParams{Name: "test_input_required_result_prompt"})
+			missing("prompt", err, "elicitation")
+			if got := received(); len(got) > 0 {
+				t.Errorf("a client that declared nothing received %v", got)
+			}
+		})
+	}
+}
+
+// serve lists the conformance fixtures (test_* tools and the prompt) only
+// with --conformance: a client of the reference server sees the demo.
+func TestServeConformanceFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		fixtures bool
+	}{
+		{nil, false},
+		{[]string{"--conformance"}, true},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		stderr := &lockedBuffer{}
+		e := &env{
+			stdin:  strings.NewReader(""),
+			stdout: io.Discard,
+			stderr: stderr,
+			getenv: func(name string) string {
+				if name == "MCP_ELICITATION_SECRET" {
+					return testSecrets["A"]
+				}
+				return ""
+			},
+		}
+		results := make(chan serveResult, 1)
+		go func() {
+			results <- serveResult{run(ctx, e, append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)), stderr}
+		}()
+		endpoint := waitFor(t, stderr, results)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
+		if err != nil {
+			t.Fatalf("connecting to %s: %v", endpoint, err)
+		}
+		var tools []string
+		for tool, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatalf("tools/list: %v", err)
+			}
+			tools = append(tools, tool.Name)
+		}
+		fixtures := slices.ContainsFunc(tools, func(name string) bool { return strings.HasPrefix(name, "test_") })
+		if fixtures != tc.fixtures || !slices.Contains(tools, "delete_contacts") {
+			t.Errorf("serve %v lists %v, want the fixtures %v", tc.args, tools, tc.fixtures)
+		}
+		var prompts []string
+		if cs.InitializeResult().Capabilities.Prompts != nil {
+			for p, err := range cs.Prompts(ctx, nil) {
+				if err != nil {
+					t.Fatalf("prompts/list: %v", err)
+				}
+				prompts = append(prompts, p.Name)
+			}
+		}
+		if got := slices.Contains(prompts, "test_input_required_result_prompt"); got != tc.fixtures {
+			t.Errorf("serve %v lists the prompts %v, want the fixture's %v", tc.args, prompts, tc.fixtures)
+		}
+		cs.Close()
+		cancel()
+		if r := <-results; r.code != 0 {
+			t.Errorf("serve %v exited %d:\n%s", tc.args, r.code, r.stderr)
+		}
+	}
 }

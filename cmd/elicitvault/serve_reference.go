@@ -30,6 +30,9 @@ type referenceOptions struct {
 	OAuth *oauth.Provider
 	// Hooks are given to the Elicitor (telemetry).
 	Hooks []elicit.Hooks
+	// Conformance adds the conformance suite's fixtures
+	// (serve_conformance.go).
+	Conformance bool
 }
 
 // reference is the reference MCP server: the go-sdk server with the
@@ -64,11 +67,7 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 			"confirmations (delete_contacts, which only the user may give; subscribe_newsletter), a form (register_attendee) and an account connection " +
 			"in the browser (connect_account). Nothing they do leaves the server.",
 	})
-	fixtureState, err := token.NewService((*ring.Keyring)(keys), st)
-	if err != nil {
-		return nil, err
-	}
-	r := &reference{server: server, ev: ev, fixtureState: fixtureState, ttl: o.TTL}
+	r := &reference{server: server, ev: ev, ttl: o.TTL}
 	if r.ttl <= 0 {
 		r.ttl = elicit.DefaultTTL
 	}
@@ -81,6 +80,12 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 	server.AddReceivingMiddleware(servedAsDeclared)
 	ev.Install(server)
 	r.addTools()
+	if o.Conformance {
+		if r.fixtureState, err = token.NewService((*ring.Keyring)(keys), st); err != nil {
+			return nil, err
+		}
+		r.addConformanceTools()
+	}
 	if path := os.Getenv(probeEnv); path != "" {
 		r.addProbe(path)
 	}

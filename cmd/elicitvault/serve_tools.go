@@ -52,7 +52,6 @@ func (r *reference) addTools() {
 			Description: "A demonstration of URL mode (no OAuth provider is configured): the user opens a consent page of this server in the browser; nothing is connected.",
 		}, r.connectAccount)
 	}
-	r.addConformanceTools()
 }
 
 func text(format string, args ...any) *mcp.CallToolResult {

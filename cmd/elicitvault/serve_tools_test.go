@@ -15,8 +15,8 @@ import (
 	"github.com/elicitvault/elicitvault/store/memory"
 )
 
-// newTestReference returns the reference server with the pages of URL
-// mode on an httptest server.
+// newTestReference returns the reference server, with the conformance
+// fixtures, and the pages of URL mode on an httptest server.
 func newTestReference(t *testing.T, ttl time.Duration) (r *reference, base string) {
 	t.Helper()
 	k, err := keyring.New([]byte("serve tools test secret, 32 bytes or more"))
@@ -28,7 +28,7 @@ func newTestReference(t *testing.T, ttl time.Duration) (r *reference, base strin
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-	r, err = newReference(k, st, &referenceOptions{BaseURL: hs.URL, TTL: ttl})
+	r, err = newReference(k, st, &referenceOptions{BaseURL: hs.URL, TTL: ttl, Conformance: true})
 	if err != nil {
 		t.Fatal(err)
 	}
