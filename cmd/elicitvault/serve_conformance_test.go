@@ -280,17 +280,7 @@ func TestServeConformanceFlag(t *testing.T) {
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		stderr := &lockedBuffer{}
-		e := &env{
-			stdin:  strings.NewReader(""),
-			stdout: io.Discard,
-			stderr: stderr,
-			getenv: func(name string) string {
-				if name == "MCP_ELICITATION_SECRET" {
-					return testSecrets["A"]
-				}
-				return ""
-			},
-		}
+		e := serveEnv(stderr)
 		results := make(chan serveResult, 1)
 		go func() {
 			results <- serveResult{run(ctx, e, append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)), stderr}
