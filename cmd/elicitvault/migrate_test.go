@@ -115,17 +115,7 @@ func serveTwice(t *testing.T, storeURL string) {
 	results := make(chan serveResult, 2)
 	stderrs := []*lockedBuffer{{}, {}}
 	for _, stderr := range stderrs {
-		e := &env{
-			stdin:  strings.NewReader(""),
-			stdout: io.Discard,
-			stderr: stderr,
-			getenv: func(name string) string {
-				if name == "MCP_ELICITATION_SECRET" {
-					return testSecrets["A"]
-				}
-				return ""
-			},
-		}
+		e := serveEnv(stderr)
 		go func() {
 			code := run(ctx, e, []string{"serve", "--store", storeURL, "--addr", "127.0.0.1:0", "--fallback", "none"})
 			results <- serveResult{code, stderr}
@@ -152,6 +142,22 @@ func serveTwice(t *testing.T, storeURL string) {
 		if r := <-results; r.code != 0 {
 			t.Errorf("serve exited %d:\n%s", r.code, r.stderr)
 		}
+	}
+}
+
+// serveEnv is the environment of an in-process serve: secret A, nothing on
+// stdin, its stderr written to stderr.
+func serveEnv(stderr io.Writer) *env {
+	return &env{
+		stdin:  strings.NewReader(""),
+		stdout: io.Discard,
+		stderr: stderr,
+		getenv: func(name string) string {
+			if name == "MCP_ELICITATION_SECRET" {
+				return testSecrets["A"]
+			}
+			return ""
+		},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -65,9 +66,18 @@ func rpc(t *testing.T, url string, headers map[string]string, method string, par
 
 // The capabilities the server declares, on initialize (2025-11-25) and on
 // server/discover (2026-07-28), are what it serves: a method of a
-// declared capability answers, one of another is not found (-32601).
+// declared capability answers, one of another is not found (-32601). With
+// the conformance fixtures it has a prompt; without, none.
 func TestCapabilitiesAsServed(t *testing.T) {
-	r, _ := newTestReference(t, 0)
+	for _, conformance := range []bool{true, false} {
+		t.Run(fmt.Sprintf("conformance=%v", conformance), func(t *testing.T) {
+			r, _ := newTestReferenceWith(t, &referenceOptions{Conformance: conformance})
+			capabilitiesAsServed(t, r, conformance)
+		})
+	}
+}
+
+func capabilitiesAsServed(t *testing.T, r *reference, prompts bool) {
 	srv := httptest.NewServer(r.handler())
 	defer srv.Close()
 
@@ -95,10 +105,13 @@ func TestCapabilitiesAsServed(t *testing.T) {
 				t.Errorf("%s: %s declared %v, %s served %v (%+v)", version, capability, declared, p.method, served, reply.Error)
 			}
 		}
-		for _, must := range []string{"tools", "prompts", "logging"} {
+		for _, must := range []string{"tools", "logging"} {
 			if _, ok := caps[must]; !ok {
 				t.Errorf("%s: %s not declared", version, must)
 			}
+		}
+		if _, ok := caps["prompts"]; ok != prompts {
+			t.Errorf("%s: prompts declared %v, want %v", version, ok, prompts)
 		}
 	}
 
@@ -267,17 +280,7 @@ func TestServeConformanceFlag(t *testing.T) {
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		stderr := &lockedBuffer{}
-		e := &env{
-			stdin:  strings.NewReader(""),
-			stdout: io.Discard,
-			stderr: stderr,
-			getenv: func(name string) string {
-				if name == "MCP_ELICITATION_SECRET" {
-					return testSecrets["A"]
-				}
-				return ""
-			},
-		}
+		e := serveEnv(stderr)
 		results := make(chan serveResult, 1)
 		go func() {
 			results <- serveResult{run(ctx, e, append([]string{"serve", "--addr", "127.0.0.1:0"}, tc.args...)), stderr}

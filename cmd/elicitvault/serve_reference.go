@@ -77,7 +77,7 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 		}
 		r.provider = o.OAuth.Name
 	}
-	server.AddReceivingMiddleware(servedAsDeclared)
+	server.AddReceivingMiddleware(servedAsDeclared(o.Conformance))
 	ev.Install(server)
 	r.addTools()
 	if o.Conformance {
@@ -92,18 +92,22 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 	return r, nil
 }
 
-// servedAsDeclared is a receiving middleware: the methods of the
+// servedAsDeclared returns a receiving middleware: the methods of the
 // capabilities the server does not declare are not found (-32601), so
 // that what initialize and server/discover declare is what is served.
-// The go-sdk declares resources and completions only when the server has
-// some, but answers their methods either way (an empty list, a validation
-// error); this server has none.
-func servedAsDeclared(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if strings.HasPrefix(method, "resources/") || method == "completion/complete" {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
+// The go-sdk declares resources, completions and prompts only when the
+// server has some, but answers their methods either way (an empty list, a
+// validation error); this server has no resources or completions, and a
+// prompt only with the conformance fixtures.
+func servedAsDeclared(prompts bool) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if strings.HasPrefix(method, "resources/") || method == "completion/complete" ||
+				(!prompts && strings.HasPrefix(method, "prompts/")) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
+			}
+			return next(ctx, method, req)
 		}
-		return next(ctx, method, req)
 	}
 }
 

@@ -19,6 +19,12 @@ import (
 // fixtures, and the pages of URL mode on an httptest server.
 func newTestReference(t *testing.T, ttl time.Duration) (r *reference, base string) {
 	t.Helper()
+	return newTestReferenceWith(t, &referenceOptions{TTL: ttl, Conformance: true})
+}
+
+// newTestReferenceWith is newTestReference with options (BaseURL is set).
+func newTestReferenceWith(t *testing.T, o *referenceOptions) (r *reference, base string) {
+	t.Helper()
 	k, err := keyring.New([]byte("serve tools test secret, 32 bytes or more"))
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +34,8 @@ func newTestReference(t *testing.T, ttl time.Duration) (r *reference, base strin
 	mux := http.NewServeMux()
 	hs := httptest.NewServer(mux)
 	t.Cleanup(hs.Close)
-	r, err = newReference(k, st, &referenceOptions{BaseURL: hs.URL, TTL: ttl, Conformance: true})
+	o.BaseURL = hs.URL
+	r, err = newReference(k, st, o)
 	if err != nil {
 		t.Fatal(err)
 	}
