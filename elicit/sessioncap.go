@@ -134,8 +134,8 @@ type sessionCap struct {
 type liveSession struct {
 	id, client, subject string
 	ss                  *mcp.ServerSession // once its first request ran
-	busy                int         // requests in flight
-	timer               *time.Timer // runs while idle
+	busy                int                // requests in flight
+	timer               *time.Timer        // runs while idle
 	gone                bool
 	// links in the idle lists
 	prev, next   *liveSession
