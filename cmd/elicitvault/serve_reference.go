@@ -30,6 +30,8 @@ type referenceOptions struct {
 	OAuth *oauth.Provider
 	// Hooks are given to the Elicitor (telemetry).
 	Hooks []elicit.Hooks
+	// HTTP configures elicit.Handler: session caps and timeouts.
+	HTTP elicit.HandlerOptions
 }
 
 // reference is the reference MCP server: the go-sdk server with the
@@ -46,6 +48,8 @@ type reference struct {
 	// asks for more than elicitation (serve_conformance.go), valid for ttl.
 	fixtureState *token.Service
 	ttl          time.Duration
+
+	httpOpts elicit.HandlerOptions
 }
 
 func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
@@ -68,7 +72,7 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	r := &reference{server: server, ev: ev, fixtureState: fixtureState, ttl: o.TTL}
+	r := &reference{server: server, ev: ev, fixtureState: fixtureState, ttl: o.TTL, httpOpts: o.HTTP}
 	if r.ttl <= 0 {
 		r.ttl = elicit.DefaultTTL
 	}
@@ -105,7 +109,7 @@ func servedAsDeclared(next mcp.MethodHandler) mcp.MethodHandler {
 // handler serves MCP and the pages of URL mode (elicit.Handler) and, with
 // a provider, the start page and callback of connect_account.
 func (r *reference) handler() http.Handler {
-	h := r.ev.Handler(r.server, nil)
+	h := r.ev.Handler(r.server, &r.httpOpts)
 	if r.oauth == nil {
 		return h
 	}
