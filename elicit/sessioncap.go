@@ -255,7 +255,9 @@ func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := rec.Header().Get("Mcp-Session-Id")
 	c.mu.Lock()
 	c.countLocked(client, -1) // the reservation of admit
-	keep := id != "" && rec.ok() && c.byID[id] == nil && s.ss != nil && s.ss.ID() == id
+	// Only a session the go-sdk kept: it closes one whose first request
+	// was not a successful initialize.
+	keep := id != "" && rec.ok() && c.byID[id] == nil && s.ss != nil && s.ss.ID() == id && s.ss.InitializeParams() != nil
 	if keep {
 		s.id = id
 		c.byID[id] = s

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"runtime"
 	"strconv"
@@ -405,4 +406,100 @@ func TestHandlerLeftoverWithoutGoroutine(t *testing.T) {
 	}
 	// The client goes away without a DELETE.
 	e.assertEmpty()
+}
+
+// ForwardedFor believes X-Forwarded-For only from the trusted proxies,
+// and only as far as they wrote it: the rightmost address that is not a
+// trusted proxy's.
+func TestForwardedFor(t *testing.T) {
+	client := elicit.ForwardedFor(netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd00::/8"))
+	for _, c := range []struct {
+		peer string
+		xff  []string
+		want string
+	}{
+		{"192.0.2.7:4000", nil, "192.0.2.7:4000"},
+		{"192.0.2.7:4000", []string{"198.51.100.1"}, "192.0.2.7:4000"}, // not from a proxy: ignored
+		{"10.1.2.3:4000", nil, "10.1.2.3:0"},
+		{"10.1.2.3:4000", []string{"198.51.100.1"}, "198.51.100.1:0"},
+		{"10.1.2.3:4000", []string{"203.0.113.9, 198.51.100.1"}, "198.51.100.1:0"}, // the client wrote the first
+		{"10.1.2.3:4000", []string{"203.0.113.9, 198.51.100.1, 10.9.9.9"}, "198.51.100.1:0"},
+		{"10.1.2.3:4000", []string{"203.0.113.9", "198.51.100.1"}, "198.51.100.1:0"},
+		{"10.1.2.3:4000", []string{"junk, 10.9.9.9"}, "10.9.9.9:0"}, // stops at what a proxy did not write
+		{"[fd00::1]:4000", []string{"2001:db8::5"}, "[2001:db8::5]:0"},
+		{"[::ffff:10.1.2.3]:4000", []string{"198.51.100.1"}, "198.51.100.1:0"},
+	} {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		r.RemoteAddr = c.peer
+		for _, v := range c.xff {
+			r.Header.Add("X-Forwarded-For", v)
+		}
+		if got := client(r); got != c.want {
+			t.Errorf("peer %s, X-Forwarded-For %q: %s, want %s", c.peer, c.xff, got, c.want)
+		}
+	}
+}
+
+// Behind a trusted proxy, each forwarded client has its own bound: one
+// client's flood through the proxy does not refuse another's session.
+func TestSessionCapBehindProxy(t *testing.T) {
+	e := newEnv(t, nil)
+	srv := httptest.NewServer(e.ev.Handler(e.server, &elicit.HandlerOptions{
+		MaxSessionsPerClient: 1, Client: elicit.ForwardedFor(netip.MustParsePrefix("127.0.0.0/8")),
+	}))
+	t.Cleanup(srv.Close)
+	url := srv.URL + elicit.MCPPath
+	hc := fromAddr("127.0.0.1", 4)
+	open := func(client string) (string, int) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initializeBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("X-Forwarded-For", client)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.Header.Get("Mcp-Session-Id"), resp.StatusCode
+	}
+	a, _ := open("198.51.100.1")
+	defer holdStream(t, hc, url, a)()
+	if _, status := open("198.51.100.1"); status != http.StatusTooManyRequests {
+		t.Errorf("the same forwarded client over its bound: %d, want 429", status)
+	}
+	if b, status := open("198.51.100.2"); b == "" {
+		t.Errorf("another forwarded client: %d, want a session", status)
+	}
+}
+
+// A POST that creates no session the go-sdk keeps (its first message is
+// not an initialize) takes no place: it does not evict the client's idle
+// session.
+func TestSessionCapCountsOnlyInitialized(t *testing.T) {
+	e := newEnv(t, nil)
+	srv := httptest.NewServer(e.ev.Handler(e.server, &elicit.HandlerOptions{MaxSessionsPerClient: 2}))
+	t.Cleanup(srv.Close)
+	url := srv.URL + elicit.MCPPath
+	hc := fromAddr("127.0.0.1", 4)
+	a, _, _, err := openSession(hc, url)
+	if err != nil || a == "" {
+		t.Fatal(err)
+	}
+	for range 3 {
+		resp, err := post(context.Background(), hc, url, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	resp, err := post(context.Background(), hc, url, a, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("the idle session after requests that created none: %d, want 200", resp.StatusCode)
+	}
 }
