@@ -1,6 +1,7 @@
 package elicit
 
 import (
+	"container/list"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -117,18 +118,17 @@ func sessionClientOf(r *http.Request, client func(*http.Request) string) (key, s
 // one. An idle session costs it one entry and one runtime timer, no
 // goroutine.
 type sessionCap struct {
-	e                *Elicitor
-	inner            http.Handler // the go-sdk's stateful handler, under EndSessionOnDelete
-	max, perClient   int
-	timeout          time.Duration
-	client           func(*http.Request) string
-	mu               sync.Mutex
-	byID             map[string]*liveSession
-	clients          map[string]*sessionList // client → its idle sessions, oldest first
-	count            map[string]int          // client → its live sessions
-	total            int                     // live sessions and reservations
-	idle             sessionList             // every idle session, oldest first
-	onEvict, onClose func(id string)         // for tests
+	e              *Elicitor
+	inner          http.Handler // the go-sdk's stateful handler, under EndSessionOnDelete
+	max, perClient int
+	timeout        time.Duration
+	client         func(*http.Request) string
+	mu             sync.Mutex
+	byID           map[string]*liveSession
+	clients        map[string]*list.List // client → its idle sessions, oldest first
+	count          map[string]int        // client → its live sessions
+	total          int                   // live sessions and reservations
+	idle           list.List             // every idle session, oldest first
 }
 
 type liveSession struct {
@@ -137,52 +137,7 @@ type liveSession struct {
 	busy                int                // requests in flight
 	timer               *time.Timer        // runs while idle
 	gone                bool
-	// links in the idle lists
-	prev, next   *liveSession
-	cprev, cnext *liveSession
-}
-
-// sessionList is an intrusive list of idle sessions; global picks the
-// links of the list of every session or of one client's.
-type sessionList struct {
-	head, tail *liveSession
-	global     bool
-}
-
-func (l *sessionList) links(s *liveSession) (prev, next **liveSession) {
-	if l.global {
-		return &s.prev, &s.next
-	}
-	return &s.cprev, &s.cnext
-}
-
-func (l *sessionList) push(s *liveSession) {
-	prev, next := l.links(s)
-	*prev, *next = l.tail, nil
-	if l.tail != nil {
-		_, tn := l.links(l.tail)
-		*tn = s
-	} else {
-		l.head = s
-	}
-	l.tail = s
-}
-
-func (l *sessionList) remove(s *liveSession) {
-	prev, next := l.links(s)
-	if *prev != nil {
-		_, pn := l.links(*prev)
-		*pn = *next
-	} else {
-		l.head = *next
-	}
-	if *next != nil {
-		np, _ := l.links(*next)
-		*np = *prev
-	} else {
-		l.tail = *prev
-	}
-	*prev, *next = nil, nil
+	idle, clientIdle    *list.Element // in the idle lists, while idle
 }
 
 func newSessionCap(e *Elicitor, inner http.Handler, o *HandlerOptions) *sessionCap {
@@ -191,9 +146,8 @@ func newSessionCap(e *Elicitor, inner http.Handler, o *HandlerOptions) *sessionC
 		max: o.MaxSessions, perClient: o.MaxSessionsPerClient, timeout: o.SessionTimeout,
 		client:  o.Client,
 		byID:    make(map[string]*liveSession),
-		clients: make(map[string]*sessionList),
+		clients: make(map[string]*list.List),
 		count:   make(map[string]int),
-		idle:    sessionList{global: true},
 	}
 	if c.max <= 0 {
 		c.max = DefaultMaxSessions
@@ -298,19 +252,17 @@ func (c *sessionCap) admit(client string) (evict []*liveSession, status int) {
 	defer c.mu.Unlock()
 	if c.count[client] >= c.perClient {
 		l := c.clients[client]
-		if l == nil || l.head == nil {
+		if l == nil || l.Len() == 0 {
 			return nil, http.StatusTooManyRequests
 		}
-		evict = append(evict, c.takeLocked(l.head))
+		evict = append(evict, c.takeLocked(l.Front().Value.(*liveSession)))
 	}
+	// (Past the client's bound, one of its sessions made room already.)
 	if c.total >= c.max {
-		if c.idle.head == nil {
-			for _, s := range evict { // nothing else to make room: keep it
-				c.restoreLocked(s)
-			}
+		if c.idle.Len() == 0 {
 			return nil, http.StatusServiceUnavailable
 		}
-		evict = append(evict, c.takeLocked(c.idle.head))
+		evict = append(evict, c.takeLocked(c.idle.Front().Value.(*liveSession)))
 	}
 	c.countLocked(client, 1) // reserved until the go-sdk answered
 	return evict, 0
@@ -333,22 +285,14 @@ func (c *sessionCap) takeLocked(s *liveSession) *liveSession {
 	return s
 }
 
-// restoreLocked undoes takeLocked.
-func (c *sessionCap) restoreLocked(s *liveSession) {
-	s.gone = false
-	c.byID[s.id] = s
-	c.countLocked(s.client, 1)
-	c.idleLocked(s)
-}
-
 func (c *sessionCap) idleLocked(s *liveSession) {
-	c.idle.push(s)
+	s.idle = c.idle.PushBack(s)
 	l := c.clients[s.client]
 	if l == nil {
-		l = &sessionList{}
+		l = list.New()
 		c.clients[s.client] = l
 	}
-	l.push(s)
+	s.clientIdle = l.PushBack(s)
 	if s.timer == nil {
 		s.timer = time.AfterFunc(c.timeout, func() { c.expire(s) })
 	} else {
@@ -360,13 +304,14 @@ func (c *sessionCap) unidleLocked(s *liveSession) {
 	if s.busy != 0 || s.gone {
 		return
 	}
-	c.idle.remove(s)
+	c.idle.Remove(s.idle)
 	if l := c.clients[s.client]; l != nil {
-		l.remove(s)
-		if l.head == nil {
+		l.Remove(s.clientIdle)
+		if l.Len() == 0 {
 			delete(c.clients, s.client)
 		}
 	}
+	s.idle, s.clientIdle = nil, nil
 	if s.timer != nil {
 		s.timer.Stop()
 	}
@@ -426,9 +371,6 @@ func (c *sessionCap) expire(s *liveSession) {
 // close ends the waiting calls of a session taken from the table with
 // cause, then closes it, and deletes what it left pending.
 func (c *sessionCap) close(s *liveSession, cause error) {
-	if c.onEvict != nil && cause == ErrSessionEvicted {
-		c.onEvict(s.id)
-	}
 	c.e.endCallsWith("s:"+s.id, s.subject, cause)
 	c.mu.Lock()
 	ss := s.ss
@@ -441,9 +383,6 @@ func (c *sessionCap) close(s *liveSession, cause error) {
 			ss.Close()
 		}
 		c.e.sessionEnded("s:" + s.id)
-		if c.onClose != nil {
-			c.onClose(s.id)
-		}
 	}()
 }
 
@@ -456,13 +395,6 @@ func (c *sessionCap) holds(session string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.byID[id] != nil
-}
-
-// live returns the number of sessions held, for tests.
-func (c *sessionCap) live() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.byID)
 }
 
 // sessionIDRecorder notes the status of the response that creates a
