@@ -269,7 +269,7 @@ func (e *Elicitor) waitErr(ctx context.Context) error {
 		case errors.Is(cause, ErrClosed):
 			return ErrClosed
 		case errors.Is(cause, ErrSessionEnded):
-			return ErrSessionEnded
+			return cause // ErrSessionEnded or ErrSessionEvicted
 		case errors.Is(err, context.Canceled):
 			return ErrClientCancelled
 		}

@@ -140,6 +140,7 @@ type Elicitor struct {
 	closed bool
 	calls  map[*callCancel]struct{}
 	active sync.WaitGroup
+	caps   []*sessionCap // the session tables of its Handlers
 }
 
 // callCancel ends one tool call in progress; session and subject are

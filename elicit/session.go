@@ -38,13 +38,33 @@ func (e *Elicitor) EndSessionOnDelete(h http.Handler) http.Handler {
 
 // endCalls ends the tool calls in progress of one session and subject.
 func (e *Elicitor) endCalls(session, subject string) {
+	e.endCallsWith(session, subject, ErrSessionEnded)
+}
+
+// endCallsWith ends them with cause, an error that is ErrSessionEnded.
+func (e *Elicitor) endCallsWith(session, subject string, cause error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for c := range e.calls {
 		if c.session == session && c.subject == subject {
-			c.cancel(ErrSessionEnded)
+			c.cancel(cause)
 		}
 	}
+}
+
+// heldByCap reports whether the session table of a Handler holds the
+// session: its end then deletes what it left pending, with no goroutine
+// waiting for it.
+func (e *Elicitor) heldByCap(session string) bool {
+	e.mu.Lock()
+	caps := e.caps
+	e.mu.Unlock()
+	for _, c := range caps {
+		if c.holds(session) {
+			return true
+		}
+	}
+	return false
 }
 
 // leftover is what sessions left pending in the store, to delete when the
@@ -77,6 +97,11 @@ func (e *Elicitor) leave(ss *mcp.ServerSession, s *slot) {
 	}
 	ids[s.id] = leftRecord{subject: s.subject, expiry: s.expiry}
 	l.mu.Unlock()
+	// Recorded first, checked second: a table that drops the session
+	// after this check deletes the record.
+	if e.heldByCap(s.session) {
+		return
+	}
 	if info := e.sessions.info(ss); info.watched.CompareAndSwap(false, true) {
 		session := s.session
 		go func() {

@@ -166,7 +166,10 @@ func startKillableServe(t *testing.T, args ...string) *killableServe {
 	// The listening line names --base-url, the balancer: the node's own
 	// address is chosen here.
 	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
-	p.cmd = exec.Command(elicitvaultBin(t), append([]string{"serve", "--addr", addr}, args...)...)
+	// Every client of these tests comes from 127.0.0.1 (through
+	// HAProxy): one client to the session caps, whose default bound is
+	// for one real client.
+	p.cmd = exec.Command(elicitvaultBin(t), append([]string{"serve", "--addr", addr, "--max-sessions-per-client", "5000"}, args...)...)
 	p.cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS=")
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := p.cmd.StderrPipe()

@@ -9,6 +9,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -22,7 +23,7 @@ import (
 func init() {
 	register(&command{
 		name:     "serve",
-		synopsis: "[--addr HOST:PORT] [--stdio] [--store URL] [--migrate=false] [--base-url URL] [--ttl D] [--fallback LIST] [--oauth-issuer URL | --oauth-auth-url URL --oauth-token-url URL] [--oauth-scopes S] [--conformance]",
+		synopsis: "[--addr HOST:PORT] [--stdio] [--store URL] [--migrate=false] [--base-url URL] [--ttl D] [--fallback LIST] [--session-timeout D] [--max-sessions N] [--max-sessions-per-client N] [--trusted-proxies CIDRS] [--read-timeout D] [--write-timeout D] [--idle-timeout D] [--oauth-issuer URL | --oauth-auth-url URL --oauth-token-url URL] [--oauth-scopes S] [--conformance]",
 		summary:  "run the reference MCP server, whose tools show every elicitation flow",
 		help: `Serves MCP over Streamable HTTP at /mcp on --addr, or over stdin and
 stdout with --stdio. Either way it serves, on --addr, the pages a browser
@@ -65,6 +66,18 @@ a role that may not create tables.
 The links sent in URL mode start with --base-url, by default the address
 it listens on; set it when clients reach the server by another name.
 
+Over HTTP, a request's headers must arrive within 10 seconds and its
+body within --read-timeout, each write of a response must go through
+within --write-timeout (a blocking elicitation or a stream stays open
+while its writes do), and a keep-alive connection closes after
+--idle-timeout without a request. A 2025-11-25 (or older) session closes
+after --session-timeout without a request or stream; one node keeps at
+most --max-sessions sessions, and --max-sessions-per-client per client
+(the address a request comes from; behind a proxy, list it in
+--trusted-proxies so that its X-Forwarded-For names the client). A new
+session beyond either closes the oldest idle one, or is refused (HTTP 429
+or 503) when none is idle.
+
 SIGINT or SIGTERM stops it gracefully: sessions are closed (waiting
 elicitations end), then the HTTP server drains for up to 5 seconds; a
 second signal stops it at once.` + "\n\n" + oauthHelp + "\n\n" + fallbackHelp + "\n\n" + storeURLHelp + "\n\n" + otelHelp,
@@ -74,6 +87,9 @@ second signal stops it at once.` + "\n\n" + oauthHelp + "\n\n" + fallbackHelp + 
 
 // shutdownGrace is how long a graceful stop waits for requests to finish.
 const shutdownGrace = 5 * time.Second
+
+// defaultIdleTimeout closes keep-alive connections idle this long.
+const defaultIdleTimeout = 60 * time.Second
 
 func runServe(ctx context.Context, e *env, args []string) error {
 	c := commands["serve"]
@@ -88,6 +104,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	oauthFl := addOAuthFlags(fs)
 	conformance := fs.Bool("conformance", false, "also serve the fixtures of the MCP conformance suite (test_* tools, a prompt)")
 	unauthenticated := fs.Bool("unauthenticated", false, "allow an --addr other than loopback although serve authenticates no one")
+	sessionTimeout := fs.Duration("session-timeout", elicit.DefaultSessionTimeout, "close a 2025-11-25 (or older) session idle this long")
+	maxSessions := fs.Int("max-sessions", elicit.DefaultMaxSessions, "the most sessions this node keeps open; beyond, the oldest idle one is closed")
+	maxPerClient := fs.Int("max-sessions-per-client", elicit.DefaultMaxSessionsPerClient, "the most sessions one client (user, or address) keeps open")
+	trustedProxies := fs.String("trusted-proxies", "", "`CIDR,...` of proxies whose X-Forwarded-For names the client, for the session caps")
+	readTimeout := fs.Duration("read-timeout", elicit.DefaultReadTimeout, "the time a request's body may take to arrive")
+	writeTimeout := fs.Duration("write-timeout", elicit.DefaultWriteTimeout, "the time each write of a response may take (streams stay open)")
+	idleTimeout := fs.Duration("idle-timeout", defaultIdleTimeout, "close a keep-alive connection idle this long")
 	if err := parseFlags(e, c, fs, args, 0); err != nil {
 		return err
 	}
@@ -100,8 +123,31 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := positiveDuration(fs, "ttl", *ttl); err != nil {
-		return err
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"ttl", *ttl}, {"session-timeout", *sessionTimeout}, {"read-timeout", *readTimeout}, {"write-timeout", *writeTimeout}, {"idle-timeout", *idleTimeout}} {
+		if err := positiveDuration(fs, f.name, f.d); err != nil {
+			return err
+		}
+	}
+	if *maxSessions <= 0 || *maxPerClient <= 0 {
+		return usagef(fs, "--max-sessions and --max-sessions-per-client must be positive")
+	}
+	httpOpts := elicit.HandlerOptions{
+		SessionTimeout: *sessionTimeout, MaxSessions: *maxSessions, MaxSessionsPerClient: *maxPerClient,
+		ReadTimeout: *readTimeout, WriteTimeout: *writeTimeout,
+	}
+	if *trustedProxies != "" {
+		var prefixes []netip.Prefix
+		for _, c := range strings.Split(*trustedProxies, ",") {
+			p, err := netip.ParsePrefix(strings.TrimSpace(c))
+			if err != nil {
+				return usagef(fs, "--trusted-proxies: %q is not a CIDR such as 10.0.0.0/8", strings.TrimSpace(c))
+			}
+			prefixes = append(prefixes, p)
+		}
+		httpOpts.Client = elicit.ForwardedFor(prefixes...)
 	}
 	if *baseURL != "" {
 		if u, err := url.Parse(*baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -145,7 +191,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if base == "" {
 		base = "http://" + advertised(ln.Addr())
 	}
-	ro := &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks, Conformance: *conformance}
+	ro := &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks, Conformance: *conformance, HTTP: httpOpts}
 	tel, err := newTelemetry(ctx, e.getenv)
 	if err != nil {
 		return err
@@ -177,9 +223,13 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	stop := watchInterrupts(ctx, e)
 	defer stop.release()
 
+	// No ReadTimeout or WriteTimeout here: elicit.Handler sets them per
+	// request (--read-timeout, --write-timeout), so that a blocking
+	// elicitation or an SSE stream may stay open for minutes.
 	srv := &http.Server{
 		Handler:           ref.handler(),
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       *idleTimeout,
 		ErrorLog:          discardLog,
 	}
 	served := make(chan error, 1)

@@ -33,6 +33,8 @@ type referenceOptions struct {
 	// Conformance adds the conformance suite's fixtures
 	// (serve_conformance.go).
 	Conformance bool
+	// HTTP configures elicit.Handler: session caps and timeouts.
+	HTTP elicit.HandlerOptions
 }
 
 // reference is the reference MCP server: the go-sdk server with the
@@ -49,6 +51,8 @@ type reference struct {
 	// asks for more than elicitation (serve_conformance.go), valid for ttl.
 	fixtureState *token.Service
 	ttl          time.Duration
+
+	httpOpts elicit.HandlerOptions
 }
 
 func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
@@ -67,7 +71,7 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 			"confirmations (delete_contacts, which only the user may give; subscribe_newsletter), a form (register_attendee) and an account connection " +
 			"in the browser (connect_account). Nothing they do leaves the server.",
 	})
-	r := &reference{server: server, ev: ev, ttl: o.TTL}
+	r := &reference{server: server, ev: ev, ttl: o.TTL, httpOpts: o.HTTP}
 	if r.ttl <= 0 {
 		r.ttl = elicit.DefaultTTL
 	}
@@ -114,7 +118,7 @@ func servedAsDeclared(prompts bool) mcp.Middleware {
 // handler serves MCP and the pages of URL mode (elicit.Handler) and, with
 // a provider, the start page and callback of connect_account.
 func (r *reference) handler() http.Handler {
-	h := r.ev.Handler(r.server, nil)
+	h := r.ev.Handler(r.server, &r.httpOpts)
 	if r.oauth == nil {
 		return h
 	}

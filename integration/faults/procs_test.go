@@ -296,7 +296,9 @@ func (n *node) base() string { return fmt.Sprintf("http://127.0.0.1:%d", n.port)
 
 func (n *node) start(t *testing.T) {
 	t.Helper()
-	cmd := exec.Command(elicitvaultBin(t), "serve", "--addr", fmt.Sprintf("127.0.0.1:%d", n.port), "--store", n.storeURL, "--ttl", "60s")
+	// Every client comes from 127.0.0.1: one client to the session caps,
+	// whose default bound is for one real client.
+	cmd := exec.Command(elicitvaultBin(t), "serve", "--addr", fmt.Sprintf("127.0.0.1:%d", n.port), "--store", n.storeURL, "--ttl", "60s", "--max-sessions-per-client", "5000")
 	cmd.Env = append(os.Environ(), n.env...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {

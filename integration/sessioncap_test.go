@@ -1,0 +1,220 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/store/redis"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestAbandonedSessionsTwoNodesRedis: one client opens 20,000 sessions
+// (ELICITVAULT_ABANDONED_SESSIONS) across two nodes on one Redis store
+// and abandons them (no DELETE). Each node keeps at most its
+// MaxSessionsPerClient of them (the defaults), so goroutines and memory
+// stay bounded, and another client completes an elicitation on each node
+// during the flood and after it.
+func TestAbandonedSessionsTwoNodesRedis(t *testing.T) {
+	raw := serverURL(t, redisEnv)
+	n := 20000
+	if v := os.Getenv("ELICITVAULT_ABANDONED_SESSIONS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
+			t.Fatalf("ELICITVAULT_ABANDONED_SESSIONS=%q", v)
+		}
+	}
+	prefix, _ := redisPrefix(t, raw, "evsessions")
+	keys, err := keyring.New([]byte(secretA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for range 2 {
+		st, err := redis.New(t.Context(), raw, &redis.Options{Prefix: prefix})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		ev, err := elicit.New(keys, st, &elicit.Config{TTL: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
+		ev.Install(s)
+		mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			r, err := elicit.Form[struct {
+				Name string `json:"name"`
+			}](ctx, req, "Your name?")
+			if err != nil {
+				return nil, nil, err
+			}
+			return text("hello " + r.Content.Name), nil, nil
+		})
+		srv := httptest.NewServer(ev.Handler(s, nil))
+		t.Cleanup(srv.Close)
+		t.Cleanup(func() { ev.Close() })
+		urls = append(urls, srv.URL+elicit.MCPPath)
+	}
+	user := loopbackClient("127.0.0.1", 2)
+	askBoth := func() {
+		for _, u := range urls {
+			if err := elicitOnce(user, u); err != nil {
+				t.Fatalf("another client at %s: %v", u, err)
+			}
+		}
+		user.CloseIdleConnections()
+	}
+	askBoth() // warm up what a session needs once
+	base := measureProcess()
+
+	attacker := loopbackClient("127.0.0.2", 8)
+	start := time.Now()
+	flood := make(chan error, 1)
+	go func() { flood <- abandonSessions(attacker, urls, n, 8) }()
+	askBoth() // during the flood
+	if err := <-flood; err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	attacker.CloseIdleConnections()
+	askBoth() // and after it
+
+	maxGoroutines := base.goroutines + 2*3*elicit.DefaultMaxSessionsPerClient + 40
+	var after procUsage
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		after = measureProcess()
+		if after.goroutines <= maxGoroutines || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("%d sessions opened and abandoned on two nodes in %v (%.0f/s); above baseline: %d goroutines (baseline %d), heap %+.1f MiB, RSS %+.1f MiB (baseline %.1f MiB)",
+		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), after.goroutines-base.goroutines, base.goroutines,
+		mebi(after.heap)-mebi(base.heap), mebi(after.rss)-mebi(base.rss), mebi(base.rss))
+	if after.goroutines > maxGoroutines {
+		t.Errorf("%d goroutines above baseline, want at most %d", after.goroutines-base.goroutines, maxGoroutines-base.goroutines)
+	}
+	if after.heap > base.heap+32<<20 {
+		t.Errorf("heap grew by %.1f MiB, want at most 32", mebi(after.heap-base.heap))
+	}
+	if after.rss > base.rss+192<<20 {
+		t.Errorf("RSS grew by %.1f MiB, want at most 192", mebi(after.rss-base.rss))
+	}
+}
+
+// loopbackClient returns an HTTP client whose connections come from the
+// loopback address local: another client than 127.0.0.1 to the server.
+func loopbackClient(local string, conns int) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: conns}}
+}
+
+// elicitOnce connects a go-sdk client and completes the "ask" elicitation.
+func elicitOnce(hc *http.Client, url string) error {
+	c := mcp.NewClient(&mcp.Implementation{Name: "user", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ann"}}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "ask"})
+	if err != nil {
+		return err
+	}
+	if len(res.Content) != 1 || res.IsError {
+		return fmt.Errorf("result %+v", res)
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "hello Ann" {
+		return fmt.Errorf("result %+v", res.Content[0])
+	}
+	return nil
+}
+
+// abandonSessions initializes n sessions round robin over urls, workers
+// at once, and walks away from each.
+func abandonSessions(hc *http.Client, urls []string, n, workers int) error {
+	const body = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`
+	var next atomic.Int64
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := next.Add(1) - 1
+				mu.Lock()
+				stop := first != nil
+				mu.Unlock()
+				if i >= int64(n) || stop {
+					return
+				}
+				req, _ := http.NewRequest(http.MethodPost, urls[i%int64(len(urls))], strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				resp, err := hc.Do(req)
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+				}
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = fmt.Errorf("session %d: %w", i, err)
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+type procUsage struct {
+	goroutines int
+	heap, rss  uint64
+}
+
+// measureProcess returns the goroutines, the heap in use after a GC and
+// the resident memory of this process.
+func measureProcess() procUsage {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	u := procUsage{goroutines: runtime.NumGoroutine(), heap: ms.HeapInuse}
+	if b, err := os.ReadFile("/proc/self/status"); err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				u.rss = kb << 10
+			}
+		}
+	}
+	return u
+}
+
+func mebi(n uint64) float64 { return float64(n) / (1 << 20) }
