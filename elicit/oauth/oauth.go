@@ -35,10 +35,10 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/elicit/internal/parts"
 	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -72,11 +72,9 @@ type Provider struct {
 
 // Config configures a Connector.
 type Config struct {
-	// Elicitor is the server's; its keyring and store must be Keys and
-	// Store.
+	// Elicitor is the server's: the Connector seals and stores with its
+	// keyring and store.
 	Elicitor *elicit.Elicitor
-	Keys     *keyring.Keyring
-	Store    store.Store
 	// StartURL is the public URL at which Handler serves the start page
 	// (the link sent to the user), for example
 	// "https://mcp.example.com/oauth/start". The callback is each
@@ -148,27 +146,32 @@ type Connector struct {
 	hc        *http.Client
 	providers map[string]*Provider
 	callbacks map[string]*Provider // by the path of the redirect URL
+	hosts     map[string]string    // the Host of each page, by its path
 	local     sync.Map             // weak.Pointer[mcp.ServerSession] → elicit's session ID
 }
 
 // New returns a Connector for the providers.
 func New(cfg *Config, providers ...*Provider) (*Connector, error) {
-	if cfg == nil || cfg.Elicitor == nil || cfg.Keys == nil || cfg.Store == nil {
-		return nil, errors.New("oauth: New needs an Elicitor, a keyring and a store")
+	if cfg == nil || cfg.Elicitor == nil {
+		return nil, errors.New("oauth: New needs an Elicitor")
+	}
+	keys, st, ok := parts.Of(cfg.Elicitor)
+	if !ok {
+		return nil, errors.New("oauth: New needs an Elicitor made by elicit.New")
 	}
 	start, err := url.Parse(cfg.StartURL)
 	if err != nil || start.Scheme == "" || start.Host == "" {
 		return nil, errors.New("oauth: StartURL must be an absolute URL")
 	}
-	keys := (*ring.Keyring)(cfg.Keys)
-	ts, err := token.NewService(keys, cfg.Store)
+	ts, err := token.NewService(keys, st)
 	if err != nil {
 		return nil, err
 	}
 	c := &Connector{
-		e: cfg.Elicitor, keys: keys, store: cfg.Store, tokens: ts, start: start,
+		e: cfg.Elicitor, keys: keys, store: st, tokens: ts, start: start,
 		user: cfg.User, ttl: cfg.CredentialTTL, hc: cfg.HTTPClient,
 		providers: map[string]*Provider{}, callbacks: map[string]*Provider{},
+		hosts: map[string]string{start.Path: start.Host},
 	}
 	if c.ttl <= 0 {
 		c.ttl = DefaultCredentialTTL
@@ -196,6 +199,7 @@ func New(cfg *Config, providers ...*Provider) (*Connector, error) {
 		}
 		c.providers[p.Name] = p
 		c.callbacks[cb.Path] = p
+		c.hosts[cb.Path] = cb.Host
 	}
 	return c, nil
 }
