@@ -92,6 +92,12 @@ type Config struct {
 	CredentialTTL time.Duration
 	// HTTPClient talks to the providers (http.DefaultClient when nil).
 	HTTPClient *http.Client
+	// RefreshLease is how long the refresh lock outlives a node that
+	// stopped renewing it (DefaultRefreshLease when zero). The node that
+	// refreshes renews it every third of it while the provider answers,
+	// so a slow provider never lets a second node send the same refresh
+	// token.
+	RefreshLease time.Duration
 }
 
 // DefaultCredentialTTL is the default of Config.CredentialTTL.
@@ -143,6 +149,7 @@ type Connector struct {
 	start     *url.URL
 	user      func(*http.Request) (string, bool)
 	ttl       time.Duration
+	lease     time.Duration
 	hc        *http.Client
 	providers map[string]*Provider
 	callbacks map[string]*Provider // by the path of the redirect URL
@@ -169,12 +176,15 @@ func New(cfg *Config, providers ...*Provider) (*Connector, error) {
 	}
 	c := &Connector{
 		e: cfg.Elicitor, keys: keys, store: st, tokens: ts, start: start,
-		user: cfg.User, ttl: cfg.CredentialTTL, hc: cfg.HTTPClient,
+		user: cfg.User, ttl: cfg.CredentialTTL, lease: cfg.RefreshLease, hc: cfg.HTTPClient,
 		providers: map[string]*Provider{}, callbacks: map[string]*Provider{},
 		hosts: map[string]string{start.Path: start.Host},
 	}
 	if c.ttl <= 0 {
 		c.ttl = DefaultCredentialTTL
+	}
+	if c.lease <= 0 {
+		c.lease = DefaultRefreshLease
 	}
 	if c.hc == nil {
 		c.hc = http.DefaultClient
@@ -255,6 +265,13 @@ func (c *Connector) Connect(ctx context.Context, req *mcp.CallToolRequest, provi
 	} else if err != nil && !errors.Is(err, ErrNotConnected) {
 		return nil, err
 	}
+	if id.subject != "" || id.session != "" {
+		// Revocations a Disconnect could not finish, before connecting
+		// anew (the outcome is Disconnect's to report).
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		c.retryRevocations(rctx, id, p)
+		cancel()
+	}
 	msg := p.Message
 	if msg == "" {
 		msg = "Connect your " + p.Name + " account"
@@ -334,10 +351,18 @@ func (c *Connector) Save(ctx context.Context, subject, provider string, t *oauth
 	return c.save(ctx, identity{subject: subject}, p, t)
 }
 
-// Disconnect deletes the user's credential for provider and, when the
-// provider has a revocation endpoint, revokes its refresh token (or its
-// access token) there (RFC 7009). The credential is deleted first: a
-// revocation error is returned, but the account is disconnected here.
+// Disconnect deletes the user's credential for provider, waits until no
+// node is refreshing it (a refresh that was running revokes what it got
+// instead of storing it), and, when the provider has a revocation
+// endpoint, revokes its refresh token (or its access token) there (RFC
+// 7009). When it returns, no node holds or writes that credential.
+//
+// A token whose revocation the provider did not confirm is kept, sealed,
+// for as long as the credential would have been kept (at most four per
+// user and provider), and revoked again by the next Disconnect or
+// Connect; the error is returned, but the account is disconnected here.
+// Disconnect is ErrNotConnected when there was neither a credential nor a
+// kept revocation.
 func (c *Connector) Disconnect(ctx context.Context, req *mcp.CallToolRequest, provider string) error {
 	p, ok := c.providers[provider]
 	if !ok {
@@ -347,21 +372,31 @@ func (c *Connector) Disconnect(ctx context.Context, req *mcp.CallToolRequest, pr
 	if err != nil {
 		return err
 	}
-	raw, err := c.keys.Take(ctx, c.store, id.binding(purposeCredential, p.Name))
-	if errors.Is(err, store.ErrNotFound) {
-		return ErrNotConnected
-	}
-	if err != nil {
+	b := id.binding(purposeCredential, p.Name)
+	raw, err := c.keys.Take(ctx, c.store, b)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("oauth: store: %w", err)
 	}
-	for _, k := range c.keys.StoreKeys(id.binding(purposeCredential, p.Name)) {
-		c.store.Delete(ctx, k)
+	taken := err == nil
+	if taken {
+		for _, k := range c.keys.StoreKeys(b) {
+			c.store.Delete(ctx, k)
+		}
 	}
-	cred, err := c.open(id, p, raw)
-	if err != nil || p.RevocationURL == "" {
-		return nil
+	if err := c.waitRefresh(ctx, id, p); err != nil {
+		return err
 	}
-	return c.revoke(ctx, p, cred)
+	kept, err := c.retryRevocations(ctx, id, p)
+	errs := []error{err}
+	if taken && p.RevocationURL != "" {
+		if cred, err := c.open(id, p, raw); err == nil {
+			errs = append(errs, c.revokeKept(ctx, id, p, cred))
+		}
+	}
+	if !taken && !kept {
+		return ErrNotConnected
+	}
+	return errors.Join(errs...)
 }
 
 // identity is whom a credential belongs to.
@@ -377,6 +412,7 @@ const (
 	purposeCredential = "oauth/credential"
 	purposeOutcome    = "oauth/outcome"
 	purposeLock       = "oauth/refresh-lock"
+	purposeRevoke     = "oauth/revocation"
 	userScope         = "u"
 )
 
