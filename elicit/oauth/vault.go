@@ -226,15 +226,25 @@ func (vs *vaultSource) Token() (*oauth2.Token, error) {
 		if s.RefreshToken == "" {
 			return nil, ErrNotConnected
 		}
-		if waitedOn != nil && string(waitedOn) == string(s.raw) {
-			// The holder released the lock without a new credential.
-			return nil, errRefreshElsewhere
+		if waitedOn != nil && string(waitedOn) != string(s.raw) && s.AccessToken != "" && (s.Expiry.IsZero() || s.Expiry.After(c.now())) {
+			// The result of the refresh this call waited for: not
+			// refreshed again while it lasts.
+			return s.token(), nil
 		}
 		l, err := c.lock(ctx, lockKey)
 		if err != nil {
 			return nil, fmt.Errorf("oauth: store: %w", err)
 		}
 		if l != nil {
+			if waitedOn != nil {
+				again, err := c.load(l.ctx, vs.id, vs.p)
+				if err == nil && string(again.raw) == string(waitedOn) {
+					// The holder released the lock without a new
+					// credential.
+					l.release()
+					return nil, errRefreshElsewhere
+				}
+			}
 			t, err := vs.refresh(l.ctx, s)
 			l.release()
 			return t, err
