@@ -3,8 +3,11 @@ package oauth_test
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/elicitvault/elicitvault/internal/oidctest"
 )
 
 // TestStartPageHost: the start page and the callback answer only a
@@ -41,5 +44,11 @@ func TestStartPageHost(t *testing.T) {
 	if resp := get(link, u.Host); resp.StatusCode != http.StatusFound || len(resp.Cookies()) != 1 {
 		t.Errorf("start page for its own host: %d, %d cookies", resp.StatusCode, len(resp.Cookies()))
 	}
-	_ = res
+	// The right host still works: the flow finishes (and the call ends).
+	if code, body := oidctest.SignIn(t, link, "alice-account", false); code != http.StatusOK || !strings.Contains(body, "Account connected") {
+		t.Errorf("sign-in on the right host: %d", code)
+	}
+	if got := wait(t, res, "the tool"); got != "sub:alice-account" {
+		t.Errorf("tool: %q", got)
+	}
 }
