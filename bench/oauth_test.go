@@ -34,7 +34,7 @@ func vaultOp(tb testing.TB, url string) storeOp {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	conn, err := oauth.New(&oauth.Config{Elicitor: ev, Keys: keys, Store: st, StartURL: "https://mcp.example/oauth/start"},
+	conn, err := oauth.New(&oauth.Config{Elicitor: ev, StartURL: "https://mcp.example/oauth/start"},
 		&oauth.Provider{Name: "github", Config: &oauth2.Config{ClientID: "c", RedirectURL: "https://mcp.example/oauth/callback",
 			Endpoint: oauth2.Endpoint{AuthURL: "https://github.example/authorize", TokenURL: "https://github.example/token"}}})
 	if err != nil {

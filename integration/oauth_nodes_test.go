@@ -50,7 +50,7 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		conn, err := oauth.New(&oauth.Config{Elicitor: ev, Keys: keys, Store: st, StartURL: start.URL + "/oauth/start"}, &oauth.Provider{
+		conn, err := oauth.New(&oauth.Config{Elicitor: ev, StartURL: start.URL + "/oauth/start"}, &oauth.Provider{
 			Name: "op",
 			Config: &oauth2.Config{ClientID: "nodes-client", ClientSecret: "nodes client secret", Endpoint: prov.Endpoint(),
 				RedirectURL: redirect, Scopes: []string{"openid", "offline_access"}},

@@ -111,7 +111,7 @@ func TestZeroKnowledgeOAuth(t *testing.T) {
 				t.Fatal(err)
 			}
 			conn, err := oauth.New(&oauth.Config{
-				Elicitor: ev, Keys: keys, Store: st, StartURL: start.URL + "/oauth/start",
+				Elicitor: ev, StartURL: start.URL + "/oauth/start",
 				HTTPClient: &http.Client{Transport: rec},
 			}, &oauth.Provider{
 				Name: zkOAuthProvider, Message: zkOAuthMessage,

@@ -148,7 +148,7 @@ func discover(ctx context.Context, issuer string) (*metadata, error) {
 
 // newConnector returns the Connector of connect_account.
 func newConnector(ev *elicit.Elicitor, keys *keyring.Keyring, st store.Store, base string, p *oauth.Provider) (*oauth.Connector, error) {
-	return oauth.New(&oauth.Config{Elicitor: ev, Keys: keys, Store: st, StartURL: base + pathOAuthStart}, p)
+	return oauth.New(&oauth.Config{Elicitor: ev, StartURL: base + pathOAuthStart}, p)
 }
 
 // connectOAuth is connect_account with a provider.

@@ -128,7 +128,7 @@ func newEnvClient(t *testing.T, n int, accessTTL time.Duration, user func(*http.
 		}
 		// other is never contacted: its callback must refuse op's states.
 		other := &oauth.Provider{Name: "other", Config: &oauth2.Config{ClientID: "x", Endpoint: e.prov.Endpoint(), RedirectURL: webs[n-1].URL + "/oauth/other/callback"}}
-		conn, err := oauth.New(&oauth.Config{Elicitor: ev, Keys: k, Store: e.store, StartURL: webs[0].URL + "/oauth/start", User: user, HTTPClient: hc}, p, other)
+		conn, err := oauth.New(&oauth.Config{Elicitor: ev, StartURL: webs[0].URL + "/oauth/start", User: user, HTTPClient: hc}, p, other)
 		if err != nil {
 			t.Fatal(err)
 		}

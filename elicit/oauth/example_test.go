@@ -32,7 +32,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	conn, err := oauth.New(&oauth.Config{
-		Elicitor: ev, Keys: keys, Store: st,
+		Elicitor: ev,
 		StartURL: "https://mcp.example.com/oauth/start",
 	}, &oauth.Provider{
 		Name: "github",
@@ -74,7 +74,7 @@ func ExampleConnector_Stored() {
 	st := memory.New(nil)
 	defer st.Close()
 	ev, _ := elicit.New(keys, st, nil)
-	conn, err := oauth.New(&oauth.Config{Elicitor: ev, Keys: keys, Store: st, StartURL: "https://mcp.example.com/oauth/start"},
+	conn, err := oauth.New(&oauth.Config{Elicitor: ev, StartURL: "https://mcp.example.com/oauth/start"},
 		&oauth.Provider{Name: "github", Config: &oauth2.Config{Endpoint: github.Endpoint, RedirectURL: "https://mcp.example.com/oauth/callback"}})
 	if err != nil {
 		log.Fatal(err)

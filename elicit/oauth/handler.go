@@ -11,6 +11,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -27,9 +28,15 @@ var b64 = base64.RawURLEncoding
 
 // Handler returns the http.Handler of the start page (at StartURL's path)
 // and of every provider's callback (at its RedirectURL's path). Mount it
-// at those paths, on every node.
+// at those paths, on every node. The start page answers only a request
+// for StartURL's host, and a callback only one for its RedirectURL's host
+// (DNS rebinding); anything else is 421 Misdirected Request.
 func (c *Connector) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if host, ok := c.hosts[r.URL.Path]; ok && !strings.EqualFold(host, r.Host) {
+			page(w, http.StatusMisdirectedRequest, pageInvalid)
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			page(w, http.StatusMethodNotAllowed, pageInvalid)

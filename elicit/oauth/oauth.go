@@ -35,10 +35,10 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/elicit/internal/parts"
 	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -72,11 +72,9 @@ type Provider struct {
 
 // Config configures a Connector.
 type Config struct {
-	// Elicitor is the server's; its keyring and store must be Keys and
-	// Store.
+	// Elicitor is the server's: the Connector seals and stores with its
+	// keyring and store.
 	Elicitor *elicit.Elicitor
-	Keys     *keyring.Keyring
-	Store    store.Store
 	// StartURL is the public URL at which Handler serves the start page
 	// (the link sent to the user), for example
 	// "https://mcp.example.com/oauth/start". The callback is each
@@ -94,6 +92,12 @@ type Config struct {
 	CredentialTTL time.Duration
 	// HTTPClient talks to the providers (http.DefaultClient when nil).
 	HTTPClient *http.Client
+	// RefreshLease is how long the refresh lock outlives a node that
+	// stopped renewing it (DefaultRefreshLease when zero). The node that
+	// refreshes renews it every third of it while the provider answers,
+	// so a slow provider never lets a second node send the same refresh
+	// token.
+	RefreshLease time.Duration
 }
 
 // DefaultCredentialTTL is the default of Config.CredentialTTL.
@@ -145,33 +149,42 @@ type Connector struct {
 	start     *url.URL
 	user      func(*http.Request) (string, bool)
 	ttl       time.Duration
+	lease     time.Duration
 	hc        *http.Client
 	providers map[string]*Provider
 	callbacks map[string]*Provider // by the path of the redirect URL
+	hosts     map[string]string    // the Host of each page, by its path
 	local     sync.Map             // weak.Pointer[mcp.ServerSession] → elicit's session ID
 }
 
 // New returns a Connector for the providers.
 func New(cfg *Config, providers ...*Provider) (*Connector, error) {
-	if cfg == nil || cfg.Elicitor == nil || cfg.Keys == nil || cfg.Store == nil {
-		return nil, errors.New("oauth: New needs an Elicitor, a keyring and a store")
+	if cfg == nil || cfg.Elicitor == nil {
+		return nil, errors.New("oauth: New needs an Elicitor")
+	}
+	keys, st, ok := parts.Of(cfg.Elicitor)
+	if !ok {
+		return nil, errors.New("oauth: New needs an Elicitor made by elicit.New")
 	}
 	start, err := url.Parse(cfg.StartURL)
 	if err != nil || start.Scheme == "" || start.Host == "" {
 		return nil, errors.New("oauth: StartURL must be an absolute URL")
 	}
-	keys := (*ring.Keyring)(cfg.Keys)
-	ts, err := token.NewService(keys, cfg.Store)
+	ts, err := token.NewService(keys, st)
 	if err != nil {
 		return nil, err
 	}
 	c := &Connector{
-		e: cfg.Elicitor, keys: keys, store: cfg.Store, tokens: ts, start: start,
-		user: cfg.User, ttl: cfg.CredentialTTL, hc: cfg.HTTPClient,
+		e: cfg.Elicitor, keys: keys, store: st, tokens: ts, start: start,
+		user: cfg.User, ttl: cfg.CredentialTTL, lease: cfg.RefreshLease, hc: cfg.HTTPClient,
 		providers: map[string]*Provider{}, callbacks: map[string]*Provider{},
+		hosts: map[string]string{start.Path: start.Host},
 	}
 	if c.ttl <= 0 {
 		c.ttl = DefaultCredentialTTL
+	}
+	if c.lease <= 0 {
+		c.lease = DefaultRefreshLease
 	}
 	if c.hc == nil {
 		c.hc = http.DefaultClient
@@ -196,6 +209,7 @@ func New(cfg *Config, providers ...*Provider) (*Connector, error) {
 		}
 		c.providers[p.Name] = p
 		c.callbacks[cb.Path] = p
+		c.hosts[cb.Path] = cb.Host
 	}
 	return c, nil
 }
@@ -250,6 +264,13 @@ func (c *Connector) Connect(ctx context.Context, req *mcp.CallToolRequest, provi
 		return c.connection(ctx, id, p, cred), nil
 	} else if err != nil && !errors.Is(err, ErrNotConnected) {
 		return nil, err
+	}
+	if id.subject != "" || id.session != "" {
+		// Revocations a Disconnect could not finish, before connecting
+		// anew (the outcome is Disconnect's to report).
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		c.retryRevocations(rctx, id, p)
+		cancel()
 	}
 	msg := p.Message
 	if msg == "" {
@@ -330,10 +351,18 @@ func (c *Connector) Save(ctx context.Context, subject, provider string, t *oauth
 	return c.save(ctx, identity{subject: subject}, p, t)
 }
 
-// Disconnect deletes the user's credential for provider and, when the
-// provider has a revocation endpoint, revokes its refresh token (or its
-// access token) there (RFC 7009). The credential is deleted first: a
-// revocation error is returned, but the account is disconnected here.
+// Disconnect deletes the user's credential for provider, waits until no
+// node is refreshing it (a refresh that was running revokes what it got
+// instead of storing it), and, when the provider has a revocation
+// endpoint, revokes its refresh token (or its access token) there (RFC
+// 7009). When it returns, no node holds or writes that credential.
+//
+// A token whose revocation the provider did not confirm is kept, sealed,
+// for as long as the credential would have been kept (at most four per
+// user and provider), and revoked again by the next Disconnect or
+// Connect; the error is returned, but the account is disconnected here.
+// Disconnect is ErrNotConnected when there was neither a credential nor a
+// kept revocation.
 func (c *Connector) Disconnect(ctx context.Context, req *mcp.CallToolRequest, provider string) error {
 	p, ok := c.providers[provider]
 	if !ok {
@@ -343,21 +372,31 @@ func (c *Connector) Disconnect(ctx context.Context, req *mcp.CallToolRequest, pr
 	if err != nil {
 		return err
 	}
-	raw, err := c.keys.Take(ctx, c.store, id.binding(purposeCredential, p.Name))
-	if errors.Is(err, store.ErrNotFound) {
-		return ErrNotConnected
-	}
-	if err != nil {
+	b := id.binding(purposeCredential, p.Name)
+	raw, err := c.keys.Take(ctx, c.store, b)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("oauth: store: %w", err)
 	}
-	for _, k := range c.keys.StoreKeys(id.binding(purposeCredential, p.Name)) {
-		c.store.Delete(ctx, k)
+	taken := err == nil
+	if taken {
+		for _, k := range c.keys.StoreKeys(b) {
+			c.store.Delete(ctx, k)
+		}
 	}
-	cred, err := c.open(id, p, raw)
-	if err != nil || p.RevocationURL == "" {
-		return nil
+	if err := c.waitRefresh(ctx, id, p); err != nil {
+		return err
 	}
-	return c.revoke(ctx, p, cred)
+	kept, err := c.retryRevocations(ctx, id, p)
+	errs := []error{err}
+	if taken && p.RevocationURL != "" {
+		if cred, err := c.open(id, p, raw); err == nil {
+			errs = append(errs, c.revokeKept(ctx, id, p, cred))
+		}
+	}
+	if !taken && !kept {
+		return ErrNotConnected
+	}
+	return errors.Join(errs...)
 }
 
 // identity is whom a credential belongs to.
@@ -373,6 +412,7 @@ const (
 	purposeCredential = "oauth/credential"
 	purposeOutcome    = "oauth/outcome"
 	purposeLock       = "oauth/refresh-lock"
+	purposeRevoke     = "oauth/revocation"
 	userScope         = "u"
 )
 

@@ -2,10 +2,12 @@ package oauth
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/elicitvault/elicitvault/internal/credential"
+	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/store"
 )
 
@@ -20,17 +23,32 @@ import (
 // (as golang.org/x/oauth2 does).
 const expiryDelta = 10 * time.Second
 
-// Refresh lock: how long one refresher holds it at most, and how often the
-// others look for its result.
+// The refresh lock. A holder's lease lasts Config.RefreshLease
+// (DefaultRefreshLease) and is renewed every third of it while the
+// provider answers, for at most refreshTimeout; the others look for the
+// holder's result every lockPoll.
 const (
-	lockTTL  = 30 * time.Second
-	lockPoll = 50 * time.Millisecond
+	// DefaultRefreshLease is the default of Config.RefreshLease.
+	DefaultRefreshLease = 30 * time.Second
+	refreshTimeout      = 2 * time.Minute
+	lockPoll            = 50 * time.Millisecond
 )
+
+// Kept revocations: at most revokeSlots tokens per user and provider
+// whose revocation the provider has not confirmed.
+const revokeSlots = 4
+
+// errRefreshElsewhere: this call waited for another node's refresh, which
+// ended without a new credential. It does not send the same refresh token
+// again (the other node's request may have reached the provider); the
+// next call does.
+var errRefreshElsewhere = errors.New("oauth: the refresh on another node failed; try again")
 
 // stored is an opened credential.
 type stored struct {
 	*credential.Credential
 	raw []byte // the record it was read from, for compare-and-swap
+	key string // the store key it was read from
 }
 
 // valid reports whether the access token is good for a while.
@@ -49,14 +67,38 @@ func (s *stored) token() *oauth2.Token {
 // load reads the credential of id for p; ErrNotConnected when there is
 // none that opens.
 func (c *Connector) load(ctx context.Context, id identity, p *Provider) (*stored, error) {
-	raw, err := c.keys.Lookup(ctx, c.store, id.binding(purposeCredential, p.Name))
+	key, raw, err := c.lookup(ctx, id.binding(purposeCredential, p.Name))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrNotConnected
 	}
 	if err != nil {
 		return nil, fmt.Errorf("oauth: store: %w", err)
 	}
-	return c.open(id, p, raw)
+	s, err := c.open(id, p, raw)
+	if err != nil {
+		return nil, err
+	}
+	s.key = key
+	return s, nil
+}
+
+// lookup is the keyring's Lookup that also says under which store key it
+// found the record: the primary key, the previous ones, the primary again.
+func (c *Connector) lookup(ctx context.Context, b envelope.Binding) (string, []byte, error) {
+	keys := c.keys.StoreKeys(b)
+	if len(keys) > 1 {
+		keys = append(keys, keys[0])
+	}
+	for _, k := range keys {
+		v, err := c.store.Get(ctx, k)
+		if err == nil {
+			return k, v, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return "", nil, err
+		}
+	}
+	return "", nil, store.ErrNotFound
 }
 
 func (c *Connector) open(id identity, p *Provider, raw []byte) (*stored, error) {
@@ -157,7 +199,9 @@ type vaultSource struct {
 // Token returns a valid access token. When the one it holds has expired it
 // reads the vault (another node may have refreshed it); if that one has
 // expired too, the node that wins the store's refresh lock refreshes it
-// and stores the result, and the others wait for that result.
+// and stores the result, and the others wait for that result: a refresh
+// token is sent by one node at a time, and a call that waited for
+// another node never sends the one that node sent.
 func (vs *vaultSource) Token() (*oauth2.Token, error) {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
@@ -165,9 +209,10 @@ func (vs *vaultSource) Token() (*oauth2.Token, error) {
 	if vs.cur != nil && vs.cur.valid(c.now()) {
 		return vs.cur.token(), nil
 	}
-	ctx, cancel := context.WithTimeout(vs.ctx, lockTTL+5*time.Second)
+	ctx, cancel := context.WithTimeout(vs.ctx, refreshTimeout+c.lease+5*time.Second)
 	defer cancel()
 	lockKey := c.keys.StoreKey(vs.id.binding(purposeLock, vs.p.Name))
+	var waitedOn []byte // the record another node was refreshing
 	for {
 		s, err := c.load(ctx, vs.id, vs.p)
 		if err != nil {
@@ -181,15 +226,30 @@ func (vs *vaultSource) Token() (*oauth2.Token, error) {
 		if s.RefreshToken == "" {
 			return nil, ErrNotConnected
 		}
-		won, err := c.store.PutIfAbsent(ctx, lockKey, []byte{1}, c.now().Add(lockTTL))
+		if waitedOn != nil && string(waitedOn) != string(s.raw) && s.AccessToken != "" && (s.Expiry.IsZero() || s.Expiry.After(c.now())) {
+			// The result of the refresh this call waited for: not
+			// refreshed again while it lasts.
+			return s.token(), nil
+		}
+		l, err := c.lock(ctx, lockKey)
 		if err != nil {
 			return nil, fmt.Errorf("oauth: store: %w", err)
 		}
-		if won {
-			t, err := vs.refresh(ctx, s)
-			c.store.Delete(context.WithoutCancel(ctx), lockKey)
+		if l != nil {
+			if waitedOn != nil {
+				again, err := c.load(l.ctx, vs.id, vs.p)
+				if err == nil && string(again.raw) == string(waitedOn) {
+					// The holder released the lock without a new
+					// credential.
+					l.release()
+					return nil, errRefreshElsewhere
+				}
+			}
+			t, err := vs.refresh(l.ctx, s)
+			l.release()
 			return t, err
 		}
+		waitedOn = s.raw
 		select {
 		case <-time.After(lockPoll):
 		case <-ctx.Done():
@@ -198,14 +258,93 @@ func (vs *vaultSource) Token() (*oauth2.Token, error) {
 	}
 }
 
-// refresh runs the refresh grant with s's refresh token, under the lock,
-// and stores the result if the credential is still s.
+// lease is a held refresh lock: ctx is cancelled when it is released or
+// lost (another node holds the key, after a renewal failed for a whole
+// lease).
+type lease struct {
+	c      *Connector
+	key    string
+	id     []byte
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// lock takes the refresh lock under key, or returns nil when another node
+// holds it. A taken lock is renewed until released.
+func (c *Connector) lock(ctx context.Context, key string) (*lease, error) {
+	id := make([]byte, 16)
+	rand.Read(id)
+	won, err := c.store.PutIfAbsent(ctx, key, id, c.now().Add(c.lease))
+	if err != nil || !won {
+		return nil, err
+	}
+	l := &lease{c: c, key: key, id: id, done: make(chan struct{})}
+	l.ctx, l.cancel = context.WithTimeout(ctx, refreshTimeout)
+	go l.renew()
+	return l, nil
+}
+
+func (l *lease) renew() {
+	defer close(l.done)
+	t := time.NewTicker(l.c.lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.ctx.Done():
+			return
+		case <-t.C:
+			ok, err := l.c.store.CompareAndSwap(l.ctx, l.key, l.id, l.id, l.c.now().Add(l.c.lease))
+			if err == nil && !ok {
+				l.cancel() // lost: send nothing more
+				return
+			}
+		}
+	}
+}
+
+// release stops the renewal and deletes the lock if it is still this
+// lease's.
+func (l *lease) release() {
+	l.cancel()
+	<-l.done
+	l.c.store.CompareAndSwap(context.WithoutCancel(l.ctx), l.key, l.id, nil, l.c.now().Add(time.Minute))
+}
+
+// waitRefresh waits until no node holds the refresh lock of id for p:
+// a refresh that was running has then stored its credential or revoked
+// it.
+func (c *Connector) waitRefresh(ctx context.Context, id identity, p *Provider) error {
+	ctx, cancel := context.WithTimeout(ctx, refreshTimeout+c.lease+5*time.Second)
+	defer cancel()
+	key := c.keys.StoreKey(id.binding(purposeLock, p.Name))
+	for {
+		l, err := c.lock(ctx, key)
+		if err != nil {
+			return fmt.Errorf("oauth: store: %w", err)
+		}
+		if l != nil {
+			l.release()
+			return nil
+		}
+		select {
+		case <-time.After(lockPoll):
+		case <-ctx.Done():
+			return fmt.Errorf("oauth: waiting for a refresh to end: %w", ctx.Err())
+		}
+	}
+}
+
+// refresh runs the refresh grant with s's refresh token, under the lock
+// (ctx ends when the lease is lost), and stores the result if the
+// credential is still s.
 func (vs *vaultSource) refresh(ctx context.Context, s *stored) (*oauth2.Token, error) {
 	c, p := vs.c, vs.p
 	// Read again under the lock: a refresh that finished between the
 	// read and the lock must not be repeated (a rotating refresh token
 	// would be spent twice).
 	if again, err := c.load(ctx, vs.id, p); err != nil {
+		vs.cur = nil
 		return nil, err
 	} else if string(again.raw) != string(s.raw) {
 		vs.cur = again
@@ -231,15 +370,150 @@ func (vs *vaultSource) refresh(ctx context.Context, s *stored) (*oauth2.Token, e
 		}
 		return nil, fmt.Errorf("oauth: refresh at %s failed", p.Name)
 	}
-	rec, expiry, err := c.seal(vs.id, p, t, s.Scope)
+	cur, err := c.commit(context.WithoutCancel(ctx), vs.id, p, s, t)
+	vs.cur = cur
 	if err != nil {
 		return nil, err
 	}
-	if err := c.store.Put(ctx, c.keys.StoreKey(vs.id.binding(purposeCredential, p.Name)), rec, expiry); err != nil {
-		return nil, fmt.Errorf("oauth: store: %w", err)
+	return cur.token(), nil
+}
+
+// commit replaces s with t, only if s is still the stored credential
+// (compare-and-swap: the store is the fence). If the credential is gone
+// (Disconnect), t is revoked and the result is ErrNotConnected: nothing
+// is stored after a Disconnect. If another credential replaced s (a new
+// connection), that one is returned and t is dropped.
+func (c *Connector) commit(ctx context.Context, id identity, p *Provider, s *stored, t *oauth2.Token) (*stored, error) {
+	b := id.binding(purposeCredential, p.Name)
+	rec, expiry, err := c.seal(id, p, t, s.Scope)
+	if err != nil {
+		return nil, err
 	}
-	vs.cur, _ = c.open(vs.id, p, rec)
-	return t, nil
+	primary := c.keys.StoreKey(b)
+	for range 3 {
+		var ok bool
+		if s.key == primary {
+			ok, err = c.store.CompareAndSwap(ctx, primary, s.raw, rec, expiry)
+		} else if ok, err = c.store.CompareAndSwap(ctx, s.key, s.raw, nil, expiry); ok && err == nil {
+			// Moved from a previous secret's key: the primary key may
+			// hold nothing else.
+			if ok, err = c.store.PutIfAbsent(ctx, primary, rec, expiry); err == nil && !ok {
+				cur, err := c.load(ctx, id, p)
+				return cur, err
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("oauth: store: %w", err)
+		}
+		if ok {
+			cur, err := c.open(id, p, rec)
+			if err == nil {
+				cur.key = primary
+			}
+			return cur, err
+		}
+		cur, err := c.load(ctx, id, p)
+		if errors.Is(err, ErrNotConnected) {
+			// Disconnected while the provider answered.
+			got := &stored{Credential: &credential.Credential{AccessToken: t.AccessToken, RefreshToken: t.RefreshToken}}
+			if p.RevocationURL != "" {
+				c.revokeKept(ctx, id, p, got)
+			}
+			return nil, ErrNotConnected
+		}
+		if err != nil {
+			return nil, err
+		}
+		if cur.RefreshToken != s.RefreshToken || cur.AccessToken != s.AccessToken {
+			return cur, nil // another credential
+		}
+		s = cur // the same, rewrapped: try again
+	}
+	return nil, errors.New("oauth: the credential kept changing")
+}
+
+// revokeBinding is the binding of kept revocation slot i of id for p.
+func revokeBinding(id identity, p *Provider, i int) envelope.Binding {
+	return id.binding(purposeRevoke, p.Name+"#"+strconv.Itoa(i))
+}
+
+// revokeKept revokes s's token at p, keeping it sealed in a slot until
+// the provider confirmed, for retryRevocations.
+func (c *Connector) revokeKept(ctx context.Context, id identity, p *Provider, s *stored) error {
+	kept := &credential.Credential{RefreshToken: s.RefreshToken}
+	if kept.RefreshToken == "" {
+		kept.AccessToken = s.AccessToken
+	}
+	pt, err := credential.Append(nil, kept)
+	if err != nil {
+		return err
+	}
+	defer clear(pt)
+	expiry := c.now().Add(c.ttl)
+	key := ""
+	for i := range revokeSlots {
+		b := revokeBinding(id, p, i)
+		rec, err := c.keys.SealRecord(b, pt, expiry)
+		if err != nil {
+			return err
+		}
+		k := c.keys.StoreKey(b)
+		if won, err := c.store.PutIfAbsent(ctx, k, rec, expiry); err == nil && won {
+			key = k
+			break
+		} else if i == revokeSlots-1 && err == nil {
+			// Every slot is taken: the last one gives way.
+			if c.store.Put(ctx, k, rec, expiry) == nil {
+				key = k
+			}
+		}
+	}
+	if err := c.revoke(ctx, p, s); err != nil {
+		return err
+	}
+	if key != "" {
+		c.store.Delete(ctx, key)
+	}
+	return nil
+}
+
+// retryRevocations revokes the kept tokens of id for p again, and forgets
+// each the provider confirmed. It reports whether there were any.
+func (c *Connector) retryRevocations(ctx context.Context, id identity, p *Provider) (bool, error) {
+	if p.RevocationURL == "" {
+		return false, nil
+	}
+	var errs []error
+	found := false
+	for i := range revokeSlots {
+		b := revokeBinding(id, p, i)
+		key, raw, err := c.lookup(ctx, b)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("oauth: store: %w", err))
+			continue
+		}
+		found = true
+		pt, err := c.keys.OpenRecord(b, raw)
+		if err != nil {
+			c.store.CompareAndSwap(ctx, key, raw, nil, c.now().Add(time.Minute))
+			continue
+		}
+		cred, err := credential.Decode(pt)
+		clear(pt)
+		if err != nil {
+			c.store.CompareAndSwap(ctx, key, raw, nil, c.now().Add(time.Minute))
+			continue
+		}
+		if err := c.revoke(ctx, p, &stored{Credential: cred}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c.store.CompareAndSwap(ctx, key, raw, nil, c.now().Add(time.Minute))
+	}
+	return found, errors.Join(errs...)
 }
 
 // revoke revokes the credential's refresh token, or its access token, at

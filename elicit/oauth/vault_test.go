@@ -21,7 +21,7 @@ func connector(t *testing.T, keys *keyring.Keyring, st store.Store) *oauth.Conne
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := oauth.New(&oauth.Config{Elicitor: ev, Keys: keys, Store: st, StartURL: "https://mcp.example/oauth/start"},
+	c, err := oauth.New(&oauth.Config{Elicitor: ev, StartURL: "https://mcp.example/oauth/start"},
 		&oauth.Provider{Name: "github", Config: &oauth2.Config{RedirectURL: "https://mcp.example/oauth/callback",
 			Endpoint: oauth2.Endpoint{AuthURL: "https://github.example/authorize", TokenURL: "https://github.example/token"}}})
 	if err != nil {
@@ -95,7 +95,7 @@ func TestNewRefuses(t *testing.T) {
 	st := memory.New(nil)
 	defer st.Close()
 	ev, _ := elicit.New(keys, st, nil)
-	cfg := &oauth.Config{Elicitor: ev, Keys: keys, Store: st, StartURL: "https://mcp.example/oauth/start"}
+	cfg := &oauth.Config{Elicitor: ev, StartURL: "https://mcp.example/oauth/start"}
 	prov := func(name, redirect string) *oauth.Provider {
 		return &oauth.Provider{Name: name, Config: &oauth2.Config{RedirectURL: redirect}}
 	}
@@ -104,8 +104,9 @@ func TestNewRefuses(t *testing.T) {
 		ps  []*oauth.Provider
 	}{
 		"no config":        {nil, nil},
-		"no store":         {&oauth.Config{Elicitor: ev, Keys: keys, StartURL: cfg.StartURL}, nil},
-		"relative start":   {&oauth.Config{Elicitor: ev, Keys: keys, Store: st, StartURL: "/oauth/start"}, nil},
+		"no elicitor":      {&oauth.Config{StartURL: cfg.StartURL}, nil},
+		"zero elicitor":    {&oauth.Config{Elicitor: &elicit.Elicitor{}, StartURL: cfg.StartURL}, nil},
+		"relative start":   {&oauth.Config{Elicitor: ev, StartURL: "/oauth/start"}, nil},
 		"bad name":         {cfg, []*oauth.Provider{prov("Git Hub", "https://mcp.example/cb")}},
 		"no oauth2 config": {cfg, []*oauth.Provider{{Name: "github"}}},
 		"twice":            {cfg, []*oauth.Provider{prov("github", "https://mcp.example/a"), prov("github", "https://mcp.example/b")}},
