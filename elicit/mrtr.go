@@ -448,8 +448,8 @@ func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) 
 	rctx, end := resume(ctx, e.hooks, rec.Mode, rec.Carried)
 	res, err := e.await(rctx, s.expiry, s, sub)
 	end(err)
-	if err == nil && res.Action == Accept {
-		notifyComplete(ctx, r.Call.req.Session, r.ID)
+	if err == nil {
+		notifyComplete(ctx, r.Call.req.Session, r.ID) // accepted or declined on the page
 	}
 	return res, err
 }

@@ -193,9 +193,8 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 		sub := &subscription{first}
 		defer func() { sub.Close() }()
 		// The page wrote the answer for the retry; this only tells the
-		// client to retry.
-		res, err := e.await(wctx, expiry, s, sub)
-		if err == nil && res.Action == Accept {
+		// client to retry, whatever the user chose there.
+		if _, err := e.await(wctx, expiry, s, sub); err == nil {
 			notifyCompleteLater(ss, r.ID)
 		}
 	}()
