@@ -136,8 +136,10 @@
 // returns unchanged; the tool call then returns instructions (text for the
 // model: ask the user, then call sendElicitationResult) and
 // _meta.elicitationPending with the elicitation ID (elicitId), the message
-// and the requested schema. In URL mode, the model is given the link, and
-// the tool's next call with the same arguments returns the user's choice. The elicitation is sealed in the store with the tool's
+// and the requested schema. In URL mode, the model is given the link and
+// the ID, and its sendElicitationResult with that ID, once the user is
+// done on the page, continues the tool with the page's answer (the model
+// can only refuse for the user; a new call of the tool asks again). The elicitation is sealed in the store with the tool's
 // name and arguments, bound to the subject and the session, and it is the
 // session's one pending elicitation. The tool sendElicitationResult
 // (FallbackTool), listed only to clients that cannot elicit in form mode,

@@ -84,7 +84,7 @@ func (e *Elicitor) unsupported(ctx context.Context, r *Request, ttl time.Duratio
 		}
 		if r.Mode == ModeURL {
 			if rd, ok := ctx.Value(roundKey{}).(*round); ok && f == LLMMediated {
-				return e.urlViaModel(ctx, rd, r, ttl, o)
+				return e.urlViaModel(rd, r, ttl, o)
 			}
 			continue
 		}

@@ -82,11 +82,10 @@ type round struct {
 
 	// Where the run stopped: an input request (2026-07-28) or an
 	// LLM-mediated elicitation.
-	ask        *asked
-	params     *mcp.ElicitParams
-	ttl        time.Duration
-	pending    *modelAsk
-	pendingURL *modelURL
+	ask     *asked
+	params  *mcp.ElicitParams
+	ttl     time.Duration
+	pending *modelAsk
 
 	// continued marks the continuation of an LLM-mediated elicitation.
 	// It answers a tool call of its own (FallbackTool), so it cannot stop
@@ -129,7 +128,7 @@ func (rd *round) settle(ctx context.Context) {
 	}
 }
 
-func (rd *round) stopped() bool { return rd.ask != nil || rd.pending != nil || rd.pendingURL != nil }
+func (rd *round) stopped() bool { return rd.ask != nil || rd.pending != nil }
 
 // replay wraps the request flow of an elicitation of a run: the answer of
 // an earlier run at this position, if there is one, else send. A new
@@ -275,8 +274,6 @@ func (e *Elicitor) finish(ctx context.Context, req *mcp.CallToolRequest, rd *rou
 		return inputRequired(rd.ask.Key, rd.params, tok)
 	case rd.pending != nil:
 		return e.pendingResult(ctx, req, rd)
-	case rd.pendingURL != nil:
-		return pendingURLResult(req.Session, rd.pendingURL), nil
 	}
 	return res, err
 }
