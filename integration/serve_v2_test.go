@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Issue 20, items 11 to 13, with clients of the TypeScript SDK v2
@@ -349,4 +351,64 @@ func TestServeV2DeclineCompletes(t *testing.T) {
 			t.Fatalf("retry: got %q (%+v), want %q", r.Text, r.Err, declined)
 		}
 	})
+}
+
+// TestServeBrowserFallbackURLMode: `serve --fallback browser` covers URL
+// mode (item 14). A client without URL mode that shows log messages calls
+// connect_account: the log message gives the consent page's link (never
+// the tool result), the user accepts in Chromium, and the call returns
+// connected; on both protocols.
+func TestServeBrowserFallbackURLMode(t *testing.T) {
+	wd := webdriver.Start(t)
+	srv := startServe(t, nil, "--fallback", "browser")
+	for _, v := range goVersions {
+		t.Run(v.name, func(t *testing.T) {
+			logs := make(chan string, 4)
+			cs := muteClient(t, srv.mcpURL(), v.version, &mcp.ClientOptions{
+				LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+					s, _ := req.Params.Data.(string)
+					logs <- s
+				},
+			})
+			params := &mcp.CallToolParams{Name: "connect_account"}
+			if v.version == "" {
+				params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"} // per request on 2026-07-28
+			} else if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan string, 1)
+			go func() {
+				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+				defer cancel()
+				res, err := cs.CallTool(ctx, params)
+				switch {
+				case err != nil:
+					done <- err.Error()
+				default:
+					done <- resultText(res)
+				}
+			}()
+			var msg string
+			select {
+			case msg = <-logs:
+			case out := <-done:
+				t.Fatalf("the call returned %q without announcing the page", out)
+			case <-time.After(15 * time.Second):
+				t.Fatal("no log message announced the page")
+			}
+			link := regexp.MustCompile(`http://\S+` + regexp.QuoteMeta(elicit.ConsentPath) + `\?token=\S+`).FindString(msg)
+			if link == "" {
+				t.Fatalf("log message without the consent page's link: %q", msg)
+			}
+			choose(t, wd, link, "accept")
+			select {
+			case out := <-done:
+				if out != connected {
+					t.Fatalf("got %q, want %q", out, connected)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the call did not return after Accept")
+			}
+		})
+	}
 }
