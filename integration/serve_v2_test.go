@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the browser fallback announces the page through MCP logging, deprecated in 2026-07-28 but still delivered
+
 package integration
 
 import (
