@@ -7,7 +7,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -412,5 +415,83 @@ func TestServeBrowserFallbackURLMode(t *testing.T) {
 				t.Fatal("the call did not return after Accept")
 			}
 		})
+	}
+}
+
+// TestServeConsentPageSandboxedFrame: a cross-site page frames a
+// sandboxed form that posts Accept to the user's consent link (Chromium
+// sends Origin: null and Sec-Fetch-Site: cross-site). The consent page
+// refuses it, as the browser form does (item 15): the link is not used up,
+// and the user's own Accept completes the call.
+func TestServeConsentPageSandboxedFrame(t *testing.T) {
+	wd := webdriver.Start(t)
+	srv := startServe(t, nil)
+	links := make(chan string, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "integration-url", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
+			Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			links <- req.Params.URL
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.mcpURL()}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	done := make(chan string, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		out, _, err := callText(ctx, cs, "connect_account", nil)
+		if err != nil {
+			out = err.Error()
+		}
+		done <- out
+	}()
+	var link string
+	select {
+	case link = <-links:
+	case <-time.After(15 * time.Second):
+		t.Fatal("no URL-mode elicitation")
+	}
+
+	// The attacker's page, on another site (localhost, not 127.0.0.1): a
+	// sandboxed frame (an opaque origin) posts Accept to the link and
+	// tells the page when the answer came.
+	attacker := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		lit, _ := json.Marshal(link)
+		frame := `<script>fetch(` + string(lit) + `, {method: "POST", mode: "no-cors", body: new URLSearchParams({action: "accept"})})` +
+			`.then(() => parent.postMessage("posted", "*"), () => parent.postMessage("failed", "*"))</script>`
+		fmt.Fprintf(w, `<!doctype html><title>waiting</title><script>onmessage = e => { document.title = e.data }</script>`+
+			`<iframe sandbox="allow-scripts" srcdoc="%s"></iframe>`, html.EscapeString(frame))
+	}))
+	t.Cleanup(attacker.Close)
+	wd.Navigate(strings.Replace(attacker.URL, "127.0.0.1", "localhost", 1))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		title, _ := wd.Exec(`return document.title`).(string)
+		if title == "posted" {
+			break
+		}
+		if title == "failed" || time.Now().After(deadline) {
+			t.Fatalf("the sandboxed frame did not post: %q", title)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	select {
+	case out := <-done:
+		t.Fatalf("the frame's POST completed the call: %q", out)
+	default:
+	}
+	choose(t, wd, link, "accept") // the link is still the user's
+	select {
+	case out := <-done:
+		if out != connected {
+			t.Fatalf("got %q, want %q", out, connected)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not return after the user's Accept")
 	}
 }
