@@ -142,7 +142,7 @@
 // can only refuse for the user; a new call of the tool asks again). The elicitation is sealed in the store with the tool's
 // name and arguments, bound to the subject and the session, and it is the
 // session's one pending elicitation. The tool sendElicitationResult
-// (FallbackTool), listed only to clients that cannot elicit in form mode,
+// (FallbackTool), listed only to clients without form or URL mode,
 // takes {elicitId, action, content} on any node: from another session or
 // another user it finds nothing (ErrUnknownElicitation); invalid content
 // is a tool error naming the JSON path, and the elicitation stays open for

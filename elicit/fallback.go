@@ -61,8 +61,8 @@ const (
 
 // FallbackTool is the name of the tool through which the model sends the
 // answer of an LLMMediated elicitation. The Elicitor lists it only to
-// clients that cannot elicit in form mode, and only when LLMMediated is
-// enabled; it refuses it from every other client.
+// clients that lack form mode or URL mode, and only when LLMMediated is
+// enabled; it refuses it for an elicitation in a mode the client has.
 const FallbackTool = "sendElicitationResult"
 
 // WithFallbacks sets the fallbacks this call may use, in order, instead of
