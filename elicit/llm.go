@@ -197,6 +197,9 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 	if err != nil {
 		return nil, err
 	}
+	// A client that lacks a mode gets this tool: for a link, and for what
+	// the continuation of its answer asks (which, on 2026-07-28, cannot
+	// stop for input requests and comes through the model too).
 	if call.FormMode && call.URLMode {
 		return toolError(req.Session, errNotForThisClient), nil
 	}
@@ -221,9 +224,6 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 	s.expiry = time.UnixMilli(rec.Expiry)
 	if rec.Via != viaModel || (rec.Mode != ModeForm && rec.Mode != ModeURL) || !s.expiry.After(e.now()) {
 		return toolError(req.Session, ErrUnknownElicitation), nil
-	}
-	if (rec.Mode == ModeForm && call.FormMode) || (rec.Mode == ModeURL && call.URLMode) {
-		return toolError(req.Session, errNotForThisClient), nil
 	}
 
 	a := answered{FP: rec.FP, ID: in.ElicitID, Action: in.Action}

@@ -518,3 +518,35 @@ func TestURLViaModelLeftoverLink(t *testing.T) {
 		urlPending(t, callTool(t, cs, "connect", nil), srv.URL) // call 4 too
 	})
 }
+
+// A client with form mode but not URL mode, and a handler that asks for a
+// page and then a form: the link goes to the model, and the form that
+// follows in the continuation is asked too (natively on 2025-11-25; on
+// 2026-07-28, where a continuation cannot stop for input requests, through
+// the model), and its answer accepted.
+func TestURLViaModelThenForm(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, llmConfig)
+		srv := e.callback()
+		e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+			if a, err := elicit.URL(ctx, req, "Connect your account", elicit.WithLink(elicit.CallbackURL(srv.URL+"/cb"))); err != nil || a != elicit.Accept {
+				return string(a), err
+			}
+			return profileTool(ctx, req)
+		})
+		cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer("accept", map[string]any{"name": "Ann", "email": "ann@example.com"})}, version)
+		id, link := urlPending(t, callTool(t, cs, "connect", nil), srv.URL)
+		if s := get(t, link); s != http.StatusOK {
+			t.Fatalf("page: %d", s)
+		}
+		res := submit(t, cs, id, "accept", nil)
+		if version != legacy {
+			p := pendingOf(t, res)
+			res = submit(t, cs, p.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"})
+		}
+		if res.IsError || !strings.HasPrefix(text(res), "accept {Name:Ann") {
+			t.Fatalf("got %q", text(res))
+		}
+		e.assertEmpty()
+	})
+}
