@@ -243,11 +243,10 @@ func (e *Elicitor) blockingForm(ctx context.Context, r *Request, s *slot, sub st
 	return nil, clientError(err)
 }
 
-// urlDone notifies the client that a URL-mode elicitation completed.
+// urlDone notifies the client that a URL-mode elicitation completed on
+// the page: accepted or declined there, both end it.
 func (e *Elicitor) urlDone(ctx context.Context, r *Request, res *Response) (*Response, error) {
-	if res.Action == Accept {
-		notifyComplete(ctx, r.Call.req.Session, r.ID)
-	}
+	notifyComplete(ctx, r.Call.req.Session, r.ID)
 	return res, nil
 }
 

@@ -141,8 +141,33 @@ func (e *Elicitor) viaBrowser(ctx context.Context, r *Request, ttl time.Duration
 	}
 }
 
+// urlViaBrowser is URL mode for a client without it, with the BrowserForm
+// fallback: the link is announced as a browser form is (never in a tool
+// result: it carries the callback token), and the call waits for the
+// user's answer on the page, the TTL, a newer elicitation in the session,
+// or ctx.
+func (e *Elicitor) urlViaBrowser(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	link, err := e.issueURL(r, ttl, o)
+	if err != nil {
+		return nil, err
+	}
+	call := r.Call
+	expiry := e.now().Add(ttl)
+	s := e.slot(call.subject, call.session, r.ID, expiry)
+	first, err := s.begin(ctx, &pendingRecord{Mode: ModeURL, Via: viaBrowser, Tool: call.Tool, Expiry: expiry.UnixMilli()})
+	if err != nil {
+		return nil, err
+	}
+	defer s.end(ctx)
+	sub := &subscription{first}
+	defer func() { sub.Close() }()
+	e.announce(ctx, call, r.Message, link, "")
+	return e.await(ctx, expiry, s, sub)
+}
+
 // announce tells the user where the form of a BrowserForm elicitation is
-// and which verification code it shows: as a log message at level notice,
+// and which verification code it shows (none for a URL-mode page): as a
+// log message at level notice,
 // and as a progress notification when the call has a progress token; and
 // it gives the page to Config.OpenBrowser. Best effort: the form waits
 // anyway. The URL goes only to these channels of the client and never into
@@ -151,6 +176,9 @@ func (e *Elicitor) viaBrowser(ctx context.Context, r *Request, ttl time.Duration
 func (e *Elicitor) announce(ctx context.Context, c *Call, message, url, code string) {
 	ss := c.req.Session
 	text := fmt.Sprintf("%s\nAnswer in your browser at %s and check that the page shows the verification code %s.", message, url, code)
+	if code == "" { // the page of a URL-mode elicitation
+		text = fmt.Sprintf("%s\nContinue in your browser at %s", message, url)
+	}
 	ctx = context.WithoutCancel(ctx)
 	//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
 	ss.Log(ctx, &mcp.LoggingMessageParams{Level: "notice", Logger: logger, Data: text})

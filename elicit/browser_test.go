@@ -436,3 +436,41 @@ func TestBrowserSuperseded(t *testing.T) {
 	}
 	e.assertEmpty()
 }
+
+// Issue 20, item 14: the browser fallback covers URL mode. A client
+// without URL mode is told the consent page's link as it is told a
+// browser form's (a log message at notice, never a tool result), and the
+// call waits for the user's choice on the page.
+func TestBrowserFallbackURLMode(t *testing.T) {
+	linkRE := regexp.MustCompile(`(http://127\.0\.0\.1:\d+/cb\?token=\S+)`)
+	forBoth(t, func(t *testing.T, version string) {
+		for _, choice := range []string{"accept", "decline"} {
+			e := newBrowserEnv(t, browserConfig)
+			srv := e.callback()
+			e.tool("connect", urlTool(srv.URL))
+			logs := make(chan string, 4)
+			cs := e.connect(&mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+				s, _ := req.Params.Data.(string)
+				logs <- s
+			}}, version)
+			if version == legacy {
+				if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out := callAsync(t, t.Context(), cs, callParams("connect"))
+			msg := waitFor(t, logs, "announcement of the page")
+			m := linkRE.FindStringSubmatch(msg)
+			if m == nil || !strings.HasPrefix(msg, "Connect your account") {
+				t.Fatalf("announcement %q", msg)
+			}
+			if s := choose(t, m[1], choice); s != http.StatusOK {
+				t.Fatalf("page: %d", s)
+			}
+			if got := waitFor(t, out, "tool result"); got != choice {
+				t.Fatalf("got %q, want %q", got, choice)
+			}
+			e.assertEmpty()
+		}
+	})
+}

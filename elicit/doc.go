@@ -136,11 +136,13 @@
 // returns unchanged; the tool call then returns instructions (text for the
 // model: ask the user, then call sendElicitationResult) and
 // _meta.elicitationPending with the elicitation ID (elicitId), the message
-// and the requested schema. In URL mode, the model is given the link, and
-// the tool's next call with the same arguments returns the user's choice. The elicitation is sealed in the store with the tool's
+// and the requested schema. In URL mode, the model is given the link and
+// the ID, and its sendElicitationResult with that ID, once the user is
+// done on the page, continues the tool with the page's answer (the model
+// can only refuse for the user; a new call of the tool asks again). The elicitation is sealed in the store with the tool's
 // name and arguments, bound to the subject and the session, and it is the
 // session's one pending elicitation. The tool sendElicitationResult
-// (FallbackTool), listed only to clients that cannot elicit in form mode,
+// (FallbackTool), listed only to clients without form or URL mode,
 // takes {elicitId, action, content} on any node: from another session or
 // another user it finds nothing (ErrUnknownElicitation); invalid content
 // is a tool error naming the JSON path, and the elicitation stays open for

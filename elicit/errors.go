@@ -102,7 +102,7 @@ type UnsupportedError struct {
 func (e *UnsupportedError) Error() string {
 	if e.Mode == ModeURL {
 		return "elicit: this MCP client cannot open a page of the server for the user (it does not support URL-mode elicitation); " +
-			"the user needs a client that does, or the server can enable the LLM-mediated fallback, which hands the link to the model"
+			"the user needs a client that does, or the server can enable a fallback (LLM-mediated, which hands the link to the model, or browser, which announces it to the user)"
 	}
 	return "elicit: this MCP client cannot ask the user (it does not support " + string(e.Mode) + "-mode elicitation); " +
 		"the user needs a client that does, or the server can enable a fallback (LLM-mediated or browser form)"

@@ -17,7 +17,8 @@ import (
 // 2026-07-28. Only where it cannot are the fallbacks tried, in the order
 // given, each only where it applies; then the Config's Unsupported policy;
 // then an *UnsupportedError. Both fallbacks serve form mode (Form and
-// Confirm); URL mode has none.
+// Confirm) and URL mode: LLMMediated gives the model the link, BrowserForm
+// announces it to the user as it announces a form.
 type Fallback string
 
 const (
@@ -51,13 +52,17 @@ const (
 	// of notice or below (logging/setLevel, or the request's _meta on
 	// 2026-07-28), or the call has a progress token, or OpenBrowser is set.
 	// Enable it only on a server whose user sits at the same machine.
+	//
+	// In URL mode it announces the link of the URL-mode page (the consent
+	// page, or WithLink's) the same way, without a code, and the call
+	// waits for the user's answer there.
 	BrowserForm Fallback = "browser"
 )
 
 // FallbackTool is the name of the tool through which the model sends the
 // answer of an LLMMediated elicitation. The Elicitor lists it only to
-// clients that cannot elicit in form mode, and only when LLMMediated is
-// enabled; it refuses it from every other client.
+// clients that lack form mode or URL mode, and only when LLMMediated is
+// enabled; it refuses it for an elicitation in a mode the client has.
 const FallbackTool = "sendElicitationResult"
 
 // WithFallbacks sets the fallbacks this call may use, in order, instead of
@@ -83,8 +88,12 @@ func (e *Elicitor) unsupported(ctx context.Context, r *Request, ttl time.Duratio
 			continue
 		}
 		if r.Mode == ModeURL {
-			if rd, ok := ctx.Value(roundKey{}).(*round); ok && f == LLMMediated {
-				return e.urlViaModel(ctx, rd, r, ttl, o)
+			rd, ok := ctx.Value(roundKey{}).(*round)
+			switch {
+			case f == LLMMediated && ok:
+				return e.urlViaModel(rd, r, ttl, o)
+			case f == BrowserForm && e.canAnnounce(r.Call):
+				return e.urlViaBrowser(ctx, r, ttl, o)
 			}
 			continue
 		}

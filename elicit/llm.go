@@ -55,17 +55,24 @@ var ErrAnswered = errors.New("elicit: the elicitation was already answered")
 // errNotForThisClient refuses FallbackTool from a client that can elicit.
 var errNotForThisClient = errors.New("elicit: " + FallbackTool + " is only for clients that cannot elicit; this client answers elicitations itself")
 
-// modelAsk is the LLM-mediated elicitation a run stopped at.
+// errPageNotAnswered refuses an accept of a URL-mode elicitation that the
+// user has not answered on its page yet: only the page accepts.
+var errPageNotAnswered = errors.New("elicit: the user has not answered on the page yet; once they have, send this again (a refusal may be sent at any time)")
+
+// modelAsk is the LLM-mediated elicitation a run stopped at: a form, or
+// (mode URL) a link to give the user.
 type modelAsk struct {
 	id, fp, message string
+	mode            Mode
 	schema          []byte
+	url             string
 	ttl             time.Duration
 }
 
 // viaModel is the LLMMediated fallback's request flow (within rd.replay):
 // it records the elicitation and stops the run.
 func (e *Elicitor) viaModel(rd *round, r *Request, ttl time.Duration) (*Response, error) {
-	rd.pending = &modelAsk{id: r.ID, fp: fingerprint(r), message: r.Message, schema: r.Schema.raw, ttl: ttl}
+	rd.pending = &modelAsk{id: r.ID, fp: fingerprint(r), message: r.Message, mode: ModeForm, schema: r.Schema.raw, ttl: ttl}
 	return nil, ErrInputRequired
 }
 
@@ -80,7 +87,7 @@ func (e *Elicitor) pendingResult(ctx context.Context, req *mcp.CallToolRequest, 
 	expiry := e.now().Add(p.ttl)
 	s := e.slot(call.subject, call.session, p.id, expiry)
 	rec := &pendingRecord{
-		Mode: ModeForm, Via: viaModel, Schema: p.schema, Tool: req.Params.Name, Expiry: expiry.UnixMilli(),
+		Mode: p.mode, Via: viaModel, Schema: p.schema, Tool: req.Params.Name, Expiry: expiry.UnixMilli(),
 		FP: p.fp, Args: req.Params.Arguments, Answers: rd.answers, State: rd.state,
 		Marker: e.keys.PrimaryKeyID().String(),
 	}
@@ -92,6 +99,9 @@ func (e *Elicitor) pendingResult(ctx context.Context, req *mcp.CallToolRequest, 
 		return nil, err
 	}
 	e.leave(req.Session, s)
+	if p.mode == ModeURL {
+		return pendingURLResult(req.Session, p), nil
+	}
 	res := completeResult(req.Session)
 	res.Content = []mcp.Content{&mcp.TextContent{Text: instructions(p)}}
 	res.Meta = mcp.Meta{MetaElicitationPending: map[string]any{
@@ -146,8 +156,8 @@ func (e *Elicitor) needsFallbackTool(ss *mcp.ServerSession, meta mcp.Meta) bool 
 		return false
 	}
 	_, caps := clientCapabilities(ss, meta)
-	form, _ := modes(caps)
-	return !form
+	form, url := modes(caps)
+	return !form || !url
 }
 
 // listTools adds FallbackTool to the last page of tools/list for the
@@ -188,7 +198,10 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 	if err != nil {
 		return nil, err
 	}
-	if call.FormMode {
+	// A client that lacks a mode gets this tool: for a link, and for what
+	// the continuation of its answer asks (which, on 2026-07-28, cannot
+	// stop for input requests and comes through the model too).
+	if call.FormMode && call.URLMode {
 		return toolError(req.Session, errNotForThisClient), nil
 	}
 	var in fallbackInput
@@ -210,19 +223,35 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 		return nil, err
 	}
 	s.expiry = time.UnixMilli(rec.Expiry)
-	if rec.Via != viaModel || rec.Mode != ModeForm || !s.expiry.After(e.now()) {
+	if rec.Via != viaModel || (rec.Mode != ModeForm && rec.Mode != ModeURL) || !s.expiry.After(e.now()) {
 		return toolError(req.Session, ErrUnknownElicitation), nil
 	}
 
 	a := answered{FP: rec.FP, ID: in.ElicitID, Action: in.Action}
-	switch in.Action {
-	case Accept:
+	switch {
+	case rec.Mode == ModeURL:
+		// The page decides: its answer, once given, is the answer; before
+		// it, the model may only refuse for the user.
+		var page resultRecord
+		err := s.get(ctx, purposeResult, &page)
+		switch {
+		case err == nil && !page.Superseded:
+			a.Action = page.Action
+		case err != nil && !errors.Is(err, ErrUnknownElicitation):
+			return nil, err
+		case in.Action == Accept:
+			return toolError(req.Session, errPageNotAnswered), nil
+		case in.Action != Decline && in.Action != Cancel:
+			return toolError(req.Session, fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
+		}
+		in.Action, in.Content = a.Action, nil // what the marker records
+	case in.Action == Accept:
 		content, err := e.validateModelAnswer(rec.Schema, in.Content)
 		if err != nil {
 			return toolError(req.Session, err), nil
 		}
 		a.Content = content
-	case Decline, Cancel:
+	case in.Action == Decline, in.Action == Cancel:
 		// Content that comes with a refusal is dropped unread.
 	default:
 		return toolError(req.Session, fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
@@ -405,46 +434,32 @@ func toolError(ss *mcp.ServerSession, err error) *mcp.CallToolResult {
 	return res
 }
 
-// modelURL is a URL-mode elicitation a run stopped at, for a client that
-// cannot open URLs: the model is given the link.
-type modelURL struct {
-	id, message, url string
-}
-
 // urlViaModel is URL mode for a client without it, with the LLMMediated
-// fallback: the model is given the link and asked to call the tool again
-// once the user is done. The page, when the user answers, writes the answer
-// where the retry looks for it (Done), so nothing needs to wait for it.
-func (e *Elicitor) urlViaModel(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
-	call := r.Call
-	fp := urlFingerprint(r)
-	done := e.slot(call.subject, call.session, "done:"+fp, time.Time{})
-	var dr resultRecord
-	if err := done.take(ctx, purposeResult, &dr); err == nil {
-		return &Response{Action: dr.Action}, nil
-	}
-	expiry := e.now().Add(ttl)
-	s := e.slot(call.subject, call.session, r.ID, expiry)
+// fallback (within rd.replay): the model is given the link, and, once the
+// user is done on the page, calls FallbackTool with the elicitation's ID,
+// as for a form. Only that call continues the tool, with the answer the
+// page gave: a link answers only the call that asked for it, never another
+// call of the same tool, another client's included.
+func (e *Elicitor) urlViaModel(rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
 	link, err := e.issueURL(r, ttl, o)
 	if err != nil {
 		return nil, err
 	}
-	rec := &pendingRecord{Mode: ModeURL, Via: viaModel, Tool: call.Tool, Expiry: expiry.UnixMilli(), Done: fp, Carried: carry(ctx, e.hooks)}
-	if err := s.put(ctx, purposePending, rec); err != nil {
-		return nil, err
-	}
-	rd.pendingURL = &modelURL{id: r.ID, message: r.Message, url: link}
+	rd.pending = &modelAsk{id: r.ID, fp: fingerprint(r), message: r.Message, mode: ModeURL, url: link, ttl: ttl}
 	return nil, ErrInputRequired
 }
 
 // pendingURLResult is the tool result that gives the model the link of a
 // URL-mode elicitation.
-func pendingURLResult(ss *mcp.ServerSession, p *modelURL) *mcp.CallToolResult {
+func pendingURLResult(ss *mcp.ServerSession, p *modelAsk) *mcp.CallToolResult {
 	res := completeResult(ss)
 	res.Content = []mcp.Content{&mcp.TextContent{Text: "This tool needs the user to complete a step in their browser, and this client cannot open the page itself. " +
 		"Give the user this link and tell them what it is for; do not open it yourself.\n\n" +
 		"Purpose: " + p.message + "\nLink: " + p.url + "\n\n" +
-		"When the user says they are done (or that they declined), call this tool again with the same arguments: its result will be the outcome."}}
+		fmt.Sprintf("When the user says they are done, call the tool %q with {\"elicitId\": %q, \"action\": \"accept\"}; "+
+			"use \"action\": \"decline\" if they refuse to open the page, or \"cancel\" if they dismiss it. "+
+			"The page decides: the result of that call is the result of this tool, with the user's choice there. "+
+			"Calling this tool again asks again, with a new link.", FallbackTool, p.id)}}
 	res.Meta = mcp.Meta{MetaElicitationPending: map[string]any{
 		"elicitId":      p.id,
 		"elicitationId": p.id,

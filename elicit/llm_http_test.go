@@ -172,3 +172,49 @@ func (s *slowMarkers) PutIfAbsent(ctx context.Context, key string, value []byte,
 	time.Sleep(50 * time.Millisecond)
 	return s.Store.PutIfAbsent(ctx, key, value, expiry)
 }
+
+// Issue 20, item 11: on a stateless server without authentication
+// (2026-07-28), one client's link answers no other client. Client A's
+// model relays its link and the user accepts on the page; client B, making
+// the same call with the same arguments, is asked for its own link, and
+// only A's sendElicitationResult with A's ID gets A's answer.
+func TestURLViaModelSessionless(t *testing.T) {
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	e := &env{t: t, store: st, keys: newKeyring(t)}
+	ev, err := elicit.New((*keyring.Keyring)(e.keys), st, llmConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ev = ev
+	e.server = mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
+	ev.Install(e.server)
+	pages := e.callback()
+	e.tool("connect", urlTool(pages.URL))
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return e.server }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	connect := func() *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	a, b := connect(), connect()
+	var args map[string]any // the same arguments
+	idA, linkA := urlPending(t, callTool(t, a, "connect", args), pages.URL)
+	if s := get(t, linkA); s != http.StatusOK {
+		t.Fatalf("A's page: %d", s)
+	}
+	resB := callTool(t, b, "connect", args)
+	if !strings.Contains(text(resB), "Link: ") {
+		t.Fatalf("B got %q, not a link of its own: A's answer reached another client", text(resB))
+	}
+	if idB, _ := urlPending(t, resB, pages.URL); idB == idA {
+		t.Fatal("B was handed A's elicitation")
+	}
+	if got := submit(t, a, idA, "accept", nil); got.IsError || text(got) != "accept" {
+		t.Fatalf("A: %q", text(got))
+	}
+}

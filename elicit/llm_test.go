@@ -297,7 +297,9 @@ func TestModelToolListedOnlyWhenNeeded(t *testing.T) {
 		}{
 			{"no elicitation", mute, true},
 			{"URL mode only", urlOnly, true},
-			{"form mode", &mcp.ClientOptions{ElicitationHandler: answer("decline", nil)}, false},
+			// For URL-mode elicitations, which the model hands on.
+			{"form mode only", &mcp.ClientOptions{ElicitationHandler: answer("decline", nil)}, true},
+			{"both modes", &mcp.ClientOptions{ElicitationHandler: answer("decline", nil), Capabilities: bothModes}, false},
 		} {
 			cs := e.connect(tc.opts, version)
 			if got := slices.Contains(toolNames(t, cs), elicit.FallbackTool); got != tc.want {
@@ -408,10 +410,26 @@ func TestModelSuperseded(t *testing.T) {
 	})
 }
 
+// urlPending reads the URL-mode elicitation a tool result hands to the
+// model: its ID and link.
+func urlPending(t *testing.T, res *mcp.CallToolResult, base string) (id, link string) {
+	t.Helper()
+	meta, _ := res.Meta[elicit.MetaElicitationPending].(map[string]any)
+	link, _ = meta["url"].(string)
+	id, _ = meta["elicitId"].(string)
+	if res.IsError || meta["mode"] != "url" || id == "" || meta["elicitId"] != meta["elicitationId"] ||
+		!strings.HasPrefix(link, base+"/cb?token=ev1.") || !strings.Contains(text(res), link) {
+		t.Fatalf("not a pending URL elicitation: result %q, meta %v", text(res), meta)
+	}
+	return id, link
+}
+
 // URL mode for a client that cannot open pages, with the LLM-mediated
 // fallback: the model gets the link in the tool result (and the ID under
-// elicitId in _meta), the user answers on the page, and calling the tool
-// again returns the user's choice. The ID and link are never reusable.
+// elicitId in _meta), the user answers on the page, and the model's
+// sendElicitationResult with that ID continues the tool with the page's
+// answer. The model cannot accept for the user; the ID and link are never
+// reusable.
 func TestURLViaModel(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
 		for _, choice := range []string{"accept", "decline"} {
@@ -425,28 +443,110 @@ func TestURLViaModel(t *testing.T) {
 			})
 			cs := e.connect(mute, version)
 			res := callTool(t, cs, "connect", nil)
-			meta, _ := res.Meta[elicit.MetaElicitationPending].(map[string]any)
-			link, _ := meta["url"].(string)
-			if res.IsError || meta["mode"] != "url" || meta["elicitId"] == nil || meta["elicitId"] != meta["elicitationId"] ||
-				!strings.HasPrefix(link, srv.URL+"/cb?token=ev1.") || !strings.Contains(text(res), link) {
-				t.Fatalf("result %q, meta %v", text(res), meta)
+			id, link := urlPending(t, res, srv.URL)
+			if !strings.Contains(text(res), id) || !strings.Contains(text(res), elicit.FallbackTool) {
+				t.Fatalf("the model is not told how to answer: %q", text(res))
 			}
-			// Before the user answers, a retry asks again (a new link).
-			if again := callTool(t, cs, "connect", nil); again.Meta[elicit.MetaElicitationPending] == nil {
-				t.Fatalf("retry before the answer: %q", text(again))
+			// Before the user answers on the page, the model cannot accept.
+			if r := submit(t, cs, id, "accept", nil); !r.IsError || !strings.Contains(text(r), "not answered on the page") {
+				t.Fatalf("accept before the page: %q", text(r))
 			}
 			resp, err := http.PostForm(link, url.Values{"action": {choice}})
 			if err != nil || resp.StatusCode != http.StatusOK {
 				t.Fatalf("page: %v %v", resp, err)
 			}
 			resp.Body.Close()
-			if got := callTool(t, cs, "connect", nil); got.IsError || text(got) != choice {
+			// The page decides, whatever the model says.
+			if got := submit(t, cs, id, "accept", nil); got.IsError || text(got) != choice {
 				t.Fatalf("after %s: %q", choice, text(got))
 			}
-			// The model cannot answer it through the fallback tool.
-			if r := submit(t, cs, meta["elicitId"].(string), "accept", nil); !r.IsError {
-				t.Fatalf("sendElicitationResult completed a URL elicitation: %q", text(r))
+			if runs != 2 {
+				t.Errorf("%d runs, want 2", runs)
 			}
+			// Used up: the ID continues nothing more (a resend of the same
+			// answer gets its result again), and calling the tool again
+			// asks again.
+			if r := submit(t, cs, id, "decline", nil); !r.IsError && r.Meta[elicit.MetaElicitationReplayed] != true || runs != 2 {
+				t.Fatalf("a second answer: %q (%d runs)", text(r), runs)
+			}
+			urlPending(t, callTool(t, cs, "connect", nil), srv.URL)
 		}
+	})
+}
+
+// The model may refuse for the user (they will not open the page): the
+// tool continues with the refusal and the link is dead.
+func TestURLViaModelRefused(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, llmConfig)
+		srv := e.callback()
+		e.tool("connect", urlTool(srv.URL))
+		cs := e.connect(mute, version)
+		id, link := urlPending(t, callTool(t, cs, "connect", nil), srv.URL)
+		if got := submit(t, cs, id, "decline", nil); got.IsError || text(got) != "decline" {
+			t.Fatalf("decline: %q", text(got))
+		}
+		if s := get(t, link); s != http.StatusGone {
+			t.Fatalf("the link after the refusal: %d, want 410", s)
+		}
+		e.assertEmpty()
+	})
+}
+
+// Issue 20, item 12: a leftover link never pre-answers a later call. Two
+// calls give two links before the user opens either; opening them
+// answers no other call of the tool: the next calls get links of their
+// own, and an answer reaches only sendElicitationResult with its own ID.
+func TestURLViaModelLeftoverLink(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, llmConfig)
+		srv := e.callback()
+		e.tool("connect", urlTool(srv.URL))
+		cs := e.connect(mute, version)
+		_, link1 := urlPending(t, callTool(t, cs, "connect", nil), srv.URL)
+		id2, link2 := urlPending(t, callTool(t, cs, "connect", nil), srv.URL)
+		// On a session, the second call replaced the first (410); either
+		// way link 1 answers no later call.
+		if s := get(t, link1); s != http.StatusOK && s != http.StatusGone {
+			t.Fatalf("link 1: %d", s)
+		}
+		id3, _ := urlPending(t, callTool(t, cs, "connect", nil), srv.URL) // call 3 is asked, not answered
+		if id3 == id2 {
+			t.Fatal("call 3 was handed call 2's elicitation")
+		}
+		get(t, link2)
+		urlPending(t, callTool(t, cs, "connect", nil), srv.URL) // call 4 too
+	})
+}
+
+// A client with form mode but not URL mode, and a handler that asks for a
+// page and then a form: the link goes to the model, and the form that
+// follows in the continuation is asked too (natively on 2025-11-25; on
+// 2026-07-28, where a continuation cannot stop for input requests, through
+// the model), and its answer accepted.
+func TestURLViaModelThenForm(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		e := newEnv(t, llmConfig)
+		srv := e.callback()
+		e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+			if a, err := elicit.URL(ctx, req, "Connect your account", elicit.WithLink(elicit.CallbackURL(srv.URL+"/cb"))); err != nil || a != elicit.Accept {
+				return string(a), err
+			}
+			return profileTool(ctx, req)
+		})
+		cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer("accept", map[string]any{"name": "Ann", "email": "ann@example.com"})}, version)
+		id, link := urlPending(t, callTool(t, cs, "connect", nil), srv.URL)
+		if s := get(t, link); s != http.StatusOK {
+			t.Fatalf("page: %d", s)
+		}
+		res := submit(t, cs, id, "accept", nil)
+		if version != legacy {
+			p := pendingOf(t, res)
+			res = submit(t, cs, p.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"})
+		}
+		if res.IsError || !strings.HasPrefix(text(res), "accept {Name:Ann") {
+			t.Fatalf("got %q", text(res))
+		}
+		e.assertEmpty()
 	})
 }

@@ -83,11 +83,10 @@ type round struct {
 
 	// Where the run stopped: an input request (2026-07-28) or an
 	// LLM-mediated elicitation.
-	ask        *asked
-	params     *mcp.ElicitParams
-	ttl        time.Duration
-	pending    *modelAsk
-	pendingURL *modelURL
+	ask     *asked
+	params  *mcp.ElicitParams
+	ttl     time.Duration
+	pending *modelAsk
 
 	// continued marks the continuation of an LLM-mediated elicitation.
 	// It answers a tool call of its own (FallbackTool), so it cannot stop
@@ -130,7 +129,7 @@ func (rd *round) settle(ctx context.Context) {
 	}
 }
 
-func (rd *round) stopped() bool { return rd.ask != nil || rd.pending != nil || rd.pendingURL != nil }
+func (rd *round) stopped() bool { return rd.ask != nil || rd.pending != nil }
 
 // replay wraps the request flow of an elicitation of a run: the answer of
 // an earlier run at this position, if there is one, else send. A new
@@ -276,8 +275,6 @@ func (e *Elicitor) finish(ctx context.Context, req *mcp.CallToolRequest, rd *rou
 		return inputRequired(rd.ask.Key, rd.params, tok)
 	case rd.pending != nil:
 		return e.pendingResult(ctx, req, rd)
-	case rd.pendingURL != nil:
-		return pendingURLResult(req.Session, rd.pendingURL), nil
 	}
 	return res, err
 }
@@ -458,8 +455,8 @@ func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) 
 	rctx, end := resume(ctx, e.hooks, rec.Mode, rec.Carried)
 	res, err := e.await(rctx, s.expiry, s, sub)
 	end(err)
-	if err == nil && res.Action == Accept {
-		notifyComplete(ctx, r.Call.req.Session, r.ID)
+	if err == nil {
+		notifyComplete(ctx, r.Call.req.Session, r.ID) // accepted or declined on the page
 	}
 	return res, err
 }

@@ -42,8 +42,9 @@ var ErrWrongUser = errors.New("elicit: the link belongs to another user")
 // The pages verify the Host header (DNS rebinding) against Config.BaseURL,
 // or, without one, accept only loopback names on a loopback listener. They
 // are self-contained: no script, one inline style, a Content-Security-Policy
-// that allows nothing else, no framing, no referrer (the URL holds a bearer
-// token), no caching. No page quotes the token or anything of the user.
+// that allows nothing else, no framing, no referrer to other origins (the
+// URL holds a bearer token), no caching; an answer is taken only from the
+// page's own origin. No page quotes the token or anything of the user.
 func (e *Elicitor) Pages(user func(*http.Request) (subject string, ok bool)) http.Handler {
 	return &pages{e: e, user: user}
 }
@@ -143,7 +144,10 @@ func (p *pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", pageCSP)
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// the page's own POST with Origin: null, which answer refuses. The
+	// token still never leaves the origin.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	if !p.hostAllowed(r) {
@@ -187,11 +191,9 @@ func (p *pages) show(w http.ResponseWriter, r *http.Request) {
 // answer uses the link up with the user's choice and completes the
 // elicitation.
 func (p *pages) answer(w http.ResponseWriter, r *http.Request) {
-	if o := r.Header.Get("Origin"); o != "" && o != "null" {
-		if u, err := url.Parse(o); err != nil || !strings.EqualFold(u.Host, r.Host) {
-			writePage(w, http.StatusForbidden, pageView{Title: "Not allowed", Text: "Answer on the page your application opened."})
-			return
-		}
+	if !sameOrigin(r) {
+		writePage(w, http.StatusForbidden, pageView{Title: "Not allowed", Text: "Answer on the page your application opened."})
+		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 1<<10)
 	if err := r.ParseForm(); err != nil {
@@ -220,6 +222,21 @@ func (p *pages) answer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writePage(w, http.StatusOK, pageView{Title: "Done", Text: "You can close this window and return to your application."})
+}
+
+// sameOrigin reports whether a POST may come from the consent page
+// itself, as the browser form requires: an Origin, if sent, of this host
+// (not "null", which a sandboxed cross-site frame sends), and a
+// Sec-Fetch-Site, if sent, of same-origin. The page's referrer policy
+// (same-origin) makes browsers send its real Origin.
+func sameOrigin(r *http.Request) bool {
+	if o := r.Header.Get("Origin"); o != "" {
+		if u, err := url.Parse(o); o == "null" || err != nil || !strings.EqualFold(u.Host, r.Host) {
+			return false
+		}
+	}
+	site := r.Header.Get("Sec-Fetch-Site")
+	return site == "" || site == "same-origin"
 }
 
 // verify checks the link's token and the browser's user; on failure it
@@ -322,7 +339,7 @@ var pageCSP = func() string {
 var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>{{.Title}}</title>
 <style>` + pageStyle + `</style></head>
 <body><main><h1>{{.Title}}</h1><p>{{.Text}}</p>

@@ -201,6 +201,12 @@ func TestConsentPageRefusals(t *testing.T) {
 		bad("other host", fetch(t, "GET", u, nil, map[string]string{"Host": "evil.example:80"}), http.StatusMisdirectedRequest)
 		bad("other host POST", fetch(t, "POST", u, accept, map[string]string{"Host": "evil.example:80"}), http.StatusMisdirectedRequest)
 		bad("cross-site POST", fetch(t, "POST", u, accept, map[string]string{"Origin": "https://evil.example"}), http.StatusForbidden)
+		// A sandboxed cross-site frame posts with Origin: null; a browser
+		// that says the POST comes from another site is believed.
+		bad("Origin null", fetch(t, "POST", u, accept, map[string]string{"Origin": "null"}), http.StatusForbidden)
+		bad("Sec-Fetch-Site cross-site", fetch(t, "POST", u, accept, map[string]string{"Sec-Fetch-Site": "cross-site"}), http.StatusForbidden)
+		bad("Sec-Fetch-Site same-site", fetch(t, "POST", u, accept, map[string]string{"Sec-Fetch-Site": "same-site"}), http.StatusForbidden)
+		bad("Origin null, Sec-Fetch-Site cross-site", fetch(t, "POST", u, accept, map[string]string{"Origin": "null", "Sec-Fetch-Site": "cross-site"}), http.StatusForbidden)
 		bad("bad action", fetch(t, "POST", u, url.Values{"action": {"maybe"}}, nil), http.StatusBadRequest)
 		tampered := strings.Replace(u, "token=ev1.", "token=ev1.A", 1)
 		bad("tampered", fetch(t, "POST", tampered, accept, nil), http.StatusBadRequest)

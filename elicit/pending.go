@@ -52,7 +52,7 @@ type pendingRecord struct {
 	// token markers do (a rewrap keeps this field).
 	Marker string `json:"mk,omitempty"`
 	// Done, for a URL-mode elicitation whose call does not wait for it
-	// (-32042, or a link given to the model), is the fingerprint under
+	// (-32042), is the fingerprint under
 	// which the page leaves the answer for the call's retry.
 	Done string `json:"done,omitempty"`
 	// Carried is what the hooks' Carry returned when the elicitation was

@@ -69,9 +69,10 @@ func (*goneError) Is(target error) bool {
 // resolveURL completes the URL-mode elicitation a verified, consumed
 // callback token names. It checks the sealed pending record (which only
 // opens for the token's subject and session), writes the result to the
-// store and announces it. An elicitation whose call was not waiting (-32042,
-// or a link given to the model) gets its answer written where the retry of
-// the call looks for it, by this page, so that no waiter is needed.
+// store and announces it. An elicitation whose call was not waiting
+// (-32042) gets its answer written where the retry of the call looks for
+// it, by this page, so that no waiter is needed; one handed to the model
+// keeps it for the model's sendElicitationResult.
 func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Action) (err error) {
 	s := e.slot(c.Subject, c.SessionID, c.ElicitationID, time.Time{})
 	var rec pendingRecord
@@ -193,9 +194,8 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 		sub := &subscription{first}
 		defer func() { sub.Close() }()
 		// The page wrote the answer for the retry; this only tells the
-		// client to retry.
-		res, err := e.await(wctx, expiry, s, sub)
-		if err == nil && res.Action == Accept {
+		// client to retry, whatever the user chose there.
+		if _, err := e.await(wctx, expiry, s, sub); err == nil {
 			notifyCompleteLater(ss, r.ID)
 		}
 	}()

@@ -33,7 +33,16 @@ func (e *env) callback() *httptest.Server {
 // consent page's Accept button.
 func get(t *testing.T, u string) int {
 	t.Helper()
-	resp, err := http.PostForm(u, url.Values{"action": {"accept"}})
+	return choose(t, u, "accept")
+}
+
+// choose posts a choice (accept or decline) on the consent page.
+func choose(t *testing.T, u, choice string) int {
+	t.Helper()
+	if choice == "" {
+		choice = "accept"
+	}
+	resp, err := http.PostForm(u, url.Values{"action": {choice}})
 	if err != nil {
 		t.Error(err)
 		return 0
@@ -47,6 +56,7 @@ func get(t *testing.T, u string) int {
 type urlClient struct {
 	t        *testing.T
 	early    bool
+	choice   string // on the page; accept when empty
 	mu       sync.Mutex
 	ids      []string // elicitation IDs sent
 	complete chan string
@@ -71,11 +81,11 @@ func (c *urlClient) options() *mcp.ClientOptions {
 				c.t.Errorf("URL carries PII: %s", req.Params.URL)
 			}
 			if c.early {
-				c.status <- get(c.t, req.Params.URL)
+				c.status <- choose(c.t, req.Params.URL, c.choice)
 			} else {
 				go func() {
 					time.Sleep(20 * time.Millisecond)
-					c.status <- get(c.t, req.Params.URL)
+					c.status <- choose(c.t, req.Params.URL, c.choice)
 				}()
 			}
 			return &mcp.ElicitResult{Action: "accept"}, nil
@@ -120,6 +130,72 @@ func TestURLMode(t *testing.T) {
 			}
 			e.assertEmpty()
 		}
+	})
+}
+
+// Decline on the page is a completion too: the client is notified, on
+// every path (blocking, input requests, -32042), so that a client waiting
+// for notifications/elicitation/complete retries or moves on.
+func TestURLDeclineOnPageNotifies(t *testing.T) {
+	forBoth(t, func(t *testing.T, version string) {
+		for _, early := range []bool{false, true} {
+			e := newEnv(t, nil)
+			srv := e.callback()
+			e.tool("connect", urlTool(srv.URL))
+			c := newURLClient(t, early)
+			c.choice = "decline"
+			cs := e.connect(c.options(), version)
+			if got, isErr := call(t, cs, "connect"); isErr || got != "decline" {
+				t.Fatalf("early=%v: got %q", early, got)
+			}
+			if s := <-c.status; s != http.StatusOK {
+				t.Errorf("page status %d", s)
+			}
+			select {
+			case <-c.complete:
+			case <-time.After(2 * time.Second):
+				t.Errorf("early=%v: no notifications/elicitation/complete after Decline on the page", early)
+			}
+			e.assertEmpty()
+		}
+	})
+	t.Run("-32042", func(t *testing.T) {
+		e := newEnv(t, nil)
+		srv := e.callback()
+		e.tool("connect", urlTool(srv.URL, elicit.WithURLElicitationRequiredError()))
+		complete := make(chan string, 1)
+		cs := e.connect(&mcp.ClientOptions{
+			Capabilities:       bothModes,
+			ElicitationHandler: answer("accept", nil),
+			ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+				complete <- req.Params.ElicitationID
+			},
+		}, legacy)
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "connect"})
+		var we *jsonrpc.Error
+		var data struct {
+			Elicitations []*mcp.ElicitParams `json:"elicitations"`
+		}
+		if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired || json.Unmarshal(we.Data, &data) != nil || len(data.Elicitations) != 1 {
+			t.Fatalf("got %v, want -32042", err)
+		}
+		el := data.Elicitations[0]
+		if s := choose(t, el.URL, "decline"); s != http.StatusOK {
+			t.Fatalf("page: %d", s)
+		}
+		select {
+		case id := <-complete:
+			if id != el.ElicitationID {
+				t.Errorf("completion for another elicitation")
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatal("no notifications/elicitation/complete after Decline on the page")
+		}
+		// The retry gets the user's refusal.
+		if got, isErr := call(t, cs, "connect"); isErr || got != "decline" {
+			t.Errorf("retry: %q", got)
+		}
+		e.assertEmpty()
 	})
 }
 

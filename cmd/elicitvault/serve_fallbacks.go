@@ -22,6 +22,11 @@ tries, in order (comma-separated; "none" for nothing, the default "llm"):
             in a log message (level notice) or a progress notification,
             with a verification code; for a server on the user's machine
 
+Both also stand in for URL mode (connect_account) for clients without
+it: llm gives the model the link, and the model's sendElicitationResult
+with the elicitation's ID then returns the page's answer; browser
+announces the link the same way as a form, and the call waits.
+
 As llm applies to every call, a browser after it is never reached by the
 tools of serve: use --fallback browser to try the form. When none
 applies, the tool fails with "client does not support form elicitation".`
