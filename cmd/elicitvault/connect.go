@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/elicitvault/elicitvault/elicit/client"
+	"github.com/elicitvault/elicitvault/internal/termtext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/term"
 )
@@ -45,7 +46,28 @@ type hostList []string
 func (h *hostList) String() string     { return strings.Join(*h, ",") }
 func (h *hostList) Set(s string) error { *h = append(*h, s); return nil }
 
+// runConnect runs connect with every byte it writes to stdout and stderr,
+// and the text of the error it returns, passed through termtext.Clean:
+// what the server sends (messages, errors, results, HTTP error bodies
+// quoted by the transport) cannot act on the terminal. The forms draw on
+// the terminal themselves, with the server's texts cleaned by show.
 func runConnect(ctx context.Context, e *env, args []string) error {
+	ce := *e
+	ce.stdout, ce.stderr = termtext.Writer(e.stdout), termtext.Writer(e.stderr)
+	if err := connect(ctx, &ce, args); err != nil {
+		return cleanError{err}
+	}
+	return nil
+}
+
+// cleanError is an error whose text is fit for a terminal; errors.Is and
+// errors.As see the error it wraps.
+type cleanError struct{ err error }
+
+func (c cleanError) Error() string { return termtext.Clean(c.err.Error()) }
+func (c cleanError) Unwrap() error { return c.err }
+
+func connect(ctx context.Context, e *env, args []string) error {
 	c := commands["connect"]
 	fs := newFlagSet(c)
 	tool := fs.String("tool", "", "the tool to call (without it, list the tools)")
@@ -161,21 +183,27 @@ func oneLine(s string) string {
 }
 
 func printResult(w io.Writer, res *mcp.CallToolResult) {
+	// w cleans what it is given; Printable here too, so that no text of
+	// the server reaches a terminal even if w changes.
 	printed := false
 	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			fmt.Fprintln(w, client.Printable(t.Text)) // no escape sequence of the server reaches the terminal
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			fmt.Fprintln(w, client.Printable(c.Text))
+			printed = true
+		case *mcp.ResourceLink:
+			fmt.Fprintf(w, "Resource: %s <%s>\n", client.Printable(oneLine(c.Name)), client.Printable(c.URI))
 			printed = true
 		}
 	}
 	if res.StructuredContent != nil && !printed {
 		b, _ := json.MarshalIndent(res.StructuredContent, "", "  ")
-		fmt.Fprintln(w, string(b))
+		fmt.Fprintln(w, client.Printable(string(b)))
 		printed = true
 	}
 	if !printed {
 		b, _ := json.Marshal(res.Content)
-		fmt.Fprintln(w, string(b))
+		fmt.Fprintln(w, client.Printable(string(b)))
 	}
 }
 

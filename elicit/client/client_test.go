@@ -403,8 +403,8 @@ func TestNoUI(t *testing.T) {
 func TestPrintable(t *testing.T) {
 	for in, want := range map[string]string{
 		"Delete 3 contacts?\nSure?\t(yes)": "Delete 3 contacts?\nSure?\t(yes)",
-		"a\x1b[2Jb":                        "a\uFFFD[2Jb",
-		"\x1b]0;title\x07":                 "\uFFFD]0;title\uFFFD",
+		"a\x1b[2Jb":                        "a\uFFFDb",
+		"\x1b]0;title\x07":                 "\uFFFD",
 		"pay \u202egnp.exe":                "pay \uFFFDgnp.exe",
 		"zero\u200bwidth\u0085":            "zero\uFFFDwidth\uFFFD",
 		"bad \xff byte":                    "bad \uFFFD byte",
