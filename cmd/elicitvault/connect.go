@@ -122,7 +122,10 @@ func connect(ctx context.Context, e *env, args []string) error {
 
 	ui := newTerminalUI(e)
 	h := client.New(&client.Options{Form: ui, URL: ui, AllowedHosts: hosts, Open: ui.open})
-	opts := &mcp.ClientOptions{}
+	// The rounds of protocol 2026-07-28 are answered by h.CallTool and
+	// elicitation/create by h (Attach): the go-sdk's own paths would add
+	// the schema's defaults to what the user submitted.
+	opts := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
 	h.Install(opts)
 	// What the client refuses goes to the server as an error; the user
 	// sees why here.
@@ -133,8 +136,21 @@ func connect(ctx context.Context, e *env, args []string) error {
 		}
 		return res, err
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "elicitvault-connect", Version: moduleVersion()}, opts).
-		Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: *protocol})
+	mc := mcp.NewClient(&mcp.Implementation{Name: "elicitvault-connect", Version: moduleVersion()}, opts)
+	mc.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			er, ok := req.(*mcp.ElicitRequest)
+			if !ok || method != "elicitation/create" {
+				return next(ctx, method, req)
+			}
+			res, err := opts.ElicitationHandler(ctx, er)
+			if err != nil {
+				return nil, err
+			}
+			return res, nil
+		}
+	})
+	cs, err := mc.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: *protocol})
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
@@ -156,7 +172,7 @@ func connect(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: *tool, Arguments: arguments})
+	res, err := h.CallTool(ctx, cs, &mcp.CallToolParams{Name: *tool, Arguments: arguments})
 	if err != nil {
 		return fmt.Errorf("connect: %s: %w", *tool, err)
 	}
