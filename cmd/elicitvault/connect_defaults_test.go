@@ -125,10 +125,10 @@ func TestConnectTmuxLinesDefault(t *testing.T) {
 	requireTmux(t)
 	buildBinary(t)
 	schema := map[string]any{"type": "object", "properties": map[string]any{
-		"plan":     map[string]any{"type": "string", "enum": []any{"free", "pro"}, "default": "pro"},
-		"region":   map[string]any{"type": "string", "default": "eu"},
-		"topics":   map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": []any{"email", "sms"}}, "default": []any{"sms"}},
-		"seats":    map[string]any{"type": "integer", "default": 2},
+		"plan":   map[string]any{"type": "string", "enum": []any{"free", "pro"}, "default": "pro"},
+		"region": map[string]any{"type": "string", "default": "eu"},
+		"topics": map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": []any{"email", "sms"}}, "default": []any{"sms"}},
+		"seats":  map[string]any{"type": "integer", "default": 2},
 	}, "required": []any{"plan", "region"}}
 	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(proto, func(t *testing.T) {
