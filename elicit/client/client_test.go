@@ -294,6 +294,29 @@ func TestFormSendsWhatTheUserChose(t *testing.T) {
 	}
 }
 
+// The client refuses the forms that ask for a secret with the server's
+// own check: names, titles and descriptions, folded.
+func TestSecretFields(t *testing.T) {
+	for _, prop := range []string{
+		`"passcode":{"type":"string"}`, `"otp":{"type":"string"}`, `"code":{"type":"string","title":"2FA code"}`,
+		`"cvv2":{"type":"string"}`, `"card":{"type":"string","title":"Card no."}`, `"social_security_number":{"type":"string"}`,
+		`"phrase":{"type":"string","title":"Recovery phrase"}`, `"aws":{"type":"string","title":"AWS access key"}`,
+		`"pincode":{"type":"string"}`, `"c":{"type":"string","title":"Contraseña"}`, `"mot_de_passe":{"type":"string"}`,
+		`"login":{"type":"string","description":"Type your GitHub password here"}`, `"p\u0430ssword":{"type":"string"}`,
+	} {
+		_, err := client.NewFormRequest("m", json.RawMessage(`{"type":"object","properties":{`+prop+`}}`))
+		if !errors.Is(err, client.ErrSecretField) {
+			t.Errorf("%s: %v, want ErrSecretField", prop, err)
+		}
+	}
+	for _, prop := range []string{`"email":{"type":"string","format":"email"}`, `"name":{"type":"string"}`,
+		`"notes":{"type":"string"}`, `"description":{"type":"string"}`, `"max_tokens":{"type":"integer"}`} {
+		if _, err := client.NewFormRequest("m", json.RawMessage(`{"type":"object","properties":{`+prop+`}}`)); err != nil {
+			t.Errorf("%s: %v", prop, err)
+		}
+	}
+}
+
 func TestFormRefused(t *testing.T) {
 	each(t, func(t *testing.T, version string, mrtr bool) {
 		s, _ := bareServer(t)
