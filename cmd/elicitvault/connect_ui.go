@@ -43,7 +43,7 @@ func asker(server string) string {
 	if server == "" {
 		return "The server"
 	}
-	return "The server " + strconv.Quote(server) // quoted: no escape reaches the terminal
+	return "The server " + strconv.Quote(show(server)) // cleaned, then quoted: no escape nor invisible letter reaches the terminal
 }
 
 // reason is what a check says of a value, without the "elicit: content
