@@ -27,16 +27,30 @@ const evil = "BEGIN\x1b]2;PWNED-TITLE\x07\x1b]52;c;UFdORUQtQ0xJUA==\x07" +
 // HTTP 400 body holding a JSON-RPC error (when fail is "http"), structuredContent without text and
 // a resource_link's name.
 func hostileServer(t *testing.T, fail string) string {
-	s := mcp.NewServer(&mcp.Implementation{Name: "hostile", Version: "1"}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: "hostile" + evil, Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "rpcerror", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: evil}
 	})
 	s.AddTool(&mcp.Tool{Name: "structured", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: map[string]any{"note": evil}}, nil
 	})
-	s.AddTool(&mcp.Tool{Name: "link", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.AddTool(&mcp.Tool{Name: "resource", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.ResourceLink{Name: evil, URI: "https://files.example/" + evil}}}, nil
 	})
+	elicitTool := func(name string, p *mcp.ElicitParams) {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, p)
+			if err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "answered " + res.Action}}}, nil
+		})
+	}
+	elicitTool("form", &mcp.ElicitParams{Message: evil, RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+		"pick": map[string]any{"type": "string", "title": evil, "description": evil,
+			"oneOf": []any{map[string]any{"const": "a", "title": evil}, map[string]any{"const": "b", "title": "B"}}},
+	}}})
+	elicitTool("link", &mcp.ElicitParams{Mode: "url", Message: evil, URL: "https://example.com/", ElicitationID: "e1"})
 	if fail == "initialize" {
 		s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 			return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -79,7 +93,7 @@ func TestConnectTmuxHostileServer(t *testing.T) {
 		{"http 400 body", "http", ""},
 		{"tools/call error", "", "rpcerror"},
 		{"structuredContent", "", "structured"},
-		{"resource_link", "", "link"},
+		{"resource_link", "", "resource"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			url := hostileServer(t, c.fail)
@@ -104,6 +118,48 @@ func TestConnectTmuxHostileServer(t *testing.T) {
 			if strings.ContainsAny(s, "\u009b\u009d\u202e\u2066\u3164\u115f\uffa0\u200b") {
 				t.Errorf("a control, bidi or invisible character is on screen: %q", s)
 			}
+		})
+	}
+}
+
+// The questions of a hostile server (its name, the message, a field's
+// title and description, an option's title, a link's message) drawn by
+// the terminal forms: they set no title, write no clipboard, and show no
+// control, bidi or invisible character.
+func TestConnectTmuxHostileQuestions(t *testing.T) {
+	requireTmux(t)
+	buildBinary(t)
+	conf := filepath.Join(t.TempDir(), "tmux.conf")
+	if err := os.WriteFile(conf, []byte("set -g set-clipboard on\nset -g allow-rename on\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := hostileServer(t, "")
+	for _, c := range []struct{ tool, shown string }{{"form", "Fill in the form"}, {"link", "asks you to open a link"}} {
+		t.Run(c.tool, func(t *testing.T) {
+			p := startPaneConf(t, conf, nil, binary(t), "connect", "--protocol", "2025-11-25", "--tool", c.tool, url)
+			p.waitFor(c.shown)
+			if c.tool == "form" {
+				p.send("Enter")
+				p.waitFor(`BEGIN.*END`)
+			}
+			s := p.screen()
+			if !strings.Contains(s, "BEGIN") || !strings.Contains(s, "END") {
+				t.Fatalf("the server's text is not shown:\n%s", s)
+			}
+			if title := p.tmux("display-message", "-p", "-t", "t", "#{pane_title}"); strings.Contains(title, "PWNED") || strings.Contains(title, "C1-TITLE") {
+				t.Errorf("the server set the pane title: %q", title)
+			}
+			if b := p.tmux("list-buffers"); strings.TrimSpace(b) != "" {
+				t.Errorf("the server wrote the clipboard (OSC 52): %q", b)
+			}
+			if strings.ContainsAny(s, "\u009b\u009d\u202e\u2066\u3164\u115f\uffa0\u200b") {
+				t.Errorf("a control, bidi or invisible character is on screen: %q", s)
+			}
+			if e := p.tmux("capture-pane", "-p", "-e", "-t", "t"); strings.Contains(e, "\x1b]8;") || strings.Contains(e, "\x1b[31m") {
+				t.Errorf("the server's hyperlink or colour is on the pane: %q", e)
+			}
+			p.send("C-c")
+			p.waitFor(`\[exit \d\]`)
 		})
 	}
 }
