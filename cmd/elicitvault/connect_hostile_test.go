@@ -158,8 +158,7 @@ func TestConnectTmuxHostileQuestions(t *testing.T) {
 			if e := p.tmux("capture-pane", "-p", "-e", "-t", "t"); strings.Contains(e, "\x1b]8;") || strings.Contains(e, "\x1b[31m") {
 				t.Errorf("the server's hyperlink or colour is on the pane: %q", e)
 			}
-			p.send("C-c")
-			p.waitFor(`\[exit \d\]`)
+			// The pane's cleanup ends connect.
 		})
 	}
 }
