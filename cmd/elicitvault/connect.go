@@ -36,7 +36,10 @@ a question cancels it. Forms that ask for a password or another secret,
 links that are not https (http only to this machine), that carry a user
 name, or whose host is outside --allow-host, are refused. When stdin is
 not a terminal, questions are plain line prompts read from stdin (EOF
-cancels).`,
+cancels; Enter takes the default shown, "-" leaves an optional field
+empty). What you leave empty is sent empty: no default is added behind
+your back. Nothing the server sends reaches the terminal with escape
+sequences, control or invisible characters.`,
 		run: runConnect,
 	})
 }
