@@ -15,9 +15,11 @@
 //   - in URL mode, refuses a link that is not https (http only to a
 //     loopback address), that carries user information, that is not plain
 //     ASCII (an internationalized host must come in its punycode form, as
-//     shown to the user), or whose host is outside the allowlist; asks the
-//     user's consent showing the full URL and its host, and only then opens
-//     the system browser, without a shell;
+//     shown to the user), whose host cannot be a real one, or whose host
+//     is outside the allowlist; reads the host as a browser does
+//     ("2130706433" is 127.0.0.1) and shows, checks and opens the link with
+//     that host; asks the user's consent showing the full URL and its host,
+//     and only then opens the system browser, without a shell;
 //   - returns decline or cancel as the user chose, and declines what no UI
 //     can ask.
 //
