@@ -11,16 +11,23 @@ import (
 	"github.com/elicitvault/elicitvault/elicit/client"
 )
 
-// FuzzCheckURL: a link of URL mode the client accepts is printable ASCII,
-// https (or http to a loopback address), without user information, with
-// the host it reports and within the allowlist; anything else is refused
-// with ErrRefusedURL.
+// FuzzCheckURL: a link of URL mode the client accepts is shown as it is
+// opened: the returned link is printable ASCII, https (or http to a
+// loopback address), without user information, its host as the standard
+// library reads it is the reported host, in canonical form (an address
+// in its canonical spelling, a name only of letters, digits, '-', '_'
+// and dots that does not end in a number), within the allowlist, and
+// checking it again gives the same link. Anything else is refused with
+// ErrRefusedURL.
 func FuzzCheckURL(f *testing.F) {
 	for _, s := range []string{
 		"https://example.com/a?b=c#d", "http://127.0.0.1:8080/cb", "http://[::1]/", "http://localhost/",
 		"https://a.example.com:8443/", "http://example.com/", "https://u:p@example.com/", "https://example.com@evil.test/",
 		"https://exämple.com/", "https://xn--exmple-cua.com/", "javascript:alert(1)", "https://ex%61mple.com/",
 		"https://example.com/\u202e", "HTTPS://EXAMPLE.COM", "http://127.0.0.1.evil.test/", "https://[::ffff:127.0.0.1]/",
+		"https://2130706433/", "https://0x7f.1/", "https://1.1/", "http://0177.1:80/", "https://a*b.example.com/",
+		"https://example.com./", "https://0x.0x.0/", "https://00000000000000000001/", "https://example.com:0443",
+		"https://xn--ls8h.la/", "https://a\\b/", "https://1.2.3.4.5/", "https://login.test./x", "https://a..example.com/",
 	} {
 		f.Add(s, false)
 		f.Add(s, true)
@@ -38,33 +45,53 @@ func FuzzCheckURL(f *testing.F) {
 			return
 		}
 		for i := 0; i < len(raw); i++ {
-			if raw[i] <= 0x20 || raw[i] >= 0x7f {
+			if raw[i] <= 0x20 || raw[i] >= 0x7f || raw[i] == '\\' {
 				t.Fatalf("%q accepted with a byte %#x", raw, raw[i])
 			}
 		}
-		p, err := url.Parse(raw)
-		if err != nil || p.User != nil {
-			t.Fatalf("%q accepted: %v, user %v", raw, err, p.User)
+		for i := 0; i < len(u.URL); i++ {
+			if c := u.URL[i]; c <= 0x20 || c >= 0x7f || c == '\\' {
+				t.Fatalf("%q: link %q has a byte %#x", raw, u.URL, c)
+			}
 		}
-		host := strings.ToLower(p.Hostname())
-		switch strings.ToLower(p.Scheme) {
+		p, err := url.Parse(u.URL)
+		if err != nil || p.User != nil || p.Host != u.Host {
+			t.Fatalf("%q: link %q, host %q; net/url reads %+v, %v", raw, u.URL, u.Host, p, err)
+		}
+		host := p.Hostname()
+		a, aErr := netip.ParseAddr(host)
+		switch p.Scheme {
 		case "https":
 		case "http":
-			a, err := netip.ParseAddr(host)
-			if host != "localhost" && (err != nil || !a.Unmap().IsLoopback()) {
+			if host != "localhost" && host != "localhost." && (aErr != nil || !a.Unmap().IsLoopback()) {
 				t.Fatalf("%q accepted: http to %s", raw, host)
 			}
 		default:
 			t.Fatalf("%q accepted: scheme %s", raw, p.Scheme)
 		}
-		if !strings.HasPrefix(u.Host, host) && !strings.HasPrefix(u.Host, "["+host) {
-			t.Fatalf("%q: reported host %q, parsed %q", raw, u.Host, host)
+		if aErr == nil {
+			if a.String() != host {
+				t.Fatalf("%q: address %q not in canonical form", raw, host)
+			}
+		} else {
+			name := strings.TrimSuffix(host, ".")
+			if strings.Trim(name, "abcdefghijklmnopqrstuvwxyz0123456789-_.") != "" || strings.Contains(name, "..") {
+				t.Fatalf("%q: host %q", raw, host)
+			}
+			last := name[strings.LastIndexByte(name, '.')+1:]
+			if strings.Trim(last, "0123456789") == "" || strings.HasPrefix(last, "0x") && strings.Trim(last[2:], "0123456789abcdef") == "" {
+				t.Fatalf("%q: host %q ends in a number but is not an address", raw, host)
+			}
 		}
 		if restrict {
 			h := strings.TrimSuffix(host, ".")
 			if h != "login.test" && !strings.HasSuffix(h, ".example.com") {
-				t.Fatalf("%q accepted outside the allowlist", raw)
+				t.Fatalf("%q accepted outside the allowlist (host %q)", raw, host)
 			}
+		}
+		again, err := client.CheckURL(u.URL, allowed)
+		if err != nil || again.URL != u.URL || again.Host != u.Host {
+			t.Fatalf("%q: link %q checked again: %+v, %v", raw, u.URL, again, err)
 		}
 	})
 }

@@ -47,5 +47,7 @@
 // (internal/token/internal/jcs), FuzzReadString and FuzzAppendString
 // (internal/token/internal/wire), FuzzParseContent (the browser form's posted
 // fields, elicit/internal/browserform), FuzzParseURL (the Redis store's
-// URL forms, store/redis).
+// URL forms, store/redis), FuzzClean (the terminal sanitizer,
+// internal/termtext), FuzzSensitive (the secret-field check,
+// elicit/internal/form).
 package fuzz

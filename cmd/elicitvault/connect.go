@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/elicitvault/elicitvault/elicit/client"
+	"github.com/elicitvault/elicitvault/internal/termtext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/term"
 )
@@ -35,7 +36,10 @@ a question cancels it. Forms that ask for a password or another secret,
 links that are not https (http only to this machine), that carry a user
 name, or whose host is outside --allow-host, are refused. When stdin is
 not a terminal, questions are plain line prompts read from stdin (EOF
-cancels).`,
+cancels; Enter takes the default shown, "-" leaves an optional field
+empty). What you leave empty is sent empty: no default is added behind
+your back. Nothing the server sends reaches the terminal with escape
+sequences, control or invisible characters.`,
 		run: runConnect,
 	})
 }
@@ -45,7 +49,28 @@ type hostList []string
 func (h *hostList) String() string     { return strings.Join(*h, ",") }
 func (h *hostList) Set(s string) error { *h = append(*h, s); return nil }
 
+// runConnect runs connect with every byte it writes to stdout and stderr,
+// and the text of the error it returns, passed through termtext.Clean:
+// what the server sends (messages, errors, results, HTTP error bodies
+// quoted by the transport) cannot act on the terminal. The forms draw on
+// the terminal themselves, with the server's texts cleaned by show.
 func runConnect(ctx context.Context, e *env, args []string) error {
+	ce := *e
+	ce.stdout, ce.stderr = termtext.Writer(e.stdout), termtext.Writer(e.stderr)
+	if err := connect(ctx, &ce, args); err != nil {
+		return cleanError{err}
+	}
+	return nil
+}
+
+// cleanError is an error whose text is fit for a terminal; errors.Is and
+// errors.As see the error it wraps.
+type cleanError struct{ err error }
+
+func (c cleanError) Error() string { return termtext.Clean(c.err.Error()) }
+func (c cleanError) Unwrap() error { return c.err }
+
+func connect(ctx context.Context, e *env, args []string) error {
 	c := commands["connect"]
 	fs := newFlagSet(c)
 	tool := fs.String("tool", "", "the tool to call (without it, list the tools)")
@@ -100,7 +125,10 @@ func runConnect(ctx context.Context, e *env, args []string) error {
 
 	ui := newTerminalUI(e)
 	h := client.New(&client.Options{Form: ui, URL: ui, AllowedHosts: hosts, Open: ui.open})
-	opts := &mcp.ClientOptions{}
+	// The rounds of protocol 2026-07-28 are answered by h.CallTool and
+	// elicitation/create by h (Attach): the go-sdk's own paths would add
+	// the schema's defaults to what the user submitted.
+	opts := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true}}
 	h.Install(opts)
 	// What the client refuses goes to the server as an error; the user
 	// sees why here.
@@ -111,8 +139,21 @@ func runConnect(ctx context.Context, e *env, args []string) error {
 		}
 		return res, err
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "elicitvault-connect", Version: moduleVersion()}, opts).
-		Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: *protocol})
+	mc := mcp.NewClient(&mcp.Implementation{Name: "elicitvault-connect", Version: moduleVersion()}, opts)
+	mc.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			er, ok := req.(*mcp.ElicitRequest)
+			if !ok || method != "elicitation/create" {
+				return next(ctx, method, req)
+			}
+			res, err := opts.ElicitationHandler(ctx, er)
+			if err != nil {
+				return nil, err
+			}
+			return res, nil
+		}
+	})
+	cs, err := mc.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: *protocol})
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
@@ -134,7 +175,7 @@ func runConnect(ctx context.Context, e *env, args []string) error {
 		}
 		return nil
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: *tool, Arguments: arguments})
+	res, err := h.CallTool(ctx, cs, &mcp.CallToolParams{Name: *tool, Arguments: arguments})
 	if err != nil {
 		return fmt.Errorf("connect: %s: %w", *tool, err)
 	}
@@ -161,21 +202,27 @@ func oneLine(s string) string {
 }
 
 func printResult(w io.Writer, res *mcp.CallToolResult) {
+	// w cleans what it is given; Printable here too, so that no text of
+	// the server reaches a terminal even if w changes.
 	printed := false
 	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			fmt.Fprintln(w, client.Printable(t.Text)) // no escape sequence of the server reaches the terminal
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			fmt.Fprintln(w, client.Printable(c.Text))
+			printed = true
+		case *mcp.ResourceLink:
+			fmt.Fprintf(w, "Resource: %s <%s>\n", client.Printable(oneLine(c.Name)), client.Printable(c.URI))
 			printed = true
 		}
 	}
 	if res.StructuredContent != nil && !printed {
 		b, _ := json.MarshalIndent(res.StructuredContent, "", "  ")
-		fmt.Fprintln(w, string(b))
+		fmt.Fprintln(w, client.Printable(string(b)))
 		printed = true
 	}
 	if !printed {
 		b, _ := json.Marshal(res.Content)
-		fmt.Fprintln(w, string(b))
+		fmt.Fprintln(w, client.Printable(string(b)))
 	}
 }
 

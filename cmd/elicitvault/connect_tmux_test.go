@@ -94,6 +94,12 @@ type pane struct {
 
 func startPane(t *testing.T, env []string, argv ...string) *pane {
 	t.Helper()
+	return startPaneConf(t, "/dev/null", env, argv...)
+}
+
+// startPaneConf is startPane with the tmux configuration file conf.
+func startPaneConf(t *testing.T, conf string, env []string, argv ...string) *pane {
+	t.Helper()
 	requireTmux(t)
 	p := &pane{t: t, socket: filepath.Join(t.TempDir(), "tmux.sock")}
 	// The pane stays after the command exits, so that its last screen
@@ -107,7 +113,7 @@ func startPane(t *testing.T, env []string, argv ...string) *pane {
 		cmd.WriteString(" " + shellQuote(a))
 	}
 	cmd.WriteString("; echo \"[exit $?]\"; sleep 600")
-	p.tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "160", "-y", "50", cmd.String())
+	p.tmux("-f", conf, "new-session", "-d", "-s", "t", "-x", "160", "-y", "50", cmd.String())
 	t.Cleanup(func() { exec.Command("tmux", "-S", p.socket, "kill-server").Run() })
 	return p
 }

@@ -43,7 +43,7 @@ func asker(server string) string {
 	if server == "" {
 		return "The server"
 	}
-	return "The server " + strconv.Quote(server) // quoted: no escape reaches the terminal
+	return "The server " + strconv.Quote(show(server)) // cleaned, then quoted: no escape nor invisible letter reaches the terminal
 }
 
 // reason is what a check says of a value, without the "elicit: content
@@ -148,6 +148,12 @@ func (u *terminalUI) huhForm(ctx context.Context, f *client.FormRequest) (*clien
 			collect = append(collect, func(c map[string]any) {
 				if v, err := fd.Parse(s); err == nil {
 					c[fd.Name] = v
+				} else if errors.Is(err, client.ErrNoValue) && fd.Kind == client.String && fd.Default != nil {
+					// The user cleared the default: send it cleared
+					// if the field allows it, else leave it out.
+					if v, err := fd.Check(""); err == nil {
+						c[fd.Name] = v
+					}
 				}
 			})
 		case client.Boolean:
@@ -203,6 +209,8 @@ func (u *terminalUI) huhForm(ctx context.Context, f *client.FormRequest) (*clien
 			collect = append(collect, func(c map[string]any) {
 				if len(vs) > 0 || fd.Required {
 					c[fd.Name] = vs
+				} else if v, err := fd.Check([]string{}); err == nil {
+					c[fd.Name] = v // nothing ticked is an answer: sent as []
 				}
 			})
 		}
@@ -370,7 +378,10 @@ func (u *terminalUI) lineField(ctx context.Context, fd *client.Field) (any, erro
 		extra = append(extra, "comma-separated")
 	}
 	if fd.Default != nil {
-		extra = append(extra, show(fmt.Sprintf("default %v", fd.Default)))
+		extra = append(extra, show(fmt.Sprintf("Enter for the default %v", fd.Default)))
+		if !fd.Required {
+			extra = append(extra, "- for none")
+		}
 	}
 	hint := ""
 	if len(extra) > 0 {
@@ -380,6 +391,23 @@ func (u *terminalUI) lineField(ctx context.Context, fd *client.Field) (any, erro
 		l, err := u.prompt(ctx, "%s%s: ", label, hint)
 		if err != nil {
 			return nil, err
+		}
+		if l == "" && fd.Default != nil {
+			// Enter takes the default the prompt shows.
+			if v, err := fd.Check(cloneDefault(fd.Default)); err == nil {
+				return v, nil
+			}
+		}
+		if l == "-" && fd.Default != nil && !fd.Required {
+			// None, although there is a default: a multi-selection
+			// with nothing chosen is sent as [] if allowed, anything
+			// else is left out.
+			if fd.Kind == client.MultiSelect {
+				if v, err := fd.Check([]string{}); err == nil {
+					return v, nil
+				}
+			}
+			return nil, nil
 		}
 		if l == "" {
 			if fd.Required {
@@ -395,6 +423,13 @@ func (u *terminalUI) lineField(ctx context.Context, fd *client.Field) (any, erro
 		}
 		return v, nil
 	}
+}
+
+func cloneDefault(v any) any {
+	if l, ok := v.([]string); ok {
+		return slices.Clone(l)
+	}
+	return v
 }
 
 func (u *terminalUI) lineURL(ctx context.Context, r *client.URLRequest) (elicit.Action, error) {

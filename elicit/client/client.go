@@ -10,21 +10,28 @@
 //     that asks for a secret (a password, a token, a card number...: those
 //     belong in URL mode, where the value never passes through the client),
 //     and checks the user's answer against the schema before it is sent,
-//     with the same rules as the server side of elicitvault;
+//     with the same rules as the server side of elicitvault, and sends
+//     exactly what the user submitted (no default the user did not see);
 //   - in URL mode, refuses a link that is not https (http only to a
 //     loopback address), that carries user information, that is not plain
 //     ASCII (an internationalized host must come in its punycode form, as
-//     shown to the user), or whose host is outside the allowlist; asks the
-//     user's consent showing the full URL and its host, and only then opens
-//     the system browser, without a shell;
+//     shown to the user), whose host cannot be a real one, or whose host
+//     is outside the allowlist; reads the host as a browser does
+//     ("2130706433" is 127.0.0.1) and shows, checks and opens the link with
+//     that host; asks the user's consent showing the full URL and its host,
+//     and only then opens the system browser, without a shell;
 //   - returns decline or cancel as the user chose, and declines what no UI
 //     can ask.
 //
-// Install sets the Handler on mcp.ClientOptions. The go-sdk client then
-// uses it for elicitation/create requests (protocol 2025-11-25) and for the
-// input requests of protocol 2026-07-28, which its multi-round-trip
-// middleware fulfils before it calls the tool again with the requestState.
-// A client that turns that middleware off answers them with CallTool.
+// Install sets the Handler on mcp.ClientOptions, and Attach on the client
+// made with them. The go-sdk client then uses it for elicitation/create
+// requests (protocol 2025-11-25) and for the input requests of protocol
+// 2026-07-28, which its multi-round-trip middleware fulfils before it
+// calls the tool again with the requestState. A client that turns that
+// middleware off answers them with CallTool, and then, as with Attach for
+// elicitation/create, the server gets exactly what the user submitted:
+// the go-sdk's own path adds the schema's defaults for the fields the user
+// left empty.
 package client
 
 import (
@@ -41,8 +48,12 @@ import (
 
 // FormUI asks the user to fill in a form.
 //
-// Form shows the form's message and fields and returns what the user
-// chose: Accept with the content, Decline or Cancel. It should check each
+// Form shows the form's message and fields, each pre-filled with its
+// Default (SEP-1034), and returns what the user chose: Accept with the
+// content, Decline or Cancel. The content is sent as is: the Handler
+// adds no default, so a field the user emptied, a choice set to none or
+// a multi-selection with nothing ticked must be in it as the user left it
+// (absent, or an empty list). It should check each
 // value with FormRequest.CheckField or the whole content with
 // FormRequest.Check as the user types, and must not submit on the user's
 // behalf. A returned error ends the elicitation with that error; a context
@@ -142,6 +153,36 @@ func (h *Handler) Install(o *mcp.ClientOptions) {
 	o.Capabilities = c
 }
 
+// Attach makes c answer elicitation/create requests with h directly, so
+// that what the user submitted is sent as is: without it, the go-sdk
+// client adds the schema's defaults to the content of an accepted form,
+// so a field the user set to none, or emptied, would reach the server
+// with the default the user removed. Call it on the client made with the
+// options Install set.
+//
+// Input requests of protocol 2026-07-28 that the go-sdk's multi-round-trip
+// middleware fulfils get those defaults too: a client that must send
+// exactly what its user chose turns that middleware off
+// (mcp.MultiRoundTripOptions Disabled) and calls tools with h.CallTool.
+func (h *Handler) Attach(c *mcp.Client) {
+	if h.Capabilities() == nil {
+		return
+	}
+	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			er, ok := req.(*mcp.ElicitRequest)
+			if !ok || method != "elicitation/create" {
+				return next(ctx, method, req)
+			}
+			res, err := h.Elicit(ctx, er)
+			if err != nil {
+				return nil, err
+			}
+			return res, nil
+		}
+	})
+}
+
 // Errors of a refused request. They reach the server as JSON-RPC errors
 // (-32602); match them with errors.Is.
 var (
@@ -229,7 +270,10 @@ func (h *Handler) form(ctx context.Context, server string, p *mcp.ElicitParams) 
 		default:
 			return nil, fmt.Errorf("client: the form UI answered %q", ans.Action)
 		}
-		content, err := f.schema.Validate(ans.Content)
+		// Exactly what the user submitted: a field the user left empty
+		// is not filled with the server's default behind the user's back
+		// (the UI showed the default pre-filled; removing it was a choice).
+		content, err := f.schema.Check(ans.Content)
 		if err == nil {
 			return &mcp.ElicitResult{Action: string(elicit.Accept), Content: wire(content)}, nil
 		}

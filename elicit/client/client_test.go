@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/client"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -58,9 +60,70 @@ func bareServer(t *testing.T) (*mcp.Server, func() *mcp.ElicitationCapabilities)
 	return s, func() *mcp.ElicitationCapabilities { mu.Lock(); defer mu.Unlock(); return caps }
 }
 
+// wire records what the server side reads off the connection: the
+// client's messages as sent, before the go-sdk server decodes them (and,
+// for an elicitation/create result, adds the schema's defaults).
+type wire struct {
+	mcp.Transport
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (w *wire) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := w.Transport.Connect(ctx)
+	return &wireConn{c, w}, err
+}
+
+type wireConn struct {
+	mcp.Connection
+	w *wire
+}
+
+func (c *wireConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if err == nil {
+		b, _ := jsonrpc.EncodeMessage(m)
+		c.w.mu.Lock()
+		c.w.msgs = append(c.w.msgs, string(b))
+		c.w.mu.Unlock()
+	}
+	return m, err
+}
+
+// elicitResults returns the elicitation results the client sent: the
+// results of elicitation/create, and the input responses of tools/call.
+func (w *wire) elicitResults() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, m := range w.msgs {
+		var msg struct {
+			Result *json.RawMessage `json:"result"`
+			Params struct {
+				InputResponses map[string]json.RawMessage `json:"inputResponses"`
+			} `json:"params"`
+		}
+		json.Unmarshal([]byte(m), &msg)
+		if msg.Result != nil && strings.Contains(string(*msg.Result), `"action"`) {
+			out = append(out, string(*msg.Result))
+		}
+		for _, r := range msg.Params.InputResponses {
+			out = append(out, string(r))
+		}
+	}
+	return out
+}
+
 func connect(t *testing.T, s *mcp.Server, h *client.Handler, version string, mrtr bool) *mcp.ClientSession {
 	t.Helper()
-	ct, st := mcp.NewInMemoryTransports()
+	cs, _ := connectWire(t, s, h, version, mrtr)
+	return cs
+}
+
+func connectWire(t *testing.T, s *mcp.Server, h *client.Handler, version string, mrtr bool) (*mcp.ClientSession, *wire) {
+	t.Helper()
+	ct, mt := mcp.NewInMemoryTransports()
+	st := &wire{Transport: mt}
 	ss, err := s.Connect(t.Context(), st, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -71,12 +134,14 @@ func connect(t *testing.T, s *mcp.Server, h *client.Handler, version string, mrt
 		o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
 	}
 	h.Install(o)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, o).Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, o)
+	h.Attach(c)
+	cs, err := c.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	return cs
+	return cs, st
 }
 
 // scripted is a UI whose answers are functions.
@@ -158,7 +223,15 @@ func TestFormAccept(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := `{"action":"accept","content":{"email":"ada@example.com","guests":0,"name":"Ada","tags":["b"]}}`; out != want {
+		// The client sends no guests (the user left it out); the go-sdk
+		// server adds its default to an elicitation/create result, and
+		// the go-sdk client's multi-round-trip middleware to an input
+		// response (TestFormSendsWhatTheUserChose checks the wire).
+		want := `{"action":"accept","content":{"email":"ada@example.com","guests":0,"name":"Ada","tags":["b"]}}`
+		if version == "2026-07-28" && !mrtr {
+			want = `{"action":"accept","content":{"email":"ada@example.com","name":"Ada","tags":["b"]}}`
+		}
+		if out != want {
 			t.Errorf("the server got %s, want %s", out, want)
 		}
 		if len(ui.forms) != 2 || ui.forms[1].Problem == nil || !strings.Contains(ui.forms[1].Problem.Error(), "/email") || strings.Contains(ui.forms[1].Problem.Error(), "nope") {
@@ -172,6 +245,76 @@ func TestFormAccept(t *testing.T) {
 			t.Errorf("declared %+v, want form only", c)
 		}
 	})
+}
+
+// The user's "none" stays none: the UI gets the defaults to pre-fill, and
+// what it returns is what the server gets, without defaults added.
+func TestFormSendsWhatTheUserChose(t *testing.T) {
+	const share = `{"type":"object","properties":{
+	"share":{"type":"string","enum":["nobody","all_partners"],"default":"all_partners"},
+	"channels":{"type":"array","items":{"type":"string","enum":["email","sms","post"]},"default":["email","sms"]},
+	"note":{"type":"string","default":"prefilled"},
+	"count":{"type":"integer","default":3}}}`
+	for _, c := range []struct {
+		name    string
+		content map[string]any
+		want    string
+	}{
+		{"all emptied", map[string]any{}, `{"action":"accept"}`},
+		{"unticked and cleared", map[string]any{"channels": []string{}, "note": ""}, `{"action":"accept","content":{"channels":[],"note":""}}`},
+		{"one changed", map[string]any{"share": "nobody"}, `{"action":"accept","content":{"share":"nobody"}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			each(t, func(t *testing.T, version string, mrtr bool) {
+				if version == "2026-07-28" && mrtr {
+					t.Skip("the go-sdk's multi-round-trip middleware adds the defaults itself (see Attach)")
+				}
+				s, _ := bareServer(t)
+				ui := &scripted{form: func(_ int, f *client.FormRequest) *client.Answer {
+					return &client.Answer{Action: elicit.Accept, Content: c.content}
+				}}
+				h := client.New(&client.Options{Form: ui})
+				cs, w := connectWire(t, s, h, version, mrtr)
+				if _, err := callAsk(t, h, cs, ask{Message: "Share?", Schema: share}); err != nil {
+					t.Fatal(err)
+				}
+				if got := w.elicitResults(); len(got) != 1 || got[0] != c.want {
+					t.Errorf("the client sent %s, want %s", got, c.want)
+				}
+				defaults := map[string]string{}
+				for _, fd := range ui.forms[0].Fields {
+					b, _ := json.Marshal(fd.Default)
+					defaults[fd.Name] = string(b)
+				}
+				if want := map[string]string{"share": `"all_partners"`, "channels": `["email","sms"]`, "note": `"prefilled"`, "count": "3"}; fmt.Sprint(defaults) != fmt.Sprint(want) {
+					t.Errorf("the UI got the defaults %v, want %v to pre-fill", defaults, want)
+				}
+			})
+		})
+	}
+}
+
+// The client refuses the forms that ask for a secret with the server's
+// own check: names, titles and descriptions, folded.
+func TestSecretFields(t *testing.T) {
+	for _, prop := range []string{
+		`"passcode":{"type":"string"}`, `"otp":{"type":"string"}`, `"code":{"type":"string","title":"2FA code"}`,
+		`"cvv2":{"type":"string"}`, `"card":{"type":"string","title":"Card no."}`, `"social_security_number":{"type":"string"}`,
+		`"phrase":{"type":"string","title":"Recovery phrase"}`, `"aws":{"type":"string","title":"AWS access key"}`,
+		`"pincode":{"type":"string"}`, `"c":{"type":"string","title":"Contraseña"}`, `"mot_de_passe":{"type":"string"}`,
+		`"login":{"type":"string","description":"Type your GitHub password here"}`, `"p\u0430ssword":{"type":"string"}`,
+	} {
+		_, err := client.NewFormRequest("m", json.RawMessage(`{"type":"object","properties":{`+prop+`}}`))
+		if !errors.Is(err, client.ErrSecretField) {
+			t.Errorf("%s: %v, want ErrSecretField", prop, err)
+		}
+	}
+	for _, prop := range []string{`"email":{"type":"string","format":"email"}`, `"name":{"type":"string"}`,
+		`"notes":{"type":"string"}`, `"description":{"type":"string"}`, `"max_tokens":{"type":"integer"}`} {
+		if _, err := client.NewFormRequest("m", json.RawMessage(`{"type":"object","properties":{`+prop+`}}`)); err != nil {
+			t.Errorf("%s: %v", prop, err)
+		}
+	}
 }
 
 func TestFormRefused(t *testing.T) {
@@ -403,8 +546,8 @@ func TestNoUI(t *testing.T) {
 func TestPrintable(t *testing.T) {
 	for in, want := range map[string]string{
 		"Delete 3 contacts?\nSure?\t(yes)": "Delete 3 contacts?\nSure?\t(yes)",
-		"a\x1b[2Jb":                        "a\uFFFD[2Jb",
-		"\x1b]0;title\x07":                 "\uFFFD]0;title\uFFFD",
+		"a\x1b[2Jb":                        "a\uFFFDb",
+		"\x1b]0;title\x07":                 "\uFFFD",
 		"pay \u202egnp.exe":                "pay \uFFFDgnp.exe",
 		"zero\u200bwidth\u0085":            "zero\uFFFDwidth\uFFFD",
 		"bad \xff byte":                    "bad \uFFFD byte",

@@ -56,10 +56,13 @@ func Example() {
 
 	// The client: its elicitations go to the terminal UI, checked.
 	h := client.New(&client.Options{Form: terminal{}, URL: terminal{}, AllowedHosts: []string{"*.example.com"}})
+	// Attach: the server gets exactly what the user submitted, without
+	// the defaults the go-sdk client would add.
 	opts := &mcp.ClientOptions{}
 	h.Install(opts)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, opts).
-		Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, opts)
+	h.Attach(c)
+	cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		log.Fatal(err)
 	}

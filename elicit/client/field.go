@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/elicitvault/elicitvault/elicit/internal/form"
+	"github.com/elicitvault/elicitvault/internal/termtext"
 )
 
 // Kind is the kind of a form field.
@@ -211,38 +210,12 @@ func (f *Field) option(s string) (string, bool) {
 	return "", false
 }
 
-// Printable returns s fit to show on a terminal: control characters
-// (escape sequences could move the cursor, rewrite what is on screen or
-// set the window title), invisible format characters and bidirectional
-// overrides (which can reorder what is shown) are each replaced with
-// U+FFFD; newlines and tabs are kept. Every text of a request (message,
-// titles, descriptions, options) comes from the server as is: a UI that
-// writes to a terminal passes it through Printable.
-func Printable(s string) string {
-	ok := true
-	for _, r := range s {
-		if hidden(r) {
-			ok = false
-			break
-		}
-	}
-	if ok {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if hidden(r) {
-			r = utf8.RuneError
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func hidden(r rune) bool {
-	if r == '\n' || r == '\t' {
-		return false
-	}
-	return r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) ||
-		r == '\u2028' || r == '\u2029'
-}
+// Printable returns s fit to show on a terminal: escape sequences (which
+// could move the cursor, rewrite what is on screen, set the window title,
+// write the clipboard or draw a hyperlink), control characters, format
+// characters (bidirectional overrides, zero-width characters) and
+// invisible letters are each replaced with U+FFFD; newlines and tabs are
+// kept. Every text of a request (message, titles, descriptions, options)
+// comes from the server as is: a UI that writes to a terminal passes it
+// through Printable.
+func Printable(s string) string { return termtext.Clean(s) }

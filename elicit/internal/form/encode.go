@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"strings"
-	"unicode"
 )
 
 // MarshalJSON encodes s canonically: what is sent to the client is exactly
@@ -155,69 +153,4 @@ func values(opts []Option) []string {
 		out[i] = o.Value
 	}
 	return out
-}
-
-// Sensitive reports whether a field's name or title says it holds a secret:
-// a password, a secret, an API key, a token, a card number, a CVV, a social
-// security number or a private key. Such fields belong in URL mode, where
-// the value never passes through the MCP client.
-func Sensitive(f *Field) bool {
-	return sensitiveName(f.Name) || sensitiveName(f.Title)
-}
-
-// sensitiveWords are matched against the lower-cased name with separators
-// removed; sensitiveTokens against each word of it alone, because as
-// substrings they would match ordinary words ("accept", "ssnake").
-var (
-	sensitiveWords = []string{
-		"password", "passwd", "passphrase", "secret", "apikey", "token",
-		"cardnumber", "creditcard", "privatekey",
-	}
-	sensitiveTokens = []string{"cc", "cvv", "cvc", "ssn", "pin", "pwd"}
-)
-
-func sensitiveName(name string) bool {
-	if name == "" {
-		return false
-	}
-	var words []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			words = append(words, string(cur))
-			cur = cur[:0]
-		}
-	}
-	prevLower := false
-	for _, r := range name {
-		switch {
-		case unicode.IsUpper(r):
-			if prevLower {
-				flush()
-			}
-			cur = append(cur, unicode.ToLower(r))
-			prevLower = false
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			cur = append(cur, r)
-			prevLower = unicode.IsLower(r)
-		default:
-			flush()
-			prevLower = false
-		}
-	}
-	flush()
-	joined := strings.Join(words, "")
-	for _, w := range sensitiveWords {
-		if strings.Contains(joined, w) {
-			return true
-		}
-	}
-	for _, w := range words {
-		for _, t := range sensitiveTokens {
-			if w == t {
-				return true
-			}
-		}
-	}
-	return false
 }

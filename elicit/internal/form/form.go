@@ -721,6 +721,23 @@ func validFormat(format, s string) bool {
 // the content normalized (numbers as float64, multi-select as []string)
 // with the defaults of absent optional fields filled in.
 func (s *Schema) Validate(content map[string]any) (map[string]any, error) {
+	out, err := s.Check(content)
+	if err != nil {
+		return nil, err
+	}
+	for i := range s.Fields {
+		f := &s.Fields[i]
+		if _, ok := out[f.Name]; !ok && f.Default != nil {
+			out[f.Name] = f.Default
+		}
+	}
+	return out, nil
+}
+
+// Check is Validate without the defaults: it returns the content
+// normalized, with exactly the fields content has. A client sends this:
+// what the user submitted, and nothing the user did not see.
+func (s *Schema) Check(content map[string]any) (map[string]any, error) {
 	out := make(map[string]any, len(s.Fields))
 	for name, v := range content {
 		f, ok := s.Field(name)
@@ -740,9 +757,6 @@ func (s *Schema) Validate(content map[string]any) (map[string]any, error) {
 		}
 		if f.Required {
 			return nil, &ContentError{Path: pointer(f.Name), Reason: "is required"}
-		}
-		if f.Default != nil {
-			out[f.Name] = f.Default
 		}
 	}
 	return out, nil
