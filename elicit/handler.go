@@ -40,9 +40,9 @@ type HandlerOptions struct {
 	// the node that created them.
 	MaxSessions, MaxSessionsPerClient int
 
-	// Client returns the address of the client that sent r, for
-	// MaxSessionsPerClient when r has no authenticated user: r.RemoteAddr
-	// when nil. Behind a proxy every request comes from the proxy's
+	// Client returns the address of the client that sent r ("ip" or
+	// "ip:port"), for MaxSessionsPerClient when r has no authenticated
+	// user: r.RemoteAddr when nil. Behind a proxy every request comes from the proxy's
 	// address: use ForwardedFor with the proxies' addresses. An IPv6
 	// address counts as its /64.
 	Client func(r *http.Request) string
@@ -93,7 +93,13 @@ func (e *Elicitor) Handler(s *mcp.Server, opts *HandlerOptions) http.Handler {
 	// The session table closes idle sessions itself, ending their waiting
 	// calls first: the go-sdk closes a session only once its calls
 	// returned. So does a DELETE (EndSessionOnDelete).
-	caps := newSessionCap(e, e.EndSessionOnDelete(mcp.NewStreamableHTTPHandler(server, nil)), &o)
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	// The go-sdk's own idle timeout, which counts only POSTs, is a
+	// backstop for a session the table would not hold.
+	sdk := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: 2 * o.SessionTimeout})
+	caps := newSessionCap(e, e.EndSessionOnDelete(sdk), &o)
 	s.AddReceivingMiddleware(caps.capture)
 	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true})
 	endpoint := CheckInputResponses(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
