@@ -19,8 +19,8 @@ import (
 // Defaults of the session caps of HandlerOptions.
 const (
 	// DefaultMaxSessions bounds the live stateful sessions of one Handler.
-	// The go-sdk keeps a goroutine and about 15 KiB for each, so this is
-	// some 100–150 MiB at most.
+	// The go-sdk keeps a goroutine and about 15 KiB for each: some 75 MiB
+	// for this many.
 	DefaultMaxSessions = 5000
 	// DefaultMaxSessionsPerClient bounds the live stateful sessions of one
 	// client (an authenticated user, or an address).
