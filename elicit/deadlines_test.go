@@ -93,3 +93,36 @@ func TestDeadlinesKeepLongElicitation(t *testing.T) {
 		t.Fatalf("a long elicitation: %q, %v", text, err)
 	}
 }
+
+// A client that stops reading is cut off after WriteTimeout instead of
+// holding the handler and its connection for as long as it likes.
+func TestStalledReaderCutOff(t *testing.T) {
+	wrote := make(chan error, 1)
+	h := elicit.WithDeadlines(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := make([]byte, 64<<10)
+		for range 256 { // 16 MiB, far more than the sockets buffer
+			if _, err := w.Write(chunk); err != nil {
+				wrote <- err
+				return
+			}
+		}
+		wrote <- nil
+	}), 0, 200*time.Millisecond)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	select { // the client never reads
+	case err := <-wrote:
+		if err == nil {
+			t.Fatal("16 MiB written to a client that reads nothing")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler still writes to a client that stopped reading")
+	}
+}

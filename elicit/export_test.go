@@ -22,3 +22,6 @@ func SetClaimLease(d time.Duration) (restore func()) {
 	claimLease = d
 	return func() { claimLease = old }
 }
+
+// WithDeadlines is Handler's per-request deadlines around any handler.
+var WithDeadlines = withDeadlines

@@ -40,11 +40,11 @@ type HandlerOptions struct {
 	// the node that created them.
 	MaxSessions, MaxSessionsPerClient int
 
-	// Client returns the address of the client that sent r, for
-	// MaxSessionsPerClient when r has no authenticated user: r.RemoteAddr
-	// when nil. Behind a proxy every request comes from the proxy's
-	// address: use ForwardedFor with the proxies' addresses. An IPv6
-	// address counts as its /64.
+	// Client returns the address of the client that sent r ("ip" or
+	// "ip:port"), for MaxSessionsPerClient when r has no authenticated
+	// user: r.RemoteAddr when nil. Behind a proxy every request comes
+	// from the proxy's address: use ForwardedFor with the proxies'
+	// addresses. An IPv6 address counts as its /64.
 	Client func(r *http.Request) string
 
 	// ReadTimeout bounds the time a request's body may take to arrive,
@@ -78,7 +78,9 @@ type HandlerOptions struct {
 // SessionTimeout idle, and whose DELETE ends its waiting calls
 // (EndSessionOnDelete). Sessions are bounded per client and in total
 // (MaxSessions); an idle one holds a goroutine of the go-sdk's (its
-// reader) and none of the Handler's. Both refuse a loopback listener's requests whose
+// reader) and none of the Handler's. Every request has a deadline for its
+// body and each write of its response one of its own (ReadTimeout,
+// WriteTimeout), which let long streams live. Both refuse a loopback listener's requests whose
 // Host is not a loopback name. Malformed inputResponses get -32602 naming
 // the key (see CheckInputResponses).
 //
@@ -93,7 +95,13 @@ func (e *Elicitor) Handler(s *mcp.Server, opts *HandlerOptions) http.Handler {
 	// The session table closes idle sessions itself, ending their waiting
 	// calls first: the go-sdk closes a session only once its calls
 	// returned. So does a DELETE (EndSessionOnDelete).
-	caps := newSessionCap(e, e.EndSessionOnDelete(mcp.NewStreamableHTTPHandler(server, nil)), &o)
+	if o.SessionTimeout <= 0 {
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	// The go-sdk's own idle timeout, which counts only POSTs, is a
+	// backstop for a session the table would not hold.
+	sdk := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: 2 * o.SessionTimeout})
+	caps := newSessionCap(e, e.EndSessionOnDelete(sdk), &o)
 	s.AddReceivingMiddleware(caps.capture)
 	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true})
 	endpoint := CheckInputResponses(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

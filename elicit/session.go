@@ -21,6 +21,9 @@ import (
 // What a session left pending (an LLM-mediated elicitation, an input
 // request's URL elicitation) is deleted from the store when the session
 // ends, however it ends; that needs no wrapper.
+//
+// Handler uses it; a server that mounts the go-sdk's handler itself with
+// it has none of Handler's session caps and request deadlines.
 func (e *Elicitor) EndSessionOnDelete(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodDelete {

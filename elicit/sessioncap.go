@@ -19,8 +19,8 @@ import (
 // Defaults of the session caps of HandlerOptions.
 const (
 	// DefaultMaxSessions bounds the live stateful sessions of one Handler.
-	// The go-sdk keeps a goroutine and about 15 KiB for each, so this is
-	// some 100–150 MiB at most.
+	// The go-sdk keeps a goroutine and about 15 KiB for each: some 75 MiB
+	// for this many.
 	DefaultMaxSessions = 5000
 	// DefaultMaxSessionsPerClient bounds the live stateful sessions of one
 	// client (an authenticated user, or an address).
@@ -205,7 +205,7 @@ func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s := &liveSession{client: client, subject: subject, busy: 1}
 	rec := &sessionIDRecorder{ResponseWriter: w}
-	c.inner.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), newSessionKey{}, s)))
+	c.inner.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), newSessionKey{c}, s)))
 	id := rec.Header().Get("Mcp-Session-Id")
 	c.mu.Lock()
 	c.countLocked(client, -1) // the reservation of admit
@@ -223,16 +223,16 @@ func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// newSessionKey carries the entry of a session being created to capture,
-// which learns its *mcp.ServerSession.
-type newSessionKey struct{}
+// newSessionKey carries the entry of a session being created to the
+// capture of its table, which learns its *mcp.ServerSession.
+type newSessionKey struct{ c *sessionCap }
 
 // capture is the receiving middleware that gives a new session's entry
 // its *mcp.ServerSession: the go-sdk runs a session's requests in a
 // context with the values of the HTTP request that created it.
 func (c *sessionCap) capture(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if s, ok := ctx.Value(newSessionKey{}).(*liveSession); ok {
+		if s, ok := ctx.Value(newSessionKey{c}).(*liveSession); ok {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 				c.mu.Lock()
 				if s.ss == nil && s.id == "" && !s.gone {

@@ -111,8 +111,9 @@ func TestAbandonedSessionsTwoNodesRedis(t *testing.T) {
 	if after.heap > base.heap+32<<20 {
 		t.Errorf("heap grew by %.1f MiB, want at most 32", mebi(after.heap-base.heap))
 	}
-	if after.rss > base.rss+192<<20 {
-		t.Errorf("RSS grew by %.1f MiB, want at most 192", mebi(after.rss-base.rss))
+	// The race detector's shadow memory is most of RSS under -race.
+	if after.rss > base.rss+256<<20 {
+		t.Errorf("RSS grew by %.1f MiB, want at most 256", mebi(after.rss-base.rss))
 	}
 }
 

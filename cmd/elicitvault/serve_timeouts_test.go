@@ -115,3 +115,49 @@ func TestServeTimeoutFlags(t *testing.T) {
 		}
 	}
 }
+
+// serve's --max-sessions-per-client reaches the Handler: a client whose
+// sessions all hold a stream is refused another with 429 and a JSON-RPC
+// error.
+func TestServeSessionCapFlag(t *testing.T) {
+	addr := startServeIn(t, "--max-sessions-per-client", "2")
+	url := "http://" + addr + "/mcp"
+	open := func() (*http.Response, error) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		return http.DefaultClient.Do(req)
+	}
+	for range 2 {
+		resp, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		id := resp.Header.Get("Mcp-Session-Id")
+		if id == "" {
+			t.Fatalf("initialize: %d", resp.StatusCode)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		stream, err := http.DefaultClient.Do(req)
+		if err != nil || stream.StatusCode != http.StatusOK {
+			t.Fatalf("GET stream: %v %v", err, stream)
+		}
+		defer stream.Body.Close()
+	}
+	resp, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(body), `"jsonrpc":"2.0"`) {
+		t.Fatalf("a third session: %d %s, want 429 and a JSON-RPC error", resp.StatusCode, body)
+	}
+}
