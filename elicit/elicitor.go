@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -67,11 +68,29 @@ type Config struct {
 
 	// MaxPending bounds the elicitations pending on this Elicitor at once
 	// (DefaultMaxPending when zero), and MaxPendingPerSubject those of one
-	// authenticated user (DefaultMaxPendingPerSubject when zero). A call
-	// beyond either fails with ErrTooManyPending before anything is
-	// written. An elicitation counts from its pending record until it
-	// ends or expires.
-	MaxPending, MaxPendingPerSubject int
+	// client (DefaultMaxPendingPerSubject when zero): an authenticated
+	// user; without authentication, a session (a stateful Streamable HTTP
+	// session, a stdio or in-memory connection); on a stateless server
+	// (2026-07-28), the client ID (see ClientID). MaxPendingBytes and
+	// MaxPendingBytesPerSubject bound the same in bytes of the pending
+	// records (DefaultMaxPendingBytes and DefaultMaxPendingBytesPerSubject
+	// when zero). A call beyond any of them fails with ErrTooManyPending
+	// before anything is written. An elicitation counts on the Elicitor
+	// that asked it, from its pending record until it ends or expires, or
+	// until its record is found gone from the store (answered on another
+	// node), which is checked before a call is refused.
+	MaxPending, MaxPendingPerSubject           int
+	MaxPendingBytes, MaxPendingBytesPerSubject int
+
+	// ClientID identifies the client of an unauthenticated request on a
+	// stateless server (2026-07-28), for the per-client pending quotas,
+	// in requests that reach the Elicitor through Handler. When nil it is
+	// the host of r.RemoteAddr. Behind a reverse proxy every client has
+	// the proxy's address: return what the proxy forwarded (a header it
+	// sets and overwrites, never one the client can choose), or all the
+	// proxy's clients share one quota. Servers that mount the go-sdk's
+	// handler themselves use WithClientID.
+	ClientID func(r *http.Request) string
 
 	// MaxPendingSize bounds the JSON encoding of a pending record, in bytes
 	// (DefaultMaxPendingSize when zero): an LLM-mediated elicitation keeps
@@ -126,6 +145,7 @@ type Elicitor struct {
 	leftover leftover
 
 	maxPendingSize int
+	clientIDFunc   func(*http.Request) string
 
 	fallbacks   []Fallback
 	openBrowser func(context.Context, string) error
@@ -164,9 +184,10 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		maxSize:  cfg.MaxContentSize,
 		hooks:    append([]Hooks(nil), cfg.Hooks...),
 		fallback: cfg.Unsupported,
-		quota:    newQuota(cfg.MaxPending, cfg.MaxPendingPerSubject),
+		quota:    newQuota(cfg),
 
 		maxPendingSize: cfg.MaxPendingSize,
+		clientIDFunc:   cfg.ClientID,
 
 		openBrowser: cfg.OpenBrowser,
 
