@@ -2,9 +2,12 @@ package elicit_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,4 +113,79 @@ func errText(res *mcp.CallToolResult, err error) string {
 		return err.Error()
 	}
 	return text(res)
+}
+
+// fromAddr is an HTTP client whose connections come from the loopback
+// address ip: another client identity for a server that tells clients
+// apart by their remote address.
+func fromAddr(ip string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 16}}
+}
+
+func connectHTTP(t *testing.T, url string, hc *http.Client, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, opts).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// flood calls tool n times from cs, w at a time, and returns how many
+// calls got a pending elicitation; every other one must be refused with
+// ErrTooManyPending.
+func flood(t *testing.T, cs *mcp.ClientSession, tool string, args any, n, w int) int {
+	t.Helper()
+	var asked, next atomic.Int64
+	var wg sync.WaitGroup
+	for range w {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+				switch msg := errText(res, err); {
+				case err == nil && !res.IsError && res.Meta[elicit.MetaElicitationPending] != nil:
+					asked.Add(1)
+				case !strings.Contains(msg, elicit.ErrTooManyPending.Error()):
+					t.Errorf("flood: %.200q", msg)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return int(asked.Load())
+}
+
+// One anonymous client cannot take every pending slot of a server (issue
+// 20, item 9): 10,000 unauthenticated 2026-07-28 calls from one address,
+// with the default quotas, get their questions up to the per-client bound
+// and are refused beyond it; a client from another address still gets its
+// question, and so does a 2025-11-25 client (its session is its identity)
+// from the same address.
+func TestAnonymousClientTakesNotEverySlot(t *testing.T) {
+	e := newEnv(t, llmConfig)
+	e.counted("profile")
+	srv := httptest.NewServer(e.ev.Handler(e.server, nil))
+	t.Cleanup(srv.Close)
+	url := srv.URL + elicit.MCPPath
+
+	attacker := connectHTTP(t, url, fromAddr("127.0.0.1"), mute, mrtr)
+	if n := flood(t, attacker, "profile", nil, 10000, 8); n != elicit.DefaultMaxPendingPerSubject {
+		t.Errorf("one anonymous client got %d questions asked, want %d", n, elicit.DefaultMaxPendingPerSubject)
+	}
+
+	other := connectHTTP(t, url, fromAddr("127.0.0.2"), mute, mrtr)
+	if res, err := other.CallTool(context.Background(), &mcp.CallToolParams{Name: "profile"}); err != nil || res.Meta[elicit.MetaElicitationPending] == nil {
+		t.Errorf("another anonymous client: %q", errText(res, err))
+	}
+
+	legacyClient := connectHTTP(t, url, fromAddr("127.0.0.1"), &mcp.ClientOptions{
+		ElicitationHandler: answer("accept", map[string]any{"name": "Ann", "email": "ann@example.com"}),
+	}, legacy)
+	if got, isErr := call(t, legacyClient, "profile"); isErr || !strings.HasPrefix(got, "accept {Name:Ann") {
+		t.Errorf("a 2025-11-25 client: %q", got)
+	}
 }
