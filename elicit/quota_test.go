@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -187,5 +188,50 @@ func TestAnonymousClientTakesNotEverySlot(t *testing.T) {
 	}, legacy)
 	if got, isErr := call(t, legacyClient, "profile"); isErr || !strings.HasPrefix(got, "accept {Name:Ann") {
 		t.Errorf("a 2025-11-25 client: %q", got)
+	}
+}
+
+// An anonymous stateless client's pending records are bounded in bytes
+// (issue 26): 1,000 calls with 244 KiB of arguments each from one address
+// park at most DefaultMaxPendingBytesPerSubject on the node (a memory
+// store, so the records are on its heap), not 244 MiB; a client from
+// another address still gets its question.
+func TestAnonymousPendingBytes(t *testing.T) {
+	e := newEnv(t, llmConfig)
+	type blobArgs struct {
+		Blob string `json:"blob"`
+	}
+	mcp.AddTool(e.server, &mcp.Tool{Name: "blob"}, func(ctx context.Context, req *mcp.CallToolRequest, _ blobArgs) (*mcp.CallToolResult, any, error) {
+		if _, err := profileTool(ctx, req); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	srv := httptest.NewServer(e.ev.Handler(e.server, nil))
+	t.Cleanup(srv.Close)
+	url := srv.URL + elicit.MCPPath
+	args := blobArgs{Blob: strings.Repeat("x", 244<<10)}
+
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	client := connectHTTP(t, url, fromAddr("127.0.0.1"), mute, mrtr)
+	before := heap()
+	n := flood(t, client, "blob", args, 1000, 4)
+	grown := int64(heap()) - int64(before)
+	if max := elicit.DefaultMaxPendingBytesPerSubject / (244 << 10); n < 1 || n > max {
+		t.Errorf("%d calls of 244 KiB got their question asked; want 1 to %d", n, max)
+	}
+	if grown > 16<<20 {
+		t.Errorf("the heap grew by %d MiB", grown>>20)
+	}
+	t.Logf("%d asked, heap grew by %d KiB", n, grown>>10)
+
+	other := connectHTTP(t, url, fromAddr("127.0.0.2"), mute, mrtr)
+	if res, err := other.CallTool(context.Background(), &mcp.CallToolParams{Name: "blob", Arguments: args}); err != nil || res.Meta[elicit.MetaElicitationPending] == nil {
+		t.Errorf("another anonymous client: %q", errText(res, err))
 	}
 }
