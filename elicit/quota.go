@@ -49,6 +49,7 @@ type quota struct {
 	clients   map[string]*usage
 	total     usage
 	lastCheck time.Time // of the total
+	gen       uint64    // counts the additions
 }
 
 type usage struct{ n, bytes int }
@@ -84,33 +85,44 @@ func newQuota(cfg *Config) *quota {
 // acquire counts the elicitation of slot s, whose pending record is size
 // bytes, for client, or returns ErrTooManyPending. When a bound is
 // reached it first drops what expired, then what is no longer in the
-// store.
+// store; it reads again (up to three times) while that frees something or
+// others were counted meanwhile, whose reads may be newer than its own.
 func (q *quota) acquire(ctx context.Context, s *slot, client string, size int) error {
-	now := s.e.now()
-	q.mu.Lock()
-	if _, ok := q.pending[s.id]; ok {
-		q.mu.Unlock()
-		return nil
-	}
-	clientFull, totalFull := q.full(client, size)
-	if clientFull || totalFull {
-		q.sweep(now)
-		clientFull, totalFull = q.full(client, size)
-	}
-	var check []*quotaEntry
-	if clientFull || totalFull {
-		for _, en := range q.pending {
-			if en.client == client || (totalFull && now.Sub(q.lastCheck) >= fullCheckEvery) {
-				check = append(check, en)
-			}
+	for attempt := 0; ; attempt++ {
+		now := s.e.now()
+		q.mu.Lock()
+		if _, ok := q.pending[s.id]; ok {
+			q.mu.Unlock()
+			return nil
 		}
-		if totalFull && now.Sub(q.lastCheck) >= fullCheckEvery {
+		clientFull, totalFull := q.full(client, size)
+		if clientFull || totalFull {
+			q.sweep(now)
+			clientFull, totalFull = q.full(client, size)
+		}
+		if !clientFull && !totalFull {
+			q.add(s, client, size)
+			q.mu.Unlock()
+			return nil
+		}
+		var check []*quotaEntry
+		checkAll := totalFull && now.Sub(q.lastCheck) >= fullCheckEvery
+		if checkAll {
 			q.lastCheck = now
 		}
-	}
-	q.mu.Unlock()
+		if attempt < 3 {
+			for _, en := range q.pending {
+				if en.client == client || checkAll {
+					check = append(check, en)
+				}
+			}
+		}
+		gen := q.gen
+		q.mu.Unlock()
+		if len(check) == 0 {
+			return ErrTooManyPending
+		}
 
-	if len(check) > 0 {
 		gone := goneFrom(ctx, check)
 		q.mu.Lock()
 		for _, en := range gone {
@@ -118,14 +130,17 @@ func (q *quota) acquire(ctx context.Context, s *slot, client string, size int) e
 				q.remove(en.s.id)
 			}
 		}
+		changed := q.gen != gen
 		q.mu.Unlock()
+		if len(gone) == 0 && !changed {
+			return ErrTooManyPending
+		}
 	}
+}
 
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if clientFull, totalFull := q.full(client, size); clientFull || totalFull {
-		return ErrTooManyPending
-	}
+// add counts an elicitation. q.mu is held.
+func (q *quota) add(s *slot, client string, size int) {
+	q.gen++
 	q.pending[s.id] = &quotaEntry{client: client, size: size, expiry: s.expiry, s: s}
 	u := q.clients[client]
 	if u == nil {
@@ -136,7 +151,6 @@ func (q *quota) acquire(ctx context.Context, s *slot, client string, size int) e
 	u.bytes += size
 	q.total.n++
 	q.total.bytes += size
-	return nil
 }
 
 // full reports which bounds one more record of size bytes for client
