@@ -1,7 +1,11 @@
 package elicit_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -233,5 +237,95 @@ func TestAnonymousPendingBytes(t *testing.T) {
 	other := connectHTTP(t, url, fromAddr("127.0.0.2"), mute, mrtr)
 	if res, err := other.CallTool(context.Background(), &mcp.CallToolParams{Name: "blob", Arguments: args}); err != nil || res.Meta[elicit.MetaElicitationPending] == nil {
 		t.Errorf("another anonymous client: %q", errText(res, err))
+	}
+}
+
+// Behind a proxy every client has the proxy's address: Config.ClientID
+// tells them apart by what the proxy forwarded. Two clients with other
+// forwarded addresses have a quota each; the same one shares it.
+func TestClientIDBehindProxy(t *testing.T) {
+	e := newEnv(t, &elicit.Config{
+		Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: 2,
+		ClientID: func(r *http.Request) string { return r.Header.Get("X-Test-Client") },
+	})
+	e.counted("profile")
+	srv := httptest.NewServer(e.ev.Handler(e.server, nil))
+	t.Cleanup(srv.Close)
+	as := func(client string) *mcp.ClientSession {
+		hc := &http.Client{Transport: &header{"X-Test-Client", client, http.DefaultTransport}}
+		return connectHTTP(t, srv.URL+elicit.MCPPath, hc, mute, mrtr)
+	}
+	a1, a2, b := as("10.0.0.1"), as("10.0.0.1"), as("10.0.0.2")
+	if n := flood(t, a1, "profile", nil, 3, 1); n != 2 {
+		t.Errorf("client A asked %d, want 2", n)
+	}
+	if n := flood(t, a2, "profile", nil, 1, 1); n != 0 {
+		t.Errorf("client A on another connection asked %d, want 0", n)
+	}
+	if n := flood(t, b, "profile", nil, 2, 1); n != 2 {
+		t.Errorf("client B asked %d, want 2", n)
+	}
+}
+
+// header sets a request header.
+type header struct {
+	name, value string
+	next        http.RoundTripper
+}
+
+func (h *header) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return h.next.RoundTrip(r)
+}
+
+// A pending record keeps the tool's arguments as the continuation needs
+// them, without the client's whitespace: 300 KiB of padding around a
+// small argument (sent raw: a go-sdk client would compact it) is not
+// parked, nor refused as too large, and the continuation gets the
+// argument.
+func TestPendingArgsCompact(t *testing.T) {
+	e := newEnv(t, llmConfig)
+	type nameArgs struct {
+		Name string `json:"name"`
+	}
+	mcp.AddTool(e.server, &mcp.Tool{Name: "greet"}, func(ctx context.Context, req *mcp.CallToolRequest, in nameArgs) (*mcp.CallToolResult, any, error) {
+		if _, err := profileTool(ctx, req); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello " + in.Name}}}, nil, nil
+	})
+	srv := httptest.NewServer(e.ev.Handler(e.server, nil))
+	t.Cleanup(srv.Close)
+	meta := meta2026()
+	meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{} // no elicitation
+	pad := strings.Repeat(" ", 300<<10)
+	body := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{%s"name":"Ann"%s},"_meta":%s}}`,
+		pad, pad, must(json.Marshal(meta)))
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+elicit.MCPPath, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", elicit.ProtocolInputRequests)
+	req.Header.Set("Mcp-Method", "tools/call")
+	req.Header.Set("Mcp-Name", "greet")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if i := bytes.Index(b, []byte("data: ")); i >= 0 {
+		b = b[i+6:]
+	}
+	var w struct {
+		Result mcp.CallToolResult `json:"result"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(b), &w); err != nil || w.Result.IsError {
+		t.Fatalf("padded arguments: %.300s", b)
+	}
+	p := pendingOf(t, &w.Result)
+	cs := connectHTTP(t, srv.URL+elicit.MCPPath, nil, mute, mrtr)
+	if got := text(submit(t, cs, p.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"})); got != "hello Ann" {
+		t.Errorf("continuation: %q", got)
 	}
 }
