@@ -80,7 +80,7 @@ func (e *Elicitor) pendingResult(ctx context.Context, req *mcp.CallToolRequest, 
 	s := e.slot(call.subject, call.session, p.id, expiry)
 	rec := &pendingRecord{
 		Mode: ModeForm, Via: viaModel, Schema: p.schema, Tool: req.Params.Name, Expiry: expiry.UnixMilli(),
-		FP: p.fp, Args: compact(req.Params.Arguments), Answers: rd.answers, State: rd.state,
+		FP: p.fp, Args: req.Params.Arguments, Answers: rd.answers, State: rd.state,
 		Marker: e.keys.PrimaryKeyID().String(),
 	}
 	if err := s.putPending(ctx, rec); err != nil {
@@ -100,17 +100,6 @@ func (e *Elicitor) pendingResult(ctx context.Context, req *mcp.CallToolRequest, 
 		"requestedSchema": json.RawMessage(p.schema),
 	}}
 	return res, nil
-}
-
-// compact returns the tool's arguments without insignificant whitespace:
-// the continuation needs their values, not the client's layout, and the
-// pending record, counted in bytes, keeps no more.
-func compact(args json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	if json.Compact(&b, args) != nil {
-		return args
-	}
-	return b.Bytes()
 }
 
 // instructions tells the model what to do with an LLM-mediated

@@ -1,11 +1,7 @@
 package elicit_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -277,55 +273,4 @@ func (h *header) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set(h.name, h.value)
 	return h.next.RoundTrip(r)
-}
-
-// A pending record keeps the tool's arguments as the continuation needs
-// them, without the client's whitespace: 300 KiB of padding around a
-// small argument (sent raw: a go-sdk client would compact it) is not
-// parked, nor refused as too large, and the continuation gets the
-// argument.
-func TestPendingArgsCompact(t *testing.T) {
-	e := newEnv(t, llmConfig)
-	type nameArgs struct {
-		Name string `json:"name"`
-	}
-	mcp.AddTool(e.server, &mcp.Tool{Name: "greet"}, func(ctx context.Context, req *mcp.CallToolRequest, in nameArgs) (*mcp.CallToolResult, any, error) {
-		if _, err := profileTool(ctx, req); err != nil {
-			return nil, nil, err
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello " + in.Name}}}, nil, nil
-	})
-	srv := httptest.NewServer(e.ev.Handler(e.server, nil))
-	t.Cleanup(srv.Close)
-	meta := meta2026()
-	meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{} // no elicitation
-	pad := strings.Repeat(" ", 300<<10)
-	body := fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"greet","arguments":{%s"name":"Ann"%s},"_meta":%s}}`,
-		pad, pad, must(json.Marshal(meta)))
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+elicit.MCPPath, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", elicit.ProtocolInputRequests)
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", "greet")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if i := bytes.Index(b, []byte("data: ")); i >= 0 {
-		b = b[i+6:]
-	}
-	var w struct {
-		Result mcp.CallToolResult `json:"result"`
-	}
-	if err := json.Unmarshal(bytes.TrimSpace(b), &w); err != nil || w.Result.IsError {
-		t.Fatalf("padded arguments: %.300s", b)
-	}
-	p := pendingOf(t, &w.Result)
-	cs := connectHTTP(t, srv.URL+elicit.MCPPath, nil, mute, mrtr)
-	if got := text(submit(t, cs, p.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"})); got != "hello Ann" {
-		t.Errorf("continuation: %q", got)
-	}
 }
