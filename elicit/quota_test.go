@@ -274,3 +274,20 @@ func (h *header) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set(h.name, h.value)
 	return h.next.RoundTrip(r)
 }
+
+// A link given to the model (URL mode, LLM-mediated) counts against the
+// quotas like any other pending elicitation: one anonymous client gets as
+// many as its bound.
+func TestPendingQuotaLinkViaModel(t *testing.T) {
+	e := newEnv(t, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: 3, BaseURL: "https://mcp.example.com"})
+	e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		a, err := elicit.URL(ctx, req, "Connect your account")
+		return string(a), err
+	})
+	srv := httptest.NewServer(e.ev.Handler(e.server, nil))
+	t.Cleanup(srv.Close)
+	cs := connectHTTP(t, srv.URL+elicit.MCPPath, nil, mute, mrtr)
+	if n := flood(t, cs, "connect", map[string]any{}, 5, 1); n != 3 {
+		t.Errorf("one anonymous client got %d links, want 3", n)
+	}
+}
