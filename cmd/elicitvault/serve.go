@@ -83,6 +83,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	baseURL := fs.String("base-url", "", "the `URL` browsers reach --addr by, for the links of URL mode")
 	ttl := fs.Duration("ttl", elicit.DefaultTTL, "how long an elicitation waits for its answer")
 	fallback := fs.String("fallback", "llm", "for clients that cannot elicit: `llm,browser`, either, or none")
+	clientIDHeader := fs.String("client-id-header", "", "behind a reverse proxy, the request `header` it sets (overwriting the client's) to the client's address: anonymous clients are told apart by it for the pending quotas, not by the proxy's address")
 	oauthFl := addOAuthFlags(fs)
 	unauthenticated := fs.Bool("unauthenticated", false, "allow an --addr other than loopback although serve authenticates no one")
 	if err := parseFlags(e, c, fs, args, 0); err != nil {
@@ -142,7 +143,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if base == "" {
 		base = "http://" + advertised(ln.Addr())
 	}
-	ro := &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks}
+	ro := &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks, ClientIDHeader: *clientIDHeader}
 	tel, err := newTelemetry(ctx, e.getenv)
 	if err != nil {
 		return err

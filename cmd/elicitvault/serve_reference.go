@@ -30,6 +30,9 @@ type referenceOptions struct {
 	OAuth *oauth.Provider
 	// Hooks are given to the Elicitor (telemetry).
 	Hooks []elicit.Hooks
+	// ClientIDHeader, when set, is the request header a trusted proxy
+	// sets to the client's address: the client ID of the pending quotas.
+	ClientIDHeader string
 }
 
 // reference is the reference MCP server: the go-sdk server with the
@@ -51,7 +54,11 @@ type reference struct {
 func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
 	// The fallbacks need nothing of the tools: the Elicitor lists and
 	// serves sendElicitationResult itself, to the clients that need it.
-	ev, err := elicit.New(keys, st, &elicit.Config{TTL: o.TTL, BaseURL: o.BaseURL, Fallbacks: o.Fallbacks, Hooks: o.Hooks})
+	cfg := &elicit.Config{TTL: o.TTL, BaseURL: o.BaseURL, Fallbacks: o.Fallbacks, Hooks: o.Hooks}
+	if h := o.ClientIDHeader; h != "" {
+		cfg.ClientID = func(r *http.Request) string { return r.Header.Get(h) }
+	}
+	ev, err := elicit.New(keys, st, cfg)
 	if err != nil {
 		return nil, err
 	}
