@@ -27,32 +27,36 @@ const (
 	DefaultMaxPendingBytesPerSubject = 2 << 20
 )
 
-// fullCheckEvery is how often a full Elicitor checks, at most, which of
-// the elicitations it counts are still pending in the store: a node that
-// found itself full refuses for that long without looking again.
-const fullCheckEvery = time.Second
+// quietFor is how long a bound, once its records were read back and
+// none was found gone, refuses without reading them again: the client's
+// for that client, the total for everyone. It bounds what refused calls
+// cost the store.
+const quietFor = time.Second
 
 // quota counts the elicitations this Elicitor asked that are pending, in
 // number and in bytes, in total and per client. An elicitation is counted
 // from the moment its pending record is written until this node ends it,
 // it expires, or its record is found gone from the store: one answered on
-// another node is dropped when a count reaches its bound and the records
-// it counts are read back (for the client's bound, that client's; for the
-// total, all of them, at most once per fullCheckEvery). So the count that
-// refuses is the count of what is actually pending.
+// another node is dropped when a bound is reached and the records it
+// counts are read back (for the client's bound, that client's; for the
+// total, all of them). So the count that refuses is the count of what is
+// actually pending, except for quietFor after a read-back that found
+// every record there.
 type quota struct {
 	max, perClient           int
 	maxBytes, perClientBytes int
 
-	mu        sync.Mutex
-	pending   map[string]*quotaEntry // elicitation ID → entry
-	clients   map[string]*usage
-	total     usage
-	lastCheck time.Time // of the total
-	gen       uint64    // counts the additions
+	mu      sync.Mutex
+	pending map[string]*quotaEntry // elicitation ID → entry
+	clients map[string]*usage
+	total   usage
+	gen     uint64 // counts the additions
 }
 
-type usage struct{ n, bytes int }
+type usage struct {
+	n, bytes int
+	quiet    time.Time // no read-back before
+}
 
 type quotaEntry struct {
 	client string
@@ -105,14 +109,13 @@ func (q *quota) acquire(ctx context.Context, s *slot, client string, size int) e
 			q.mu.Unlock()
 			return nil
 		}
+		u := q.clients[client]
+		checkClient := clientFull && u != nil && !now.Before(u.quiet)
+		checkAll := totalFull && !now.Before(q.total.quiet)
 		var check []*quotaEntry
-		checkAll := totalFull && now.Sub(q.lastCheck) >= fullCheckEvery
-		if checkAll {
-			q.lastCheck = now
-		}
-		if attempt < 3 {
+		if attempt < 3 && (checkClient || checkAll) {
 			for _, en := range q.pending {
-				if en.client == client || checkAll {
+				if checkAll || en.client == client {
 					check = append(check, en)
 				}
 			}
@@ -131,10 +134,17 @@ func (q *quota) acquire(ctx context.Context, s *slot, client string, size int) e
 			}
 		}
 		changed := q.gen != gen
-		q.mu.Unlock()
 		if len(gone) == 0 && !changed {
+			if u := q.clients[client]; u != nil && checkClient {
+				u.quiet = now.Add(quietFor)
+			}
+			if checkAll {
+				q.total.quiet = now.Add(quietFor)
+			}
+			q.mu.Unlock()
 			return ErrTooManyPending
 		}
+		q.mu.Unlock()
 	}
 }
 

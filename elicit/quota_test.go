@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -289,5 +292,44 @@ func TestPendingQuotaLinkViaModel(t *testing.T) {
 	cs := connectHTTP(t, srv.URL+elicit.MCPPath, nil, mute, mrtr)
 	if n := flood(t, cs, "connect", map[string]any{}, 5, 1); n != 3 {
 		t.Errorf("one anonymous client got %d links, want 3", n)
+	}
+}
+
+// countGets counts the store's Get calls.
+type countGets struct {
+	store.Store
+	n atomic.Int64
+}
+
+func (c *countGets) Get(ctx context.Context, key string) ([]byte, error) {
+	c.n.Add(1)
+	return c.Store.Get(ctx, key)
+}
+
+// A client at its bound is refused without reading its records back at
+// every call: once a read-back found them all pending, the next calls
+// within a second are refused outright, so that refused calls do not cost
+// the store a read per pending record each.
+func TestPendingQuotaReadBackBounded(t *testing.T) {
+	st := &countGets{Store: memory.New(nil)}
+	t.Cleanup(func() { st.Close() })
+	ev, err := elicit.New((*keyring.Keyring)(newKeyring(t)), st, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	ev.Install(s)
+	(&env{t: t, server: s}).tool("profile", profileTool)
+	srv := httptest.NewServer(ev.Handler(s, nil))
+	t.Cleanup(srv.Close)
+	cs := connectHTTP(t, srv.URL+elicit.MCPPath, nil, mute, mrtr)
+	start := time.Now()
+	if n := flood(t, cs, "profile", nil, 200, 1); n != 10 {
+		t.Fatalf("asked %d, want 10", n)
+	}
+	// One read-back of 10 records per second of the flood, and a few
+	// more for the calls that were not refused.
+	if gets, max := st.n.Load(), 10*(int64(time.Since(start)/time.Second)+1)+20; gets > max {
+		t.Errorf("%d store reads for 190 refused calls, want at most %d", gets, max)
 	}
 }
