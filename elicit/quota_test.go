@@ -2,6 +2,7 @@ package elicit_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -331,5 +332,48 @@ func TestPendingQuotaReadBackBounded(t *testing.T) {
 	// more for the calls that were not refused.
 	if gets, max := st.n.Load(), 10*(int64(time.Since(start)/time.Second)+1)+20; gets > max {
 		t.Errorf("%d store reads for 190 refused calls, want at most %d", gets, max)
+	}
+}
+
+// The total byte bound: records of 100 KiB from four clients under a
+// bound of 350 KiB; the fourth is refused until an answer frees room.
+func TestPendingQuotaTotalBytes(t *testing.T) {
+	e := newEnv(t, &elicit.Config{
+		Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingBytes: 350 << 10,
+		ClientID: func(r *http.Request) string { return r.Header.Get("X-Test-Client") },
+	})
+	type blobArgs struct {
+		Blob string `json:"blob"`
+	}
+	mcp.AddTool(e.server, &mcp.Tool{Name: "blob"}, func(ctx context.Context, req *mcp.CallToolRequest, _ blobArgs) (*mcp.CallToolResult, any, error) {
+		if _, err := profileTool(ctx, req); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	srv := httptest.NewServer(e.ev.Handler(e.server, nil))
+	t.Cleanup(srv.Close)
+	args := blobArgs{Blob: strings.Repeat("x", 100<<10)}
+	var clients []*mcp.ClientSession
+	var first pending
+	for i := range 4 {
+		hc := &http.Client{Transport: &header{"X-Test-Client", fmt.Sprint("client-", i), http.DefaultTransport}}
+		cs := connectHTTP(t, srv.URL+elicit.MCPPath, hc, mute, mrtr)
+		clients = append(clients, cs)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "blob", Arguments: args})
+		switch {
+		case i < 3 && (err != nil || res.Meta[elicit.MetaElicitationPending] == nil):
+			t.Fatalf("client %d: %.200q", i, errText(res, err))
+		case i == 0:
+			first = pendingOf(t, res)
+		case i == 3 && !strings.Contains(errText(res, err), elicit.ErrTooManyPending.Error()):
+			t.Fatalf("client 3 beyond the total bytes: %.200q", errText(res, err))
+		}
+	}
+	if got := text(submit(t, clients[0], first.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"})); got != "done" {
+		t.Fatalf("answer: %q", got)
+	}
+	if res, err := clients[3].CallTool(context.Background(), &mcp.CallToolParams{Name: "blob", Arguments: args}); err != nil || res.Meta[elicit.MetaElicitationPending] == nil {
+		t.Errorf("client 3 after an answer: %.200q", errText(res, err))
 	}
 }
