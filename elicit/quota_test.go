@@ -377,3 +377,24 @@ func TestPendingQuotaTotalBytes(t *testing.T) {
 		t.Errorf("client 3 after an answer: %.200q", errText(res, err))
 	}
 }
+
+// A server that mounts the go-sdk's stateless handler itself tells
+// anonymous clients apart with WithClientID in a middleware of its own.
+func TestWithClientID(t *testing.T) {
+	e := newEnv(t, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: 2})
+	e.counted("profile")
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return e.server }, &mcp.StreamableHTTPOptions{Stateless: true})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(elicit.WithClientID(r.Context(), r.Header.Get("X-Test-Client"))))
+	}))
+	t.Cleanup(srv.Close)
+	as := func(client string) *mcp.ClientSession {
+		return connectHTTP(t, srv.URL, &http.Client{Transport: &header{"X-Test-Client", client, http.DefaultTransport}}, mute, mrtr)
+	}
+	if n := flood(t, as("a"), "profile", nil, 3, 1); n != 2 {
+		t.Errorf("client a asked %d, want 2", n)
+	}
+	if n := flood(t, as("b"), "profile", nil, 1, 1); n != 1 {
+		t.Errorf("client b asked %d, want 1", n)
+	}
+}
