@@ -67,11 +67,21 @@ type Config struct {
 
 	// MaxPending bounds the elicitations pending on this Elicitor at once
 	// (DefaultMaxPending when zero), and MaxPendingPerSubject those of one
-	// authenticated user (DefaultMaxPendingPerSubject when zero). A call
-	// beyond either fails with ErrTooManyPending before anything is
-	// written. An elicitation counts from its pending record until it
-	// ends or expires.
-	MaxPending, MaxPendingPerSubject int
+	// client (DefaultMaxPendingPerSubject when zero): an authenticated
+	// user; without authentication, a session (a stateful Streamable HTTP
+	// session, a stdio or in-memory connection); on a stateless server
+	// (2026-07-28), its address as Handler sees it (HandlerOptions.Client;
+	// WithClientID for servers that mount the go-sdk's handler
+	// themselves). MaxPendingBytes and
+	// MaxPendingBytesPerSubject bound the same in bytes of the pending
+	// records (DefaultMaxPendingBytes and DefaultMaxPendingBytesPerSubject
+	// when zero). A call beyond any of them fails with ErrTooManyPending
+	// before anything is written. An elicitation counts on the Elicitor
+	// that asked it, from its pending record until it ends or expires, or
+	// until its record is found gone from the store (answered on another
+	// node), which is checked before a call is refused.
+	MaxPending, MaxPendingPerSubject           int
+	MaxPendingBytes, MaxPendingBytesPerSubject int
 
 	// MaxPendingSize bounds the JSON encoding of a pending record, in bytes
 	// (DefaultMaxPendingSize when zero): an LLM-mediated elicitation keeps
@@ -165,7 +175,7 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		maxSize:  cfg.MaxContentSize,
 		hooks:    append([]Hooks(nil), cfg.Hooks...),
 		fallback: cfg.Unsupported,
-		quota:    newQuota(cfg.MaxPending, cfg.MaxPendingPerSubject),
+		quota:    newQuota(cfg),
 
 		maxPendingSize: cfg.MaxPendingSize,
 

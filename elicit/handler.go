@@ -103,7 +103,9 @@ func (e *Elicitor) Handler(s *mcp.Server, opts *HandlerOptions) http.Handler {
 	sdk := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: 2 * o.SessionTimeout})
 	caps := newSessionCap(e, e.EndSessionOnDelete(sdk), &o)
 	s.AddReceivingMiddleware(caps.capture)
-	stateless := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true})
+	// An anonymous stateless caller's pending elicitations count against
+	// the client the session caps count too (HandlerOptions.Client).
+	stateless := withClientID(o.Client, mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true}))
 	endpoint := CheckInputResponses(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Protocol-Version") >= ProtocolInputRequests {
 			stateless.ServeHTTP(w, r)

@@ -135,24 +135,26 @@ func (s *slot) begin(ctx context.Context, rec *pendingRecord) (store.Subscriptio
 	return sub, nil
 }
 
-// putPending counts the elicitation against the Elicitor's quota and
-// writes its pending record.
+// putPending counts the elicitation against the Elicitor's quotas, for
+// the client of ctx (see clientOf) and in bytes, and writes its pending
+// record.
 func (s *slot) putPending(ctx context.Context, rec *pendingRecord) error {
 	if rec.Carried == nil {
 		rec.Carried = carry(ctx, s.e.hooks)
 	}
-	if b, err := json.Marshal(rec); err != nil || len(b) > s.e.maxPendingSize {
+	b, err := json.Marshal(rec)
+	if err != nil || len(b) > s.e.maxPendingSize {
 		// The tool's arguments, earlier answers and state are the
 		// client's to size: they are not parked in the store unbounded.
 		return ErrTooLarge
 	}
-	if err := s.e.quota.acquire(s.id, s.subject, s.expiry, s.e.now()); err != nil {
+	if err := s.e.quota.acquire(ctx, s, s.clientOf(ctx), len(b)); err != nil {
 		return err
 	}
 	if s.local {
 		return nil
 	}
-	if err := s.put(ctx, purposePending, rec); err != nil {
+	if err := s.putJSON(ctx, purposePending, b); err != nil {
 		s.e.quota.release(s.id)
 		return err
 	}
@@ -241,6 +243,12 @@ func (s *slot) put(ctx context.Context, purpose string, v any) error {
 	if err != nil {
 		return fmt.Errorf("elicit: %w", err)
 	}
+	return s.putJSON(ctx, purpose, pt)
+}
+
+// putJSON seals pt, a JSON encoding, for purpose and writes it until the
+// slot's expiry.
+func (s *slot) putJSON(ctx context.Context, purpose string, pt []byte) error {
 	sealed, err := s.e.keys.SealRecord(s.binding(purpose), pt, s.expiry)
 	if err != nil {
 		return err

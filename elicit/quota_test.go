@@ -2,13 +2,21 @@ package elicit_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -110,4 +118,274 @@ func errText(res *mcp.CallToolResult, err error) string {
 		return err.Error()
 	}
 	return text(res)
+}
+
+func connectHTTP(t *testing.T, url string, hc *http.Client, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, opts).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// flood calls tool n times from cs, w at a time, and returns how many
+// calls got a pending elicitation; every other one must be refused with
+// ErrTooManyPending.
+func flood(t *testing.T, cs *mcp.ClientSession, tool string, args any, n, w int) int {
+	t.Helper()
+	var asked, next atomic.Int64
+	var wg sync.WaitGroup
+	for range w {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+				switch msg := errText(res, err); {
+				case err == nil && !res.IsError && res.Meta[elicit.MetaElicitationPending] != nil:
+					asked.Add(1)
+				case !strings.Contains(msg, elicit.ErrTooManyPending.Error()):
+					t.Errorf("flood: %.200q", msg)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return int(asked.Load())
+}
+
+// One anonymous client cannot take every pending slot of a server (issue
+// 20, item 9): 10,000 unauthenticated 2026-07-28 calls from one address,
+// with the default quotas, get their questions up to the per-client bound
+// and are refused beyond it; a client from another address still gets its
+// question, and so does a 2025-11-25 client (its session is its identity)
+// from the same address.
+func TestAnonymousClientTakesNotEverySlot(t *testing.T) {
+	e := newEnv(t, llmConfig)
+	e.counted("profile")
+	srv := httptest.NewServer(e.ev.Handler(e.server, nil))
+	t.Cleanup(srv.Close)
+	url := srv.URL + elicit.MCPPath
+
+	attacker := connectHTTP(t, url, fromAddr("127.0.0.1", 16), mute, mrtr)
+	if n := flood(t, attacker, "profile", nil, 10000, 8); n != elicit.DefaultMaxPendingPerSubject {
+		t.Errorf("one anonymous client got %d questions asked, want %d", n, elicit.DefaultMaxPendingPerSubject)
+	}
+
+	other := connectHTTP(t, url, fromAddr("127.0.0.2", 16), mute, mrtr)
+	if res, err := other.CallTool(context.Background(), &mcp.CallToolParams{Name: "profile"}); err != nil || res.Meta[elicit.MetaElicitationPending] == nil {
+		t.Errorf("another anonymous client: %q", errText(res, err))
+	}
+
+	legacyClient := connectHTTP(t, url, fromAddr("127.0.0.1", 16), &mcp.ClientOptions{
+		ElicitationHandler: answer("accept", map[string]any{"name": "Ann", "email": "ann@example.com"}),
+	}, legacy)
+	if got, isErr := call(t, legacyClient, "profile"); isErr || !strings.HasPrefix(got, "accept {Name:Ann") {
+		t.Errorf("a 2025-11-25 client: %q", got)
+	}
+}
+
+// An anonymous stateless client's pending records are bounded in bytes
+// (issue 26): 1,000 calls with 244 KiB of arguments each from one address
+// park at most DefaultMaxPendingBytesPerSubject on the node (a memory
+// store, so the records are on its heap), not 244 MiB; a client from
+// another address still gets its question.
+func TestAnonymousPendingBytes(t *testing.T) {
+	e := newEnv(t, llmConfig)
+	type blobArgs struct {
+		Blob string `json:"blob"`
+	}
+	mcp.AddTool(e.server, &mcp.Tool{Name: "blob"}, func(ctx context.Context, req *mcp.CallToolRequest, _ blobArgs) (*mcp.CallToolResult, any, error) {
+		if _, err := profileTool(ctx, req); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	srv := httptest.NewServer(e.ev.Handler(e.server, nil))
+	t.Cleanup(srv.Close)
+	url := srv.URL + elicit.MCPPath
+	args := blobArgs{Blob: strings.Repeat("x", 244<<10)}
+
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	client := connectHTTP(t, url, fromAddr("127.0.0.1", 16), mute, mrtr)
+	before := heap()
+	n := flood(t, client, "blob", args, 1000, 4)
+	grown := int64(heap()) - int64(before)
+	if max := elicit.DefaultMaxPendingBytesPerSubject / (244 << 10); n < 1 || n > max {
+		t.Errorf("%d calls of 244 KiB got their question asked; want 1 to %d", n, max)
+	}
+	if grown > 16<<20 {
+		t.Errorf("the heap grew by %d MiB", grown>>20)
+	}
+	t.Logf("%d asked, heap grew by %d KiB", n, grown>>10)
+
+	other := connectHTTP(t, url, fromAddr("127.0.0.2", 16), mute, mrtr)
+	if res, err := other.CallTool(context.Background(), &mcp.CallToolParams{Name: "blob", Arguments: args}); err != nil || res.Meta[elicit.MetaElicitationPending] == nil {
+		t.Errorf("another anonymous client: %q", errText(res, err))
+	}
+}
+
+// Behind a proxy every client has the proxy's address: the Handler's
+// client (HandlerOptions.Client, here ForwardedFor, as for the session
+// caps) tells them apart by what the proxy forwarded. Two clients with
+// other forwarded addresses have a quota each; the same one shares it.
+func TestClientIDBehindProxy(t *testing.T) {
+	e := newEnv(t, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: 2})
+	e.counted("profile")
+	srv := httptest.NewServer(e.ev.Handler(e.server, &elicit.HandlerOptions{
+		Client: elicit.ForwardedFor(netip.MustParsePrefix("127.0.0.0/8")),
+	}))
+	t.Cleanup(srv.Close)
+	as := func(client string) *mcp.ClientSession {
+		hc := &http.Client{Transport: &header{"X-Forwarded-For", client, http.DefaultTransport}}
+		return connectHTTP(t, srv.URL+elicit.MCPPath, hc, mute, mrtr)
+	}
+	a1, a2, b := as("192.0.2.1"), as("192.0.2.1"), as("192.0.2.2")
+	if n := flood(t, a1, "profile", nil, 3, 1); n != 2 {
+		t.Errorf("client A asked %d, want 2", n)
+	}
+	if n := flood(t, a2, "profile", nil, 1, 1); n != 0 {
+		t.Errorf("client A on another connection asked %d, want 0", n)
+	}
+	if n := flood(t, b, "profile", nil, 2, 1); n != 2 {
+		t.Errorf("client B asked %d, want 2", n)
+	}
+}
+
+// header sets a request header.
+type header struct {
+	name, value string
+	next        http.RoundTripper
+}
+
+func (h *header) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return h.next.RoundTrip(r)
+}
+
+// A link given to the model (URL mode, LLM-mediated) counts against the
+// quotas like any other pending elicitation: one anonymous client gets as
+// many as its bound.
+func TestPendingQuotaLinkViaModel(t *testing.T) {
+	e := newEnv(t, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: 3, BaseURL: "https://mcp.example.com"})
+	e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		a, err := elicit.URL(ctx, req, "Connect your account")
+		return string(a), err
+	})
+	srv := httptest.NewServer(e.ev.Handler(e.server, nil))
+	t.Cleanup(srv.Close)
+	cs := connectHTTP(t, srv.URL+elicit.MCPPath, nil, mute, mrtr)
+	if n := flood(t, cs, "connect", map[string]any{}, 5, 1); n != 3 {
+		t.Errorf("one anonymous client got %d links, want 3", n)
+	}
+}
+
+// countGets counts the store's Get calls.
+type countGets struct {
+	store.Store
+	n atomic.Int64
+}
+
+func (c *countGets) Get(ctx context.Context, key string) ([]byte, error) {
+	c.n.Add(1)
+	return c.Store.Get(ctx, key)
+}
+
+// A client at its bound is refused without reading its records back at
+// every call: once a read-back found them all pending, the next calls
+// within a second are refused outright, so that refused calls do not cost
+// the store a read per pending record each.
+func TestPendingQuotaReadBackBounded(t *testing.T) {
+	st := &countGets{Store: memory.New(nil)}
+	t.Cleanup(func() { st.Close() })
+	ev, err := elicit.New((*keyring.Keyring)(newKeyring(t)), st, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	ev.Install(s)
+	(&env{t: t, server: s}).tool("profile", profileTool)
+	srv := httptest.NewServer(ev.Handler(s, nil))
+	t.Cleanup(srv.Close)
+	cs := connectHTTP(t, srv.URL+elicit.MCPPath, nil, mute, mrtr)
+	start := time.Now()
+	if n := flood(t, cs, "profile", nil, 200, 1); n != 10 {
+		t.Fatalf("asked %d, want 10", n)
+	}
+	// One read-back of 10 records per second of the flood, and a few
+	// more for the calls that were not refused.
+	if gets, max := st.n.Load(), 10*(int64(time.Since(start)/time.Second)+1)+20; gets > max {
+		t.Errorf("%d store reads for 190 refused calls, want at most %d", gets, max)
+	}
+}
+
+// The total byte bound: records of 100 KiB from four clients under a
+// bound of 350 KiB; the fourth is refused until an answer frees room.
+func TestPendingQuotaTotalBytes(t *testing.T) {
+	e := newEnv(t, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingBytes: 350 << 10})
+	type blobArgs struct {
+		Blob string `json:"blob"`
+	}
+	mcp.AddTool(e.server, &mcp.Tool{Name: "blob"}, func(ctx context.Context, req *mcp.CallToolRequest, _ blobArgs) (*mcp.CallToolResult, any, error) {
+		if _, err := profileTool(ctx, req); err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	srv := httptest.NewServer(e.ev.Handler(e.server, &elicit.HandlerOptions{
+		Client: func(r *http.Request) string { return r.Header.Get("X-Test-Client") },
+	}))
+	t.Cleanup(srv.Close)
+	args := blobArgs{Blob: strings.Repeat("x", 100<<10)}
+	var clients []*mcp.ClientSession
+	var first pending
+	for i := range 4 {
+		hc := &http.Client{Transport: &header{"X-Test-Client", fmt.Sprint("client-", i), http.DefaultTransport}}
+		cs := connectHTTP(t, srv.URL+elicit.MCPPath, hc, mute, mrtr)
+		clients = append(clients, cs)
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "blob", Arguments: args})
+		switch {
+		case i < 3 && (err != nil || res.Meta[elicit.MetaElicitationPending] == nil):
+			t.Fatalf("client %d: %.200q", i, errText(res, err))
+		case i == 0:
+			first = pendingOf(t, res)
+		case i == 3 && !strings.Contains(errText(res, err), elicit.ErrTooManyPending.Error()):
+			t.Fatalf("client 3 beyond the total bytes: %.200q", errText(res, err))
+		}
+	}
+	if got := text(submit(t, clients[0], first.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"})); got != "done" {
+		t.Fatalf("answer: %q", got)
+	}
+	if res, err := clients[3].CallTool(context.Background(), &mcp.CallToolParams{Name: "blob", Arguments: args}); err != nil || res.Meta[elicit.MetaElicitationPending] == nil {
+		t.Errorf("client 3 after an answer: %.200q", errText(res, err))
+	}
+}
+
+// A server that mounts the go-sdk's stateless handler itself tells
+// anonymous clients apart with WithClientID in a middleware of its own.
+func TestWithClientID(t *testing.T) {
+	e := newEnv(t, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: 2})
+	e.counted("profile")
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return e.server }, &mcp.StreamableHTTPOptions{Stateless: true})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(elicit.WithClientID(r.Context(), r.Header.Get("X-Test-Client"))))
+	}))
+	t.Cleanup(srv.Close)
+	as := func(client string) *mcp.ClientSession {
+		return connectHTTP(t, srv.URL, &http.Client{Transport: &header{"X-Test-Client", client, http.DefaultTransport}}, mute, mrtr)
+	}
+	if n := flood(t, as("a"), "profile", nil, 3, 1); n != 2 {
+		t.Errorf("client a asked %d, want 2", n)
+	}
+	if n := flood(t, as("b"), "profile", nil, 1, 1); n != 1 {
+		t.Errorf("client b asked %d, want 1", n)
+	}
 }

@@ -107,7 +107,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	sessionTimeout := fs.Duration("session-timeout", elicit.DefaultSessionTimeout, "close a 2025-11-25 (or older) session idle this long")
 	maxSessions := fs.Int("max-sessions", elicit.DefaultMaxSessions, "the most sessions this node keeps open; beyond, the oldest idle one is closed")
 	maxPerClient := fs.Int("max-sessions-per-client", elicit.DefaultMaxSessionsPerClient, "the most sessions one client (user, or address) keeps open")
-	trustedProxies := fs.String("trusted-proxies", "", "`CIDR,...` of proxies whose X-Forwarded-For names the client, for the session caps")
+	trustedProxies := fs.String("trusted-proxies", "", "`CIDR,...` of proxies whose X-Forwarded-For names the client, for the session caps and the pending quotas")
 	readTimeout := fs.Duration("read-timeout", elicit.DefaultReadTimeout, "the time a request's body may take to arrive")
 	writeTimeout := fs.Duration("write-timeout", elicit.DefaultWriteTimeout, "the time each write of a response may take (streams stay open)")
 	idleTimeout := fs.Duration("idle-timeout", defaultIdleTimeout, "close a keep-alive connection idle this long")

@@ -58,7 +58,8 @@ type reference struct {
 func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
 	// The fallbacks need nothing of the tools: the Elicitor lists and
 	// serves sendElicitationResult itself, to the clients that need it.
-	ev, err := elicit.New(keys, st, &elicit.Config{TTL: o.TTL, BaseURL: o.BaseURL, Fallbacks: o.Fallbacks, Hooks: o.Hooks})
+	cfg := &elicit.Config{TTL: o.TTL, BaseURL: o.BaseURL, Fallbacks: o.Fallbacks, Hooks: o.Hooks}
+	ev, err := elicit.New(keys, st, cfg)
 	if err != nil {
 		return nil, err
 	}
