@@ -15,7 +15,7 @@ import (
 )
 
 // opLog records the store operations that pass through it, and the
-// events the test adds, in order.
+// events the test adds, in order (TestStoreOpsPerElicitation counts them).
 type opLog struct {
 	store.Store
 	mu  sync.Mutex
@@ -61,6 +61,14 @@ func (l *opLog) CompareAndSwap(ctx context.Context, k string, old, v []byte, e t
 func (l *opLog) Delete(ctx context.Context, k string) error {
 	l.add("delete")
 	return l.Store.Delete(ctx, k)
+}
+func (l *opLog) Publish(ctx context.Context, ch string, m []byte) error {
+	l.add("publish")
+	return l.Store.Publish(ctx, ch, m)
+}
+func (l *opLog) Subscribe(ctx context.Context, ch string) (store.Subscription, error) {
+	l.add("subscribe")
+	return l.Store.Subscribe(ctx, ch)
 }
 
 // TestModelAnswerRunsToolRightAfterCommit checks that an LLM-mediated
