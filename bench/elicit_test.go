@@ -64,23 +64,7 @@ var confirmSchema = func() json.RawMessage {
 // elicit.
 func elicitSession(b *testing.B, server *mcp.Server) *mcp.ServerSession {
 	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := server.Connect(ctx, st, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ss.Close() })
-	client := mcp.NewClient(&mcp.Implementation{Name: "bench-client", Version: "1"}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
-		},
-	})
-	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: elicitProtocol})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cs.Close() })
+	ss, cs := confirmingClient(b, server, elicitProtocol)
 	if v := cs.InitializeResult().ProtocolVersion; v != elicitProtocol {
 		b.Fatalf("negotiated %s, want %s", v, elicitProtocol)
 	}
@@ -96,6 +80,31 @@ func elicitSession(b *testing.B, server *mcp.Server) *mcp.ServerSession {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// confirmingClient connects a client that accepts every elicitation with
+// {"confirm": true} to server over in-memory transports at version, and
+// returns both sides of the session, closed when b ends.
+func confirmingClient(b *testing.B, server *mcp.Server, version string) (*mcp.ServerSession, *mcp.ClientSession) {
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := server.Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ss.Close() })
+	client := mcp.NewClient(&mcp.Implementation{Name: "bench-client", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
+		},
+	})
+	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	return ss, cs
 }
 
 func benchElicitBare(b *testing.B) {

@@ -78,23 +78,7 @@ func BenchmarkInputRequests(b *testing.B) {
 
 func benchInputRequests(b *testing.B, s *mcp.Server) {
 	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(ctx, st, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ss.Close() })
-	client := mcp.NewClient(&mcp.Implementation{Name: "bench-client", Version: "1"}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}, nil
-		},
-	})
-	cs, err := client.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: elicit.ProtocolInputRequests})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cs.Close() })
+	_, cs := confirmingClient(b, s, elicit.ProtocolInputRequests)
 	b.ReportAllocs()
 	for b.Loop() {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "confirm"})
