@@ -161,25 +161,7 @@ func TestURLDeclineOnPageNotifies(t *testing.T) {
 	})
 	t.Run("-32042", func(t *testing.T) {
 		e := newEnv(t, nil)
-		srv := e.callback()
-		e.tool("connect", urlTool(srv.URL, elicit.WithURLElicitationRequiredError()))
-		complete := make(chan string, 1)
-		cs := e.connect(&mcp.ClientOptions{
-			Capabilities:       bothModes,
-			ElicitationHandler: answer("accept", nil),
-			ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
-				complete <- req.Params.ElicitationID
-			},
-		}, legacy)
-		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "connect"})
-		var we *jsonrpc.Error
-		var data struct {
-			Elicitations []*mcp.ElicitParams `json:"elicitations"`
-		}
-		if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired || json.Unmarshal(we.Data, &data) != nil || len(data.Elicitations) != 1 {
-			t.Fatalf("got %v, want -32042", err)
-		}
-		el := data.Elicitations[0]
+		cs, el, complete := urlRequiredCall(t, e)
 		if s := choose(t, el.URL, "decline"); s != http.StatusOK {
 			t.Fatalf("page: %d", s)
 		}
@@ -256,8 +238,11 @@ func TestURLAcrossNodes(t *testing.T) {
 	})
 }
 
-func TestURLElicitationRequiredError(t *testing.T) {
-	e := newEnv(t, nil)
+// urlRequiredCall calls a tool that asks for a URL-mode elicitation with
+// -32042, from a client that records its completion notifications, and
+// returns the client, the elicitation of the error and the notifications.
+func urlRequiredCall(t *testing.T, e *env) (*mcp.ClientSession, *mcp.ElicitParams, chan string) {
+	t.Helper()
 	srv := e.callback()
 	e.tool("connect", urlTool(srv.URL, elicit.WithURLElicitationRequiredError()))
 	complete := make(chan string, 1)
@@ -283,6 +268,12 @@ func TestURLElicitationRequiredError(t *testing.T) {
 	if el.Mode != "url" || el.ElicitationID == "" || !strings.HasPrefix(el.URL, srv.URL+"/cb?token=ev1.") {
 		t.Fatalf("elicitation %+v", el)
 	}
+	return cs, el, complete
+}
+
+func TestURLElicitationRequiredError(t *testing.T) {
+	e := newEnv(t, nil)
+	cs, el, complete := urlRequiredCall(t, e)
 	if s := get(t, el.URL); s != http.StatusOK {
 		t.Fatalf("callback: %d", s)
 	}
