@@ -214,19 +214,7 @@ func TestServeBrowserFallback(t *testing.T) {
 	srv := startServe(t, nil, "--fallback", "browser")
 	for _, v := range goVersions {
 		t.Run(v.name, func(t *testing.T) {
-			logs := make(chan string, 4)
-			cs := muteClient(t, srv.mcpURL(), v.version, &mcp.ClientOptions{
-				LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-					s, _ := req.Params.Data.(string)
-					logs <- s
-				},
-			})
-			params := &mcp.CallToolParams{Name: "register_attendee"}
-			if v.version == "" {
-				params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"} // per request on 2026-07-28
-			} else if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
-				t.Fatal(err)
-			}
+			cs, logs, params := loggingClient(t, srv.mcpURL(), v.version, "register_attendee")
 			if listsFallbackTool(t, cs) {
 				t.Errorf("%s listed without the LLM-mediated fallback", elicit.FallbackTool)
 			}
@@ -316,4 +304,26 @@ func TestServeBrowserFallback(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loggingClient connects a client without elicitation that shows log
+// messages at info (set for the session, or per request on 2026-07-28,
+// version ""), and returns it, the messages it receives and the params
+// of a call of tool that carry the level.
+func loggingClient(t *testing.T, url, version, tool string) (*mcp.ClientSession, chan string, *mcp.CallToolParams) {
+	t.Helper()
+	logs := make(chan string, 4)
+	cs := muteClient(t, url, version, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			s, _ := req.Params.Data.(string)
+			logs <- s
+		},
+	})
+	params := &mcp.CallToolParams{Name: tool}
+	if version == "" {
+		params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"} // per request on 2026-07-28
+	} else if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	return cs, logs, params
 }

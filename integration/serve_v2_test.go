@@ -368,19 +368,7 @@ func TestServeBrowserFallbackURLMode(t *testing.T) {
 	srv := startServe(t, nil, "--fallback", "browser")
 	for _, v := range goVersions {
 		t.Run(v.name, func(t *testing.T) {
-			logs := make(chan string, 4)
-			cs := muteClient(t, srv.mcpURL(), v.version, &mcp.ClientOptions{
-				LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-					s, _ := req.Params.Data.(string)
-					logs <- s
-				},
-			})
-			params := &mcp.CallToolParams{Name: "connect_account"}
-			if v.version == "" {
-				params.Meta = mcp.Meta{mcp.MetaKeyLogLevel: "info"} // per request on 2026-07-28
-			} else if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
-				t.Fatal(err)
-			}
+			cs, logs, params := loggingClient(t, srv.mcpURL(), v.version, "connect_account")
 			done := make(chan string, 1)
 			go func() {
 				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
