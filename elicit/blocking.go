@@ -48,7 +48,7 @@ func (e *Elicitor) sending(next mcp.MethodHandler) mcp.MethodHandler {
 func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
 	call := r.Call
 	expiry := e.now().Add(ttl)
-	s := e.slot(call.subject, call.session, r.ID, expiry)
+	s := e.slot(call.who, r.ID, expiry)
 	s.local = r.Mode == ModeForm // the client's reply is the answer
 	rec := &pendingRecord{Mode: r.Mode, Tool: call.Tool, Expiry: expiry.UnixMilli()}
 	params := &mcp.ElicitParams{Mode: string(r.Mode), Message: r.Message}

@@ -72,7 +72,7 @@ func (e *Elicitor) viaBrowser(ctx context.Context, r *Request, ttl time.Duration
 	// store, the session's one pending elicitation.
 	call := r.Call
 	expiry := e.now().Add(ttl)
-	s := e.slot(call.subject, call.session, r.ID, expiry)
+	s := e.slot(call.who, r.ID, expiry)
 	first, err := s.begin(ctx, &pendingRecord{Mode: ModeForm, Via: viaBrowser, Schema: r.Schema.raw, Tool: call.Tool, Expiry: expiry.UnixMilli()})
 	if err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func (e *Elicitor) urlViaBrowser(ctx context.Context, r *Request, ttl time.Durat
 	}
 	call := r.Call
 	expiry := e.now().Add(ttl)
-	s := e.slot(call.subject, call.session, r.ID, expiry)
+	s := e.slot(call.who, r.ID, expiry)
 	first, err := s.begin(ctx, &pendingRecord{Mode: ModeURL, Via: viaBrowser, Tool: call.Tool, Expiry: expiry.UnixMilli()})
 	if err != nil {
 		return nil, err

@@ -85,7 +85,7 @@ func (e *Elicitor) pendingResult(ctx context.Context, req *mcp.CallToolRequest, 
 	}
 	p := rd.pending
 	expiry := e.now().Add(p.ttl)
-	s := e.slot(call.subject, call.session, p.id, expiry)
+	s := e.slot(call.who, p.id, expiry)
 	rec := &pendingRecord{
 		Mode: p.mode, Via: viaModel, Schema: p.schema, Tool: req.Params.Name, Expiry: expiry.UnixMilli(),
 		FP: p.fp, Args: req.Params.Arguments, Answers: rd.answers, State: rd.state,
@@ -211,7 +211,7 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 	// The record opens only for the subject and session it was sealed
 	// for: another caller finds nothing, which is the same error as an
 	// elicitation that never existed.
-	s := e.slot(call.subject, call.session, in.ElicitID, time.Time{})
+	s := e.slot(call.who, in.ElicitID, time.Time{})
 	var rec pendingRecord
 	if err := s.get(ctx, purposePending, &rec); err != nil {
 		if errors.Is(err, ErrUnknownElicitation) {

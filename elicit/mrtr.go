@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,12 +36,6 @@ import (
 // bound to the tool name, the hash of the arguments, the session (when
 // the transport has one) and the subject, valid for the elicitation's TTL,
 // and consumed once.
-
-// sessionless is the session of a binding on a stateless HTTP server,
-// where every request may arrive on a new connection and another node:
-// there state is bound to the subject alone (and a requestState to tool
-// and arguments too).
-const sessionless = "-"
 
 // asked is the elicitation a round asked for.
 type asked struct {
@@ -165,7 +160,7 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 					return res, nil
 				}
 				if a.Action != Accept {
-					e.slot(r.Call.subject, r.Call.session, r.ID, time.Time{}).end(ctx)
+					e.slot(r.Call.who, r.ID, time.Time{}).end(ctx)
 				}
 			}
 			if err := rd.deliver(ctx, i); err != nil {
@@ -218,7 +213,7 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 		if err != nil {
 			return nil, err
 		}
-		s := e.slot(r.Call.subject, r.Call.session, r.ID, expiry)
+		s := e.slot(r.Call.who, r.ID, expiry)
 		if err := s.putPending(ctx, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
 			return nil, err
 		}
@@ -314,17 +309,13 @@ var inputRequiredResult = sync.OnceValues(func() (*mcp.CallToolResult, error) {
 })
 
 // callBinding is what a requestState is bound to.
-func (e *Elicitor) callBinding(req *mcp.CallToolRequest) (session, subject string, args [32]byte, err error) {
-	session = e.sessionOf(req)
-	if req.Extra != nil && req.Extra.TokenInfo != nil {
-		subject = req.Extra.TokenInfo.UserID
-	}
+func (e *Elicitor) callBinding(req *mcp.CallToolRequest) (who engine.Identity, args [32]byte, err error) {
 	args, err = token.HashArgs(req.Params.Arguments)
-	return
+	return e.identity(req), args, err
 }
 
 func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl time.Duration) (string, error) {
-	session, subject, args, err := e.callBinding(req)
+	who, args, err := e.callBinding(req)
 	if err != nil {
 		return "", fmt.Errorf("elicit: %w", err)
 	}
@@ -340,8 +331,8 @@ func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl ti
 	}
 	return e.tokens.Issue(&token.Claims{
 		Kind:          token.RequestState,
-		SessionID:     session,
-		Subject:       subject,
+		SessionID:     who.Session,
+		Subject:       who.Subject,
 		ElicitationID: st.Asked.ID,
 		Tool:          req.Params.Name,
 		ArgsHash:      args,
@@ -361,12 +352,12 @@ func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl ti
 // response asks the question again.
 func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) (answers []answered, state []byte, use *oneshot.Use, err error) {
 	p := req.Params
-	session, subject, args, err := e.callBinding(req)
+	who, args, err := e.callBinding(req)
 	if err != nil {
 		return nil, nil, nil, errBadState
 	}
 	c, err := e.tokens.Verify(p.RequestState, token.Expect{
-		Kind: token.RequestState, SessionID: session, Subject: subject, Tool: p.Name, ArgsHash: args,
+		Kind: token.RequestState, SessionID: who.Session, Subject: who.Subject, Tool: p.Name, ArgsHash: args,
 	})
 	if err == nil {
 		use, err = e.tokens.Claim(ctx, c)
@@ -380,7 +371,7 @@ func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) 
 	case err != nil:
 		return nil, nil, nil, fmt.Errorf("elicit: requestState: %w", err)
 	}
-	answers, state, fresh, err := e.roundAnswers(ctx, c, p, session, subject)
+	answers, state, fresh, err := e.roundAnswers(ctx, c, p, who)
 	switch {
 	case err != nil:
 		use.Release(context.WithoutCancel(ctx))
@@ -400,7 +391,7 @@ func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) 
 // roundAnswers reads the answers of a verified requestState and the
 // client's response to its input request; fresh reports whether there is
 // one.
-func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, p *mcp.CallToolParamsRaw, session, subject string) (answers []answered, state []byte, fresh bool, err error) {
+func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, p *mcp.CallToolParamsRaw, who engine.Identity) (answers []answered, state []byte, fresh bool, err error) {
 	var st requestState
 	if err := json.Unmarshal(c.State, &st); err != nil || st.Asked == nil || st.Asked.ID != c.ElicitationID {
 		return nil, nil, false, errBadState
@@ -411,7 +402,7 @@ func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, p *mcp.Cal
 		// A URL-mode elicitation asked with a new ID; this one's record
 		// goes.
 		if st.Asked.Mode == ModeURL {
-			e.slot(subject, session, st.Asked.ID, time.Time{}).end(ctx)
+			e.slot(who, st.Asked.ID, time.Time{}).end(ctx)
 		}
 		return st.Answers, st.State, false, nil
 	}
@@ -435,7 +426,7 @@ func ours(state string) bool { return state == "" || strings.HasPrefix(state, "e
 // awaitURL waits for the callback of a URL-mode elicitation the client
 // accepted in an earlier round, then notifies the client.
 func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) (*Response, error) {
-	s := e.slot(r.Call.subject, r.Call.session, r.ID, time.Time{})
+	s := e.slot(r.Call.who, r.ID, time.Time{})
 	first, err := e.store.Subscribe(ctx, s.channel())
 	if err != nil {
 		return nil, fmt.Errorf("elicit: subscribe: %w", err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/store"
 )
@@ -76,10 +77,11 @@ type sessionRecord struct {
 
 // slot is one elicitation's place in the store.
 type slot struct {
-	e                    *Elicitor
-	subject, session, id string
-	expiry               time.Time
-	pointer              []byte // the session record this elicitation wrote
+	e       *Elicitor
+	who     engine.Identity
+	id      string
+	expiry  time.Time
+	pointer []byte // the session record this elicitation wrote
 
 	// local marks an elicitation that only its own call answers (a
 	// blocking form: the client's reply comes back to the node that
@@ -88,12 +90,12 @@ type slot struct {
 	local bool
 }
 
-func (e *Elicitor) slot(subject, session, id string, expiry time.Time) *slot {
-	return &slot{e: e, subject: subject, session: session, id: id, expiry: expiry}
+func (e *Elicitor) slot(who engine.Identity, id string, expiry time.Time) *slot {
+	return &slot{e: e, who: who, id: id, expiry: expiry}
 }
 
 func (s *slot) binding(purpose string) envelope.Binding {
-	b := envelope.Binding{Purpose: purpose, Subject: s.subject, SessionID: s.session, RecordID: s.id}
+	b := s.who.Binding(purpose, s.id)
 	if purpose == purposeSession {
 		b.RecordID = ""
 	}
@@ -165,7 +167,7 @@ func (s *slot) putPending(ctx context.Context, rec *pendingRecord) error {
 // session or a connection (stdio, in-memory). Without one (stateless
 // HTTP), elicitations of different clients, or of one user's parallel
 // chats, share nothing: each is keyed by its own ID only.
-func (s *slot) realSession() bool { return s.session != sessionless }
+func (s *slot) realSession() bool { return s.who.HasSession() }
 
 // claim makes the elicitation the session's pending one and cancels the
 // one it replaces. Without a real session there is nothing to share: it
@@ -223,7 +225,7 @@ func (s *slot) supersede(ctx context.Context, old []byte) {
 	if json.Unmarshal(pt, &ptr) != nil || ptr.ID == "" || ptr.ID == s.id {
 		return
 	}
-	prev := s.e.slot(s.subject, s.session, ptr.ID, time.UnixMilli(ptr.Expiry))
+	prev := s.e.slot(s.who, ptr.ID, time.UnixMilli(ptr.Expiry))
 	if !prev.expiry.After(s.e.now()) {
 		return
 	}

@@ -230,14 +230,8 @@ func (q *quota) sweep(now time.Time) {
 // carries (WithClientID; Handler sets it from HandlerOptions.Client).
 // Without one, anonymous stateless callers share one client.
 func (s *slot) clientOf(ctx context.Context) string {
-	switch {
-	case s.subject != "":
-		return "u:" + s.subject
-	case s.realSession():
-		return s.session
-	}
 	id, _ := ctx.Value(clientIDKey{}).(string)
-	return "c:" + id
+	return s.who.Client(id)
 }
 
 type clientIDKey struct{}

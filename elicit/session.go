@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,7 +33,7 @@ func (e *Elicitor) EndSessionOnDelete(h http.Handler) http.Handler {
 				if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 					subject = ti.UserID
 				}
-				e.endCalls("s:"+id, subject)
+				e.endCalls(engine.Identity{Subject: subject, Session: engine.TransportSession(id)})
 			}
 		}
 		h.ServeHTTP(w, r)
@@ -40,16 +41,16 @@ func (e *Elicitor) EndSessionOnDelete(h http.Handler) http.Handler {
 }
 
 // endCalls ends the tool calls in progress of one session and subject.
-func (e *Elicitor) endCalls(session, subject string) {
-	e.endCallsWith(session, subject, ErrSessionEnded)
+func (e *Elicitor) endCalls(who engine.Identity) {
+	e.endCallsWith(who, ErrSessionEnded)
 }
 
 // endCallsWith ends them with cause, an error that is ErrSessionEnded.
-func (e *Elicitor) endCallsWith(session, subject string, cause error) {
+func (e *Elicitor) endCallsWith(who engine.Identity, cause error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for c := range e.calls {
-		if c.session == session && c.subject == subject {
+		if c.who == who {
 			c.cancel(cause)
 		}
 	}
@@ -93,20 +94,20 @@ func (e *Elicitor) leave(ss *mcp.ServerSession, s *slot) {
 	if l.m == nil {
 		l.m = make(map[string]map[string]leftRecord)
 	}
-	ids, ok := l.m[s.session]
+	ids, ok := l.m[s.who.Session]
 	if !ok {
 		ids = make(map[string]leftRecord)
-		l.m[s.session] = ids
+		l.m[s.who.Session] = ids
 	}
-	ids[s.id] = leftRecord{subject: s.subject, expiry: s.expiry}
+	ids[s.id] = leftRecord{subject: s.who.Subject, expiry: s.expiry}
 	l.mu.Unlock()
 	// Recorded first, checked second: a table that drops the session
 	// after this check deletes the record.
-	if e.heldByCap(s.session) {
+	if e.heldByCap(s.who.Session) {
 		return
 	}
 	if info := e.sessions.info(ss); info.watched.CompareAndSwap(false, true) {
-		session := s.session
+		session := s.who.Session
 		go func() {
 			ss.Wait()
 			e.sessionEnded(session)
@@ -119,10 +120,10 @@ func (e *Elicitor) forget(s *slot) {
 	l := &e.leftover
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if ids, ok := l.m[s.session]; ok {
+	if ids, ok := l.m[s.who.Session]; ok {
 		delete(ids, s.id)
 		if len(ids) == 0 {
-			delete(l.m, s.session)
+			delete(l.m, s.who.Session)
 		}
 	}
 }
@@ -136,7 +137,7 @@ func (e *Elicitor) sessionEnded(session string) {
 	l.mu.Unlock()
 	ctx := context.Background()
 	for id, r := range ids {
-		s := e.slot(r.subject, session, id, r.expiry)
+		s := e.slot(engine.Identity{Subject: r.subject, Session: session}, id, r.expiry)
 		s.end(ctx)
 		s.release(ctx)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -74,7 +75,7 @@ func (*goneError) Is(target error) bool {
 // it, by this page, so that no waiter is needed; one handed to the model
 // keeps it for the model's sendElicitationResult.
 func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Action) (err error) {
-	s := e.slot(c.Subject, c.SessionID, c.ElicitationID, time.Time{})
+	s := e.slot(engine.ClaimsIdentity(c), c.ElicitationID, time.Time{})
 	var rec pendingRecord
 	if err := s.get(ctx, purposePending, &rec); err != nil {
 		if errors.Is(err, ErrUnknownElicitation) {
@@ -93,7 +94,7 @@ func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Actio
 	}
 	res := &resultRecord{Action: action}
 	if rec.Done != "" {
-		done := e.slot(c.Subject, c.SessionID, "done:"+rec.Done, s.expiry)
+		done := e.slot(engine.ClaimsIdentity(c), "done:"+rec.Done, s.expiry)
 		if err := done.put(ctx, purposeResult, res); err != nil {
 			return err
 		}
@@ -108,8 +109,8 @@ func (e *Elicitor) issueURL(r *Request, ttl time.Duration, o *options) (string, 
 	}
 	tok, err := e.tokens.Issue(&token.Claims{
 		Kind:          token.URL,
-		SessionID:     r.Call.session,
-		Subject:       r.Call.subject,
+		SessionID:     r.Call.who.Session,
+		Subject:       r.Call.who.Subject,
 		ElicitationID: r.ID,
 	}, ttl.Round(time.Second), token.Compact)
 	if err != nil {
@@ -171,14 +172,14 @@ func urlFingerprint(r *Request) string {
 func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
 	call := r.Call
 	fp := urlFingerprint(r)
-	done := e.slot(call.subject, call.session, "done:"+fp, time.Time{})
+	done := e.slot(call.who, "done:"+fp, time.Time{})
 	var dr resultRecord
 	if err := done.take(ctx, purposeResult, &dr); err == nil {
 		return &Response{Action: dr.Action}, nil
 	}
 
 	expiry := e.now().Add(ttl)
-	s := e.slot(call.subject, call.session, r.ID, expiry)
+	s := e.slot(call.who, r.ID, expiry)
 	link, err := e.issueURL(r, ttl, o)
 	if err != nil {
 		return nil, err
