@@ -134,8 +134,6 @@ type Elicitor struct {
 	hooks    []Hooks
 	fallback Policy
 	sessions sessions
-	quota    *quota
-	leftover leftover
 
 	maxPendingSize int
 
@@ -177,7 +175,6 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		maxSize:  cfg.MaxContentSize,
 		hooks:    append([]Hooks(nil), cfg.Hooks...),
 		fallback: cfg.Unsupported,
-		quota:    newQuota(cfg),
 
 		maxPendingSize: cfg.MaxPendingSize,
 
@@ -216,7 +213,7 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 			return nil, errors.New("elicit: Config.BaseURL must be an absolute http:// or https:// URL")
 		}
 	}
-	eng, err := engine.New(e.keys, st, (*urlEnder)(e))
+	eng, err := engine.New(e.keys, st, (*urlEnder)(e), limits(cfg))
 	if err != nil {
 		return nil, err
 	}

@@ -160,7 +160,7 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 					return res, nil
 				}
 				if a.Action != Accept {
-					e.slot(r.Call.who, r.ID, time.Time{}).end(ctx)
+					e.slot(r.Call.who, r.ID, time.Time{}).End(ctx)
 				}
 			}
 			if err := rd.deliver(ctx, i); err != nil {
@@ -214,7 +214,7 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 			return nil, err
 		}
 		s := e.slot(r.Call.who, r.ID, expiry)
-		if err := s.putPending(ctx, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
+		if err := e.putPending(ctx, s, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
 			return nil, err
 		}
 		e.leave(r.Call.req.Session, s)
@@ -308,14 +308,13 @@ var inputRequiredResult = sync.OnceValues(func() (*mcp.CallToolResult, error) {
 	return &res, err
 })
 
-// callBinding is what a requestState is bound to.
-func (e *Elicitor) callBinding(req *mcp.CallToolRequest) (who engine.Identity, args [32]byte, err error) {
-	args, err = token.HashArgs(req.Params.Arguments)
-	return e.identity(req), args, err
+// stateBinding is what the requestState of req is bound to.
+func (e *Elicitor) stateBinding(req *mcp.CallToolRequest) (engine.StateBinding, error) {
+	return engine.BindState(e.identity(req), req.Params.Name, req.Params.Arguments)
 }
 
 func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl time.Duration) (string, error) {
-	who, args, err := e.callBinding(req)
+	b, err := e.stateBinding(req)
 	if err != nil {
 		return "", fmt.Errorf("elicit: %w", err)
 	}
@@ -326,18 +325,7 @@ func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl ti
 	if len(pt) > token.MaxStateSize {
 		return "", ErrTooLarge
 	}
-	if ttl < time.Second {
-		ttl = time.Second
-	}
-	return e.tokens.Issue(&token.Claims{
-		Kind:          token.RequestState,
-		SessionID:     who.Session,
-		Subject:       who.Subject,
-		ElicitationID: st.Asked.ID,
-		Tool:          req.Params.Name,
-		ArgsHash:      args,
-		State:         pt,
-	}, ttl.Round(time.Second), token.Compact)
+	return e.engine.IssueState(b, st.Asked.ID, pt, ttl)
 }
 
 // continueRound verifies and claims the requestState of a retried call
@@ -352,26 +340,20 @@ func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl ti
 // response asks the question again.
 func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) (answers []answered, state []byte, use *oneshot.Use, err error) {
 	p := req.Params
-	who, args, err := e.callBinding(req)
+	b, err := e.stateBinding(req)
 	if err != nil {
 		return nil, nil, nil, errBadState
 	}
-	c, err := e.tokens.Verify(p.RequestState, token.Expect{
-		Kind: token.RequestState, SessionID: who.Session, Subject: who.Subject, Tool: p.Name, ArgsHash: args,
-	})
-	if err == nil {
-		use, err = e.tokens.Claim(ctx, c)
-	}
+	c, use, err := e.engine.ClaimState(ctx, b, p.RequestState)
 	switch {
 	case errors.Is(err, token.ErrInProgress):
 		return nil, nil, nil, ErrAnswerInProgress
-	case errors.Is(err, token.ErrExpired), errors.Is(err, token.ErrInvalid),
-		errors.Is(err, token.ErrUnknownKey), errors.Is(err, token.ErrReplayed):
+	case errors.Is(err, engine.ErrBadState):
 		return nil, nil, nil, errBadState
 	case err != nil:
-		return nil, nil, nil, fmt.Errorf("elicit: requestState: %w", err)
+		return nil, nil, nil, err
 	}
-	answers, state, fresh, err := e.roundAnswers(ctx, c, p, who)
+	answers, state, fresh, err := e.roundAnswers(ctx, c, p, b.Who)
 	switch {
 	case err != nil:
 		use.Release(context.WithoutCancel(ctx))
@@ -402,7 +384,7 @@ func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, p *mcp.Cal
 		// A URL-mode elicitation asked with a new ID; this one's record
 		// goes.
 		if st.Asked.Mode == ModeURL {
-			e.slot(who, st.Asked.ID, time.Time{}).end(ctx)
+			e.slot(who, st.Asked.ID, time.Time{}).End(ctx)
 		}
 		return st.Answers, st.State, false, nil
 	}
@@ -427,24 +409,24 @@ func ours(state string) bool { return state == "" || strings.HasPrefix(state, "e
 // accepted in an earlier round, then notifies the client.
 func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) (*Response, error) {
 	s := e.slot(r.Call.who, r.ID, time.Time{})
-	first, err := e.store.Subscribe(ctx, s.channel())
+	first, err := e.store.Subscribe(ctx, s.Channel())
 	if err != nil {
 		return nil, fmt.Errorf("elicit: subscribe: %w", err)
 	}
 	sub := &subscription{first}
 	defer func() { sub.Close() }()
-	defer s.end(ctx)
+	defer s.End(ctx)
 	var rec pendingRecord
-	if err := s.get(ctx, purposePending, &rec); err != nil {
+	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
 		// Gone: resolved and read already, or expired.
 		if res, ok, err := e.readResult(ctx, s); ok || err != nil {
 			return res, err
 		}
 		return nil, ErrTimeout
 	}
-	s.expiry = time.UnixMilli(rec.Expiry)
+	s.Expiry = time.UnixMilli(rec.Expiry)
 	rctx, end := resume(ctx, e.hooks, rec.Mode, rec.Carried)
-	res, err := e.await(rctx, s.expiry, s, sub)
+	res, err := e.await(rctx, s.Expiry, s, sub)
 	end(err)
 	if err == nil {
 		notifyComplete(ctx, r.Call.req.Session, r.ID) // accepted or declined on the page

@@ -1,10 +1,7 @@
 package elicit
 
 import (
-	"context"
 	"net/http"
-	"sync"
-	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -71,43 +68,19 @@ func (e *Elicitor) heldByCap(session string) bool {
 	return false
 }
 
-// leftover is what sessions left pending in the store, to delete when the
-// session ends: elicitations that nothing waits for.
-type leftover struct {
-	mu sync.Mutex
-	m  map[string]map[string]leftRecord // session → elicitation ID → record
-}
-
-type leftRecord struct {
-	subject string
-	expiry  time.Time
-}
-
 // leave records that the slot's session left its elicitation pending, and
 // makes sure the session's end removes it.
-func (e *Elicitor) leave(ss *mcp.ServerSession, s *slot) {
-	if !s.realSession() || ss == nil {
+func (e *Elicitor) leave(ss *mcp.ServerSession, s *engine.Slot) {
+	if ss == nil || !e.engine.Leave(s) {
 		return
 	}
-	l := &e.leftover
-	l.mu.Lock()
-	if l.m == nil {
-		l.m = make(map[string]map[string]leftRecord)
-	}
-	ids, ok := l.m[s.who.Session]
-	if !ok {
-		ids = make(map[string]leftRecord)
-		l.m[s.who.Session] = ids
-	}
-	ids[s.id] = leftRecord{subject: s.who.Subject, expiry: s.expiry}
-	l.mu.Unlock()
 	// Recorded first, checked second: a table that drops the session
 	// after this check deletes the record.
-	if e.heldByCap(s.who.Session) {
+	if e.heldByCap(s.Who.Session) {
 		return
 	}
 	if info := e.sessions.info(ss); info.watched.CompareAndSwap(false, true) {
-		session := s.who.Session
+		session := s.Who.Session
 		go func() {
 			ss.Wait()
 			e.sessionEnded(session)
@@ -115,30 +88,5 @@ func (e *Elicitor) leave(ss *mcp.ServerSession, s *slot) {
 	}
 }
 
-// forget drops an elicitation that ended from the leftovers.
-func (e *Elicitor) forget(s *slot) {
-	l := &e.leftover
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if ids, ok := l.m[s.who.Session]; ok {
-		delete(ids, s.id)
-		if len(ids) == 0 {
-			delete(l.m, s.who.Session)
-		}
-	}
-}
-
 // sessionEnded deletes what the session left pending.
-func (e *Elicitor) sessionEnded(session string) {
-	l := &e.leftover
-	l.mu.Lock()
-	ids := l.m[session]
-	delete(l.m, session)
-	l.mu.Unlock()
-	ctx := context.Background()
-	for id, r := range ids {
-		s := e.slot(engine.Identity{Subject: r.subject, Session: session}, id, r.expiry)
-		s.end(ctx)
-		s.release(ctx)
-	}
-}
+func (e *Elicitor) sessionEnded(session string) { e.engine.SessionEnded(session) }

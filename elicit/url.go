@@ -77,7 +77,7 @@ func (*goneError) Is(target error) bool {
 func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Action) (err error) {
 	s := e.slot(engine.ClaimsIdentity(c), c.ElicitationID, time.Time{})
 	var rec pendingRecord
-	if err := s.get(ctx, purposePending, &rec); err != nil {
+	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
 		if errors.Is(err, ErrUnknownElicitation) {
 			return errGone
 		}
@@ -88,18 +88,18 @@ func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Actio
 	if rec.Mode != ModeURL {
 		return errGone
 	}
-	s.expiry = time.UnixMilli(rec.Expiry)
-	if !s.expiry.After(e.now()) {
+	s.Expiry = time.UnixMilli(rec.Expiry)
+	if !s.Expiry.After(e.now()) {
 		return errGone
 	}
 	res := &resultRecord{Action: action}
 	if rec.Done != "" {
-		done := e.slot(engine.ClaimsIdentity(c), "done:"+rec.Done, s.expiry)
-		if err := done.put(ctx, purposeResult, res); err != nil {
+		done := e.slot(engine.ClaimsIdentity(c), "done:"+rec.Done, s.Expiry)
+		if err := done.Put(ctx, engine.PurposeResult, res); err != nil {
 			return err
 		}
 	}
-	return s.resolve(ctx, res)
+	return s.Resolve(ctx, res)
 }
 
 // issueURL issues the callback token of r and returns the link to send.
@@ -174,7 +174,7 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 	fp := urlFingerprint(r)
 	done := e.slot(call.who, "done:"+fp, time.Time{})
 	var dr resultRecord
-	if err := done.take(ctx, purposeResult, &dr); err == nil {
+	if err := done.Take(ctx, engine.PurposeResult, &dr); err == nil {
 		return &Response{Action: dr.Action}, nil
 	}
 
@@ -184,14 +184,14 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	first, err := s.begin(ctx, &pendingRecord{Mode: ModeURL, Tool: call.Tool, Expiry: expiry.UnixMilli(), Done: fp})
+	first, err := e.begin(ctx, s, &pendingRecord{Mode: ModeURL, Tool: call.Tool, Expiry: expiry.UnixMilli(), Done: fp})
 	if err != nil {
 		return nil, err
 	}
 	ss := call.req.Session
 	go func() {
 		wctx := context.WithoutCancel(ctx)
-		defer s.end(wctx)
+		defer s.End(wctx)
 		sub := &subscription{first}
 		defer func() { sub.Close() }()
 		// The page wrote the answer for the retry; this only tells the
@@ -213,9 +213,9 @@ type subscription struct {
 // slot's channel; the caller reads the store after it, as after every
 // message. When the wait (wctx) ends meanwhile, it returns the wait's own
 // error.
-func (e *Elicitor) resubscribe(ctx, wctx context.Context, s *slot, sub *subscription) error {
+func (e *Elicitor) resubscribe(ctx, wctx context.Context, s *engine.Slot, sub *subscription) error {
 	sub.Close()
-	ns, err := e.store.Subscribe(wctx, s.channel())
+	ns, err := e.store.Subscribe(wctx, s.Channel())
 	if err != nil {
 		if wctx.Err() != nil {
 			return e.waitErr(ctx)
@@ -229,7 +229,7 @@ func (e *Elicitor) resubscribe(ctx, wctx context.Context, s *slot, sub *subscrip
 // await waits for the slot's result until expiry, reading the store first,
 // then after every message and every resubscription. It ends with
 // ErrTimeout at expiry, or ctx's error.
-func (e *Elicitor) await(ctx context.Context, expiry time.Time, s *slot, sub *subscription) (*Response, error) {
+func (e *Elicitor) await(ctx context.Context, expiry time.Time, s *engine.Slot, sub *subscription) (*Response, error) {
 	wctx, cancel := context.WithDeadline(ctx, expiry)
 	defer cancel()
 	rr := &resultReader{e: e, s: s}

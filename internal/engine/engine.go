@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
@@ -17,6 +18,8 @@ type Engine struct {
 	store  store.Store
 	tokens *token.Service
 	ends   URLEnder
+	quota  *quota
+	left   leftover
 }
 
 // URLEnder ends URL-mode elicitations: the front-end that asked them,
@@ -29,18 +32,25 @@ type URLEnder interface {
 	EndURL(ctx context.Context, c *token.Claims, action string) error
 }
 
-// New returns an Engine that seals with keys into st; ends ends the
-// URL-mode elicitations its front-end asked.
-func New(keys *ring.Keyring, st store.Store, ends URLEnder) (*Engine, error) {
+// New returns an Engine that seals with keys into st, counting its
+// pending elicitations within limits; ends ends the URL-mode elicitations
+// its front-end asked.
+func New(keys *ring.Keyring, st store.Store, ends URLEnder, limits Limits) (*Engine, error) {
 	if keys == nil || st == nil || ends == nil {
 		return nil, errors.New("engine: New needs a keyring, a store and a URLEnder")
+	}
+	if limits.Max <= 0 || limits.PerClient <= 0 || limits.MaxBytes <= 0 || limits.PerClientBytes <= 0 {
+		return nil, errors.New("engine: New needs positive limits")
 	}
 	ts, err := token.NewService(keys, st)
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{keys: keys, store: st, tokens: ts, ends: ends}, nil
+	return &Engine{keys: keys, store: st, tokens: ts, ends: ends, quota: newQuota(limits)}, nil
 }
+
+// Now is the keyring's clock.
+func (e *Engine) Now() time.Time { return e.keys.Sealer().Now() }
 
 // Keys returns the keyring.
 func (e *Engine) Keys() *ring.Keyring { return e.keys }
