@@ -117,6 +117,9 @@ func (s *Service) Claim(ctx context.Context, c *Claims) (*oneshot.Use, error) {
 	case err != nil:
 		return nil, fmt.Errorf("token: one-shot marker: %w", err)
 	}
+	if err := s.confirmEpoch(ctx, c, u); err != nil {
+		return nil, err
+	}
 	return u, nil
 }
 
