@@ -214,7 +214,7 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 			return nil, errors.New("elicit: Config.BaseURL must be an absolute http:// or https:// URL")
 		}
 	}
-	ts, err := token.NewService(e.keys, st)
+	ts, err := token.NewService(e.keys, st, token.WithEpoch(e.newEpochWatcher()))
 	if err != nil {
 		return nil, err
 	}

@@ -271,6 +271,8 @@ func (p *pages) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, token.ErrInProgress):
 		writePage(w, http.StatusConflict, pageBusy)
+	case errors.Is(err, token.ErrStoreReset): // before ErrReplayed, which it also is
+		writePage(w, http.StatusGone, pageRestart)
 	case errors.Is(err, token.ErrReplayed):
 		writePage(w, http.StatusGone, pageUsed)
 	case errors.Is(err, token.ErrExpired), errors.Is(err, ErrUnknownElicitation):
@@ -323,6 +325,7 @@ var (
 	pageWrongUser = pageView{Title: "Wrong account", Text: "This link was issued to another account. Sign in as the user who asked for it, then open the link again."}
 	pageBusy      = pageView{Title: "Almost there", Text: "This link is being processed. Wait a few seconds, then open it again."}
 	pageFailed    = pageView{Title: "Something went wrong", Text: "Return to your application and try again."}
+	pageRestart   = pageView{Title: "This link can no longer be used", Text: "The server lost track of this request, and your answer was not taken. Return to your application and start again."}
 )
 
 const pageStyle = `body{font:16px/1.5 system-ui,sans-serif;margin:0;display:flex;min-height:100vh;align-items:center;justify-content:center;background:#f6f7f9;color:#1c2330}main{max-width:28em;padding:2em;background:#fff;border-radius:12px;box-shadow:0 1px 4px #0002}h1{font-size:1.25em;margin:0 0 .5em}p{margin:0}button{margin:1.25em .75em 0 0;font:inherit;padding:.5em 1.25em;border:0;border-radius:8px;background:#2456d6;color:#fff;cursor:pointer}button[value=decline]{background:#e4e7ec;color:#1c2330}small{display:block;margin-top:1em;color:#5a6272}`

@@ -229,7 +229,7 @@ func runFaults(t *testing.T, b backend, sessions int, rotate bool) {
 		}
 	}
 	for _, n := range nodes {
-		if log := n.log(); strings.Contains(log, secretOld) || strings.Contains(log, secretNew) || strings.Contains(log, "ev1.") || strings.Contains(log, "panic") {
+		if log := n.log(); strings.Contains(log, secretOld) || strings.Contains(log, secretNew) || strings.Contains(log, "ev1.") || strings.Contains(log, "ev2.") || strings.Contains(log, "panic") {
 			t.Errorf("node %s's stderr holds a secret, a token or a panic:\n%s", n.name, log)
 		}
 	}
