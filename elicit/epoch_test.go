@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -107,4 +109,30 @@ func TestStoreResetRefusesPendingRound(t *testing.T) {
 		t.Fatalf("the log says too much:\n%s", logs.String())
 	}
 	t.Logf("log: %s", logs.String())
+}
+
+// A consent-page link answered before the store lost its data, answered
+// again after: the page tells the person to start again, never "Done",
+// and the GET that shows it says the same without using anything.
+func TestConsentPageAfterStoreLoss(t *testing.T) {
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	e := newPageEnvOn(t, st, nil)
+	var link string
+	got := e.call(t, legacy, func(u string) {
+		link = u
+		if p := fetch(t, "POST", u, url.Values{"action": {"accept"}}, nil); p.status != http.StatusOK {
+			t.Errorf("answer: %d %s", p.status, p.title())
+		}
+	})
+	if got != "accept" {
+		t.Fatalf("the tool got %q", got)
+	}
+	flushStore(t, st)
+	for _, method := range []string{"GET", "POST"} {
+		p := fetch(t, method, link, url.Values{"action": {"accept"}}, nil)
+		if p.status != http.StatusGone || p.title() != "This link can no longer be used" || !strings.Contains(p.body, "start again") {
+			t.Fatalf("%s after the store lost its data: %d %q", method, p.status, p.title())
+		}
+	}
 }

@@ -172,6 +172,10 @@ func (p *pages) show(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	used, err := p.e.tokens.Used(r.Context(), c)
+	if errors.Is(err, token.ErrStoreReset) {
+		writePage(w, http.StatusGone, pageRestart)
+		return
+	}
 	if err != nil {
 		p.e.log.WarnContext(r.Context(), "elicit: consent page: the store failed")
 		writePage(w, http.StatusInternalServerError, pageFailed)
