@@ -151,6 +151,8 @@ type Elicitor struct {
 	calls  map[*callCancel]struct{}
 	active sync.WaitGroup
 	caps   []*sessionCap // the session tables of its Handlers
+
+	waiting waiters // the calls of this node waiting for a URL-mode answer
 }
 
 // callCancel ends one tool call in progress; session and subject are

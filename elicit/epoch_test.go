@@ -136,3 +136,30 @@ func TestConsentPageAfterStoreLoss(t *testing.T) {
 		}
 	}
 }
+
+// A blocking URL-mode call still waiting when the store lost its records
+// takes the answer the page of its own node is given (the token verifies;
+// only its epoch is old), once: the page says Done, a second answer is
+// told to start again.
+func TestWaitingCallTakesAnswerAfterStoreLoss(t *testing.T) {
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	e := newPageEnvOn(t, st, nil)
+	var link string
+	var first page
+	visited := make(chan struct{})
+	got := e.call(t, legacy, func(u string) {
+		defer close(visited)
+		link = u
+		flushStore(t, st)
+		first = fetch(t, "POST", u, url.Values{"action": {"accept"}}, nil)
+	})
+	<-visited
+	if got != "accept" || first.status != http.StatusOK || first.title() != "Done" {
+		t.Fatalf("the waiting call got %q; the page said %d %q", got, first.status, first.title())
+	}
+	p := fetch(t, "POST", link, url.Values{"action": {"decline"}}, nil)
+	if p.status != http.StatusGone || p.title() != "This link can no longer be used" {
+		t.Fatalf("second answer: %d %q", p.status, p.title())
+	}
+}

@@ -213,11 +213,19 @@ func (p *pages) answer(w http.ResponseWriter, r *http.Request) {
 		writePage(w, http.StatusBadRequest, pageInvalid)
 		return
 	}
-	_, c, ok := p.verify(w, r)
+	_, c, ok := p.verifyAnyEpoch(w, r)
 	if !ok {
 		return
 	}
-	if err := p.e.completeOnce(r.Context(), c, action); err != nil {
+	err := p.e.tokens.CheckEpoch(c)
+	if err == nil {
+		err = p.e.completeOnce(r.Context(), c, action)
+	}
+	if errors.Is(err, token.ErrStoreReset) && p.e.waiting.deliver(c, action) {
+		// The store lost the records, but the call is still waiting here.
+		err = nil
+	}
+	if err != nil {
 		p.fail(w, r, err)
 		return
 	}
@@ -246,12 +254,22 @@ func sameOrigin(r *http.Request) bool {
 // verify checks the link's token and the browser's user; on failure it
 // has written the page.
 func (p *pages) verify(w http.ResponseWriter, r *http.Request) (string, *token.Claims, bool) {
+	return p.verifyExpect(w, r, token.Expect{Kind: token.URL})
+}
+
+// verifyAnyEpoch is verify without the check of the store's epoch, which
+// the caller makes (Service.CheckEpoch).
+func (p *pages) verifyAnyEpoch(w http.ResponseWriter, r *http.Request) (string, *token.Claims, bool) {
+	return p.verifyExpect(w, r, token.Expect{Kind: token.URL, AnyEpoch: true})
+}
+
+func (p *pages) verifyExpect(w http.ResponseWriter, r *http.Request, want token.Expect) (string, *token.Claims, bool) {
 	toks := r.URL.Query()[token.DefaultParam]
 	if len(toks) != 1 {
 		writePage(w, http.StatusBadRequest, pageInvalid)
 		return "", nil, false
 	}
-	c, err := p.e.tokens.Verify(toks[0], token.Expect{Kind: token.URL})
+	c, err := p.e.tokens.Verify(toks[0], want)
 	if err != nil {
 		p.fail(w, r, err)
 		return "", nil, false

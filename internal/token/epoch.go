@@ -24,9 +24,10 @@ func WithEpoch(w *epoch.Watcher) Option {
 	return func(s *Service) { s.epochs = w }
 }
 
-// checkEpoch refuses verified claims c of another epoch than the store's.
-// A token without an epoch (version 1) is not checked: see README.md.
-func (s *Service) checkEpoch(c *Claims) error {
+// CheckEpoch refuses verified claims c of another epoch than the store's
+// with ErrStoreReset, as Verify does unless Expect.AnyEpoch is set. A
+// token without an epoch (version 1) is not checked: see README.md.
+func (s *Service) CheckEpoch(c *Claims) error {
 	if s.epochs == nil || c.Epoch.IsZero() {
 		return nil
 	}
