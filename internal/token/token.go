@@ -10,7 +10,8 @@
 //   - Compact (the default): "ev1." followed by base64url (no padding) of an
 //     envelope sealed for Binding{Purpose: "token/<kind>", Unbound: true}.
 //     A typical URL token has 130 to 160 characters and needs no escaping
-//     in a URL.
+//     in a URL. "ev2." is the same with the store epoch (WithEpoch) among
+//     the claims and the version in the AAD.
 //   - JWE: compact JWE with alg "dir", enc "A256GCM", kid the key ID, under
 //     the "token/jwe" purpose key, for verifiers in other languages.
 //
@@ -85,7 +86,7 @@ const MaxTTL = 24 * time.Hour
 type Format int
 
 const (
-	// Compact is "ev1." + base64url(envelope): short, for URLs.
+	// Compact is "ev1." or "ev2." + base64url(envelope): short, for URLs.
 	Compact Format = iota
 	// JWE is a compact JWE (dir, A256GCM), for verifiers in other languages.
 	JWE
