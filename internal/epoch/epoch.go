@@ -125,6 +125,7 @@ type Watcher struct {
 	mu      sync.Mutex
 	cur     Record // zero until the first successful read
 	checked time.Time
+	retired []ID // epochs known to be over, newest last, at most maxRetired
 	load    sync.Mutex // one store read at a time
 }
 
@@ -138,6 +139,47 @@ func NewWatcher(st store.Store, o Options) *Watcher {
 		w.now = time.Now
 	}
 	return w
+}
+
+// maxRetired bounds the epochs a Watcher remembers as over.
+const maxRetired = 16
+
+// Retired reports whether id is an epoch this watcher knows to be over:
+// one it saw replaced, or one Retire was told of. Such a token is refused
+// without a store read, so that replays of old tokens cost the store
+// nothing.
+func (w *Watcher) Retired(id ID) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.retired {
+		if r == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Retire records that id is over: the store's epoch, read after id was
+// issued, is another one (epochs never come back).
+func (w *Watcher) Retire(id ID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.retireLocked(id)
+}
+
+func (w *Watcher) retireLocked(id ID) {
+	if id.IsZero() || id == w.cur.ID {
+		return
+	}
+	for _, r := range w.retired {
+		if r == id {
+			return
+		}
+	}
+	if len(w.retired) == maxRetired {
+		w.retired = append(w.retired[:0], w.retired[1:]...)
+	}
+	w.retired = append(w.retired, id)
 }
 
 // Cached returns the epoch last read, without any store operation, and
@@ -222,6 +264,10 @@ func (w *Watcher) refresh(ctx context.Context) (Record, error) {
 	}
 	w.mu.Lock()
 	w.cur, w.checked = r, w.now()
+	if prev.ID != r.ID {
+		w.retireLocked(prev.ID)
+		w.retireLocked(r.Previous)
+	}
 	w.mu.Unlock()
 	if !prev.ID.IsZero() && prev.ID != r.ID && w.onChange != nil {
 		w.onChange(Change{Old: prev, New: r})

@@ -34,6 +34,9 @@ func (s *Service) CheckEpoch(c *Claims) error {
 	if cur, ok := s.epochs.Cached(); ok && cur == c.Epoch {
 		return nil
 	}
+	if s.epochs.Retired(c.Epoch) {
+		return ErrStoreReset // no store read: replays of old tokens cost nothing
+	}
 	// The cache may lag another node that already saw a new epoch.
 	ctx, cancel := context.WithTimeout(context.Background(), epochTimeout)
 	defer cancel()
@@ -42,6 +45,7 @@ func (s *Service) CheckEpoch(c *Claims) error {
 		return nil // the store is unreachable: Claim, which needs it, decides
 	}
 	if r.ID != c.Epoch {
+		s.epochs.Retire(c.Epoch)
 		return ErrStoreReset
 	}
 	return nil
@@ -61,5 +65,6 @@ func (s *Service) confirmEpoch(ctx context.Context, c *Claims, u *oneshot.Use) e
 	if err != nil {
 		return fmt.Errorf("token: store epoch: %w", err)
 	}
+	s.epochs.Retire(c.Epoch)
 	return ErrStoreReset
 }

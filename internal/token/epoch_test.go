@@ -153,3 +153,42 @@ func TestEpochReadFailureLeavesTokenUsable(t *testing.T) {
 		t.Fatalf("third use: %v", err)
 	}
 }
+
+// countingStore counts reads.
+type countingStore struct {
+	store.Store
+	gets atomic.Int64
+}
+
+func (c *countingStore) Get(ctx context.Context, k string) ([]byte, error) {
+	c.gets.Add(1)
+	return c.Store.Get(ctx, k)
+}
+
+// Once a node knows an epoch is over, replays of its tokens cost the store
+// nothing: a flood of old tokens after a loss is refused from memory, on a
+// node that saw the loss and on one that learnt it from a token.
+func TestOldEpochRefusedWithoutStoreReads(t *testing.T) {
+	ctx := context.Background()
+	st := &countingStore{Store: memory.New(nil)}
+	t.Cleanup(func() { st.Close() })
+	var changes atomic.Int32
+	a := node(t, st, &changes)
+	tok, _ := issue(t, a, typical(token.RequestState), token.Compact)
+	flush(t, st)
+	b := node(t, st, &changes) // starts after the loss: never knew the old epoch
+	for name, s := range map[string]*token.Service{"a": a, "b": b} {
+		if _, err := s.Consume(ctx, tok, token.Expect{Kind: token.RequestState}); !errors.Is(err, token.ErrStoreReset) {
+			t.Fatalf("node %s: %v", name, err)
+		}
+		before := st.gets.Load()
+		for range 100 {
+			if _, err := s.Consume(ctx, tok, token.Expect{Kind: token.RequestState}); !errors.Is(err, token.ErrStoreReset) {
+				t.Fatalf("node %s: %v", name, err)
+			}
+		}
+		if n := st.gets.Load() - before; n != 0 {
+			t.Fatalf("node %s: 100 replays of an old token read the store %d times", name, n)
+		}
+	}
+}
