@@ -125,7 +125,7 @@ type Watcher struct {
 	mu      sync.Mutex
 	cur     Record // zero until the first successful read
 	checked time.Time
-	retired []ID // epochs known to be over, newest last, at most maxRetired
+	retired []ID       // epochs known to be over, newest last, at most maxRetired
 	load    sync.Mutex // one store read at a time
 }
 
