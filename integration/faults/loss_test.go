@@ -54,7 +54,13 @@ func TestStoreLoss(t *testing.T) {
 type recorder struct {
 	mu        sync.Mutex
 	states    []recordedPost
-	callbacks []string
+	callbacks []recordedCallback
+	restarted time.Time // when the store came back
+}
+
+type recordedCallback struct {
+	link string
+	at   time.Time // when the page said Done
 }
 
 type recordedPost struct {
@@ -75,7 +81,7 @@ func (r *recorder) callback(link string) {
 		return
 	}
 	r.mu.Lock()
-	r.callbacks = append(r.callbacks, link)
+	r.callbacks = append(r.callbacks, recordedCallback{link, time.Now()})
 	r.mu.Unlock()
 }
 
@@ -127,6 +133,9 @@ func runLoss(t *testing.T, b backend, sessions int) {
 		}
 		t.Logf("fault: store restart")
 		b.restart(t)
+		rec.mu.Lock()
+		rec.restarted = time.Now()
+		rec.mu.Unlock()
 		time.Sleep(2 * time.Second)
 	}()
 	start := time.Now()
@@ -176,12 +185,13 @@ func runLoss(t *testing.T, b backend, sessions int) {
 			}
 		}
 	}
-	for _, link := range rec.callbacks {
+	for _, cb := range rec.callbacks {
 		for _, n := range nodes {
 			jobs <- func() {
-				if err := visitOnce(hc, link, n.base()); err == nil {
+				if err := visitOnce(hc, cb.link, n.base()); err == nil {
 					acceptedCallbacks.Add(1)
-					t.Errorf("a replayed consent-page answer was taken (the page said Done)")
+					t.Errorf("a replayed consent-page answer was taken by node %s (the page said Done; first answered %v after the store came back)",
+						n.name, cb.at.Sub(rec.restarted).Round(time.Millisecond))
 				}
 			}
 		}
