@@ -34,19 +34,7 @@ func TestHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := keyring.New([]byte("otel test secret, at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	defer st.Close()
-	ev, err := elicit.New(keys, st, &elicit.Config{Hooks: []elicit.Hooks{hooks}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ev.Close()
-	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
-	ev.Install(s)
+	s, _ := newShop(t, hooks)
 	mcp.AddTool(s, &mcp.Tool{Name: "order"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		o, err := elicit.Form[order](ctx, req, "Which secret-message item?")
 		if err != nil {
@@ -112,6 +100,26 @@ func TestHooks(t *testing.T) {
 	}
 }
 
+// newShop returns a server with an Elicitor on a memory store, which it
+// also returns, with hooks.
+func newShop(t *testing.T, hooks elicit.Hooks) (*mcp.Server, *memory.Store) {
+	t.Helper()
+	keys, err := keyring.New([]byte("otel test secret, at least 32 bytes long"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	ev, err := elicit.New(keys, st, &elicit.Config{Hooks: []elicit.Hooks{hooks}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Close() })
+	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
+	ev.Install(s)
+	return s, st
+}
+
 // TestStoreResetMetric: a node that finds the store lost its data counts
 // it in elicitvault.store.resets.
 func TestStoreResetMetric(t *testing.T) {
@@ -121,19 +129,7 @@ func TestStoreResetMetric(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := keyring.New([]byte("otel test secret, at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	defer st.Close()
-	ev, err := elicit.New(keys, st, &elicit.Config{Hooks: []elicit.Hooks{hooks}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ev.Close()
-	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
-	ev.Install(s)
+	s, st := newShop(t, hooks)
 	flush := false
 	mcp.AddTool(s, &mcp.Tool{Name: "order"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		o, err := elicit.Form[order](ctx, req, "Which item?")

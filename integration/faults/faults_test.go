@@ -32,7 +32,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -194,25 +193,12 @@ func runFaults(t *testing.T, b backend, sessions int, rotate bool) {
 	elapsed := time.Since(start)
 
 	// The log: every attempt ran at most once.
-	runs := readRuns(logPath)
-	twice := 0
-	for id, n := range runs {
-		if n > 1 {
-			twice++
-			t.Errorf("attempt %s ran %d times", id, n)
-		}
-	}
-	kinds := make([]string, 0, len(tl.errs))
-	for k := range tl.errs {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
+	runs, twice := checkRuns(t, logPath)
+	kinds := tl.kinds()
 	var report strings.Builder
 	fmt.Fprintf(&report, "faults: %d sessions per path × %d paths, %s: round trips %d, lost %d, run twice %d, runs logged %d, rotations %d\n",
 		sessions, len(paths), elapsed.Round(time.Second), tl.roundTrips.Load(), tl.lost.Load(), twice, len(runs), rotations.Load())
-	for _, k := range kinds {
-		fmt.Fprintf(&report, "  error seen %4d× %s\n", tl.errs[k], k)
-	}
+	report.WriteString(tl.lines(kinds))
 	t.Log(report.String())
 	fmt.Print(report.String())
 	if tl.lost.Load() != 0 {

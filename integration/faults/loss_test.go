@@ -104,6 +104,39 @@ func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	return http.DefaultTransport.RoundTrip(req)
 }
 
+// checkRuns reads the probe's log, reports each attempt that ran more
+// than once, and returns the runs and how many ran twice.
+func checkRuns(t *testing.T, logPath string) (map[string]int, int) {
+	runs := readRuns(logPath)
+	twice := 0
+	for id, n := range runs {
+		if n > 1 {
+			twice++
+			t.Errorf("attempt %s ran %d times", id, n)
+		}
+	}
+	return runs, twice
+}
+
+// kinds returns the kinds of error the clients saw, sorted.
+func (t *tally) kinds() []string {
+	kinds := make([]string, 0, len(t.errs))
+	for k := range t.errs {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	return kinds
+}
+
+// lines writes one line per kind of error, with its count.
+func (t *tally) lines(kinds []string) string {
+	var b strings.Builder
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "  error seen %4d× %s\n", t.errs[k], k)
+	}
+	return b.String()
+}
+
 // readRuns returns how many times each attempt ran, from the probe's log.
 func readRuns(logPath string) map[string]int {
 	runs := map[string]int{}
@@ -199,26 +232,13 @@ func runLoss(t *testing.T, b backend, sessions int) {
 	close(jobs)
 	workers.Wait()
 
-	runs := readRuns(logPath)
-	twice := 0
-	for id, n := range runs {
-		if n > 1 {
-			twice++
-			t.Errorf("attempt %s ran %d times", id, n)
-		}
-	}
-	kinds := make([]string, 0, len(tl.errs))
-	for k := range tl.errs {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
+	runs, twice := checkRuns(t, logPath)
+	kinds := tl.kinds()
 	var report strings.Builder
 	fmt.Fprintf(&report, "loss: %d sessions per path × %d paths, %s: round trips %d, lost %d, run twice %d, runs logged %d; replayed %d requestStates (accepted %d) and %d consent answers (accepted %d), to both nodes\n",
 		sessions, len(paths), elapsed.Round(time.Second), tl.roundTrips.Load(), tl.lost.Load(), twice, len(runs),
 		len(rec.states), acceptedStates.Load(), len(rec.callbacks), acceptedCallbacks.Load())
-	for _, k := range kinds {
-		fmt.Fprintf(&report, "  error seen %4d× %s\n", tl.errs[k], k)
-	}
+	report.WriteString(tl.lines(kinds))
 	t.Log(report.String())
 	fmt.Print(report.String())
 	if tl.lost.Load() != 0 {
