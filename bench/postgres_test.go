@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/elicitvault/elicitvault/store"
 	evpostgres "github.com/elicitvault/elicitvault/store/postgres"
 )
 
@@ -58,7 +59,7 @@ func benchSchema(tb testing.TB, url string) string {
 }
 
 // newPostgresStore returns a store with a pool of its own.
-func newPostgresStore(tb testing.TB, url, schema string) *evpostgres.Store {
+func newPostgresStore(tb testing.TB, url, schema string) *store.Portable {
 	s, err := evpostgres.New(context.Background(), url, &evpostgres.Options{Schema: schema, CleanupInterval: -1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)

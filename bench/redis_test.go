@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/elicitvault/elicitvault/store"
 	evredis "github.com/elicitvault/elicitvault/store/redis"
 )
 
@@ -64,7 +65,7 @@ func newRedisClient(tb testing.TB, url string) *redis.Client {
 }
 
 // newRedisStore returns a store with a client of its own.
-func newRedisStore(tb testing.TB, url, prefix string) *evredis.Store {
+func newRedisStore(tb testing.TB, url, prefix string) *store.Portable {
 	s, err := evredis.New(context.Background(), url, &evredis.Options{Prefix: prefix})
 	if err != nil {
 		tb.Fatal(err)

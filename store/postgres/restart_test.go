@@ -169,7 +169,7 @@ func TestServerRestartedUnderLoad(t *testing.T) {
 		conn.Close(ctx)
 	}
 	storetest.CheckNoLeaks(t)
-	open := func() *evpostgres.Store {
+	open := func() *store.Portable {
 		s, err := evpostgres.New(ctx, srv.url(), &evpostgres.Options{Logger: testLogger(t)})
 		if err != nil {
 			t.Fatalf("New: %v", err)

@@ -49,7 +49,7 @@ func TestConnectionsTerminatedUnderLoad(t *testing.T) {
 	schema := newSchema(t, url)
 	ctx := t.Context()
 	name := randomName("app")
-	open := func(role string) *evpostgres.Store {
+	open := func(role string) *store.Portable {
 		s, err := evpostgres.New(ctx, withApplicationName(t, url, name+"-"+role), &evpostgres.Options{Schema: schema, Logger: testLogger(t)})
 		if err != nil {
 			t.Fatalf("New: %v", err)
