@@ -133,12 +133,12 @@ func openStore(t testing.TB, rawURL string, opts ...evpostgres.Options) (*store.
 	return s, schema
 }
 
-// terminate terminates the server processes of the connections named
-// applicationName, and returns how many it terminated.
-func terminate(t testing.TB, conn *pgx.Conn, applicationName string) int {
+// terminate terminates the server processes of the connections whose
+// application_name starts with prefix, and returns how many it terminated.
+func terminate(t testing.TB, conn *pgx.Conn, prefix string) int {
 	t.Helper()
 	rows, err := conn.Query(t.Context(),
-		"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", applicationName)
+		"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE starts_with(application_name, $1)", prefix)
 	if err != nil {
 		t.Fatalf("pg_terminate_backend: %v", err)
 	}

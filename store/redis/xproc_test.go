@@ -10,17 +10,21 @@ import (
 )
 
 // TestBackend runs storetest's tests that need a second process on the
-// same data and a subscription connection cut at the server (CLIENT KILL
-// of the store's Pub/Sub connection).
+// same data and connections cut at the server (CLIENT KILL of the store's
+// connections, by their client name).
 func TestBackend(t *testing.T) {
 	url := serverURL(t)
 	storetest.RunBackend(t, storetest.Backend{
+		Name: "redis",
 		Open: func(t *testing.T) (store.Store, string, storetest.Cuts) {
 			c := admin(t, url)
 			name := randomName("client")
 			s, prefix := openStore(t, withClientName(t, url, name))
 			return s, prefix, storetest.Cuts{
 				Subscriptions: func(t *testing.T) int { return killClients(t, c, "pubsub", name) },
+				All: func(t *testing.T) int {
+					return killClients(t, c, "pubsub", name) + killClients(t, c, "normal", name)
+				},
 			}
 		},
 		Reopen: func(t *testing.T, prefix string) store.Store {
