@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"log/slog"
 	"net/url"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/store"
 	evpostgres "github.com/elicitvault/elicitvault/store/postgres"
+	"github.com/elicitvault/elicitvault/store/storetest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -125,11 +125,7 @@ func openStore(t testing.TB, rawURL string, opts ...evpostgres.Options) (*store.
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	storetest.CloseAtEnd(t, s)
 	return s, schema
 }
 

@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/elicitvault/elicitvault/store"
@@ -30,11 +29,7 @@ func TestBackend(t *testing.T) {
 			if err != nil {
 				t.Fatalf("New: %v", err)
 			}
-			t.Cleanup(func() {
-				if err := s.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
-					t.Errorf("Close: %v", err)
-				}
-			})
+			storetest.CloseAtEnd(t, s)
 			return s
 		},
 	})

@@ -26,11 +26,7 @@ func openPrivate(t testing.TB, rawURL string, prefix string) *store.Portable {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	storetest.CloseAtEnd(t, s)
 	return s
 }
 

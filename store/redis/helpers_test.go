@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"net/url"
 	"os"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/store"
 	evredis "github.com/elicitvault/elicitvault/store/redis"
+	"github.com/elicitvault/elicitvault/store/storetest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -84,12 +84,8 @@ func openStore(t testing.TB, rawURL string, prefixes ...string) (*store.Portable
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
-			t.Errorf("Close: %v", err)
-		}
-		deletePrefix(t, rawURL, prefix)
-	})
+	t.Cleanup(func() { deletePrefix(t, rawURL, prefix) })
+	storetest.CloseAtEnd(t, s)
 	return s, prefix
 }
 

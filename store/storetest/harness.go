@@ -271,3 +271,13 @@ func RecvData(t testing.TB, sub store.Subscription, timeout time.Duration) []byt
 		}
 	}
 }
+
+// CloseAtEnd closes s when t ends, and fails t if Close fails for any
+// reason but that s was closed already.
+func CloseAtEnd(t testing.TB, s store.Store) {
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
+			t.Errorf("Close: %v", err)
+		}
+	})
+}
