@@ -228,4 +228,3 @@ func TestChannelLayout(t *testing.T) {
 		t.Errorf("Publish over MaxMessageSize: %v, want ErrInvalidArgument naming the limit", err)
 	}
 }
-
