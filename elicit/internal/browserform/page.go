@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
-	"strings"
+
+	schema "github.com/elicitvault/elicitvault/elicit/internal/form"
 )
 
 // The page's only style sheet and script are inline, and the policy admits
@@ -125,52 +126,57 @@ func formPage(f *form, posted url.Values, problems map[string]string) []byte {
 		Action:    "/f/" + f.id,
 		StatusURL: "/f/" + f.id + "/status?n=" + f.nonce,
 	}
-	for _, fl := range f.fields {
-		d.Fields = append(d.Fields, viewOf(fl, posted, problems[fl.name]))
+	for i := range f.fields {
+		fl := &f.fields[i]
+		d.Fields = append(d.Fields, viewOf(fl, posted, problems[fl.Name]))
 	}
 	return render(d)
 }
 
-func viewOf(f field, posted url.Values, problem string) fieldView {
-	v := fieldView{Name: f.name, Title: f.title, Description: f.description, Required: f.required, Problem: problem, Attrs: map[string]string{}}
-	values := posted[f.name]
+func viewOf(f *schema.Field, posted url.Values, problem string) fieldView {
+	title := f.Title
+	if title == "" {
+		title = f.Name
+	}
+	v := fieldView{Name: f.Name, Title: title, Description: f.Description, Required: f.Required, Problem: problem, Attrs: map[string]string{}}
+	values := posted[f.Name]
 	if posted == nil {
-		values = defaultValues(f.def)
+		values = defaultValues(f.Default)
 	}
 	first := ""
 	if len(values) > 0 {
 		first = values[0]
 	}
-	switch f.kind {
-	case kindBoolean:
+	switch f.Kind {
+	case schema.Boolean:
 		v.Kind, v.Checked = "boolean", first == "true"
-	case kindMultiSelect, kindSelect:
+	case schema.MultiSelect, schema.Enum:
 		v.Kind = "select"
-		if f.kind == kindMultiSelect {
+		if f.Kind == schema.MultiSelect {
 			v.Kind = "multi"
 		}
-		for _, o := range f.options {
-			sel := false
-			for _, x := range values {
-				sel = sel || x == o.value
+		for _, o := range f.Options {
+			title := o.Title
+			if title == "" {
+				title = o.Value
 			}
-			v.Options = append(v.Options, optionView{o.value, o.title, sel})
+			v.Options = append(v.Options, optionView{o.Value, title, slices.Contains(values, o.Value)})
 		}
-	case kindNumber, kindInteger:
+	case schema.Number, schema.Integer:
 		v.Kind, v.InputType, v.Value = "input", "number", first
 		v.Attrs["step"] = "any"
-		if f.kind == kindInteger {
+		if f.Kind == schema.Integer {
 			v.Attrs["step"] = "1"
 		}
-		if f.minimum != nil {
-			v.Attrs["min"] = strconv.FormatFloat(*f.minimum, 'g', -1, 64)
+		if f.Minimum != nil {
+			v.Attrs["min"] = strconv.FormatFloat(*f.Minimum, 'g', -1, 64)
 		}
-		if f.maximum != nil {
-			v.Attrs["max"] = strconv.FormatFloat(*f.maximum, 'g', -1, 64)
+		if f.Maximum != nil {
+			v.Attrs["max"] = strconv.FormatFloat(*f.Maximum, 'g', -1, 64)
 		}
 	default:
 		v.Kind, v.Value = "input", first
-		switch f.format {
+		switch f.Format {
 		case "email":
 			v.InputType = "email"
 		case "uri":
@@ -184,48 +190,32 @@ func viewOf(f field, posted url.Values, problem string) fieldView {
 		default:
 			v.InputType = "text"
 		}
-		if f.minLength != nil {
-			v.Attrs["minlength"] = strconv.Itoa(*f.minLength)
+		if f.MinLength != nil {
+			v.Attrs["minlength"] = strconv.Itoa(*f.MinLength)
 		}
-		if f.maxLength != nil {
-			v.Attrs["maxlength"] = strconv.Itoa(*f.maxLength)
+		if f.MaxLength != nil {
+			v.Attrs["maxlength"] = strconv.Itoa(*f.MaxLength)
 		}
 	}
 	return v
 }
 
-// defaultValues turns a schema default into form values.
-func defaultValues(def json.RawMessage) []string {
-	if len(def) == 0 {
+// defaultValues turns a field's default (string, float64, bool or
+// []string) into form values.
+func defaultValues(def any) []string {
+	switch x := def.(type) {
+	case nil:
 		return nil
-	}
-	var x any
-	if json.Unmarshal(def, &x) != nil {
-		return nil
-	}
-	switch x := x.(type) {
-	case []any:
-		out := make([]string, 0, len(x))
-		for _, e := range x {
-			out = append(out, scalarText(e))
-		}
-		return out
-	default:
-		return []string{scalarText(x)}
-	}
-}
-
-func scalarText(x any) string {
-	switch x := x.(type) {
-	case string:
+	case []string:
 		return x
+	case string:
+		return []string{x}
 	case bool:
-		return strconv.FormatBool(x)
+		return []string{strconv.FormatBool(x)}
 	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
+		return []string{strconv.FormatFloat(x, 'g', -1, 64)}
 	}
-	b, _ := json.Marshal(x)
-	return strings.Trim(string(b), `"`)
+	return nil
 }
 
 func endedPage(st formState) []byte {

@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	schema "github.com/elicitvault/elicitvault/elicit/internal/form"
 )
 
 var (
@@ -224,7 +226,7 @@ const (
 type form struct {
 	id, nonce, code string
 	message         string
-	fields          []field
+	fields          []schema.Field
 	validate        func(map[string]any) error
 	expires         time.Time
 
