@@ -1,9 +1,6 @@
 package browserform
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -11,15 +8,9 @@ import (
 	"strconv"
 
 	schema "github.com/elicitvault/elicitvault/elicit/internal/form"
-)
 
-// The page's only style sheet and script are inline, and the policy admits
-// exactly them by hash: nothing else can run or load.
-const pageStyle = `body{font:16px/1.5 system-ui,sans-serif;max-width:36em;margin:2em auto;padding:0 1em;color:#222}
-.code{font:bold 1.4em monospace;letter-spacing:.05em;padding:.3em .6em;border:2px solid #444;display:inline-block}
-label{display:block;margin-top:1em;font-weight:600}.desc{font-weight:normal;color:#555;font-size:.9em}
-input[type=text],input[type=email],input[type=url],input[type=date],input[type=number],select{width:100%;padding:.4em;box-sizing:border-box}
-.choice{font-weight:normal;display:block}.problem{color:#b00020}.actions{margin-top:1.5em}button{padding:.5em 1.2em;margin-right:.5em}`
+	"github.com/elicitvault/elicitvault/elicit/internal/page"
+)
 
 // pageScript polls the form's status and closes the page once it ended.
 const pageScript = `(function(){var s=document.getElementById("status");if(!s)return;var u=s.getAttribute("data-url");
@@ -27,27 +18,9 @@ function poll(){fetch(u,{cache:"no-store"}).then(function(r){return r.ok?r.json(
 if(j.state!=="pending"){document.body.textContent="This request has ended. You can close this page.";window.close();}else{setTimeout(poll,1500);}
 }).catch(function(){setTimeout(poll,3000);});}setTimeout(poll,1500);})();`
 
-func hashSource(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-}
-
-var contentSecurityPolicy = "default-src 'none'; style-src " + hashSource(pageStyle) +
-	"; script-src " + hashSource(pageScript) +
-	"; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-
-func setSecurityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	// same-origin, not no-referrer: under no-referrer a browser sends
-	// "Origin: null" with the form's POST, which the Origin check must
-	// refuse (sandboxed frames send it too). No referrer leaves the origin.
-	h.Set("Referrer-Policy", "same-origin")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Cross-Origin-Opener-Policy", "same-origin")
-	h.Set("Cross-Origin-Resource-Policy", "same-origin")
-}
+// formPages is the policy of the form and its ended pages: the form posts
+// to itself (page.SameOrigin) and polls its status with pageScript.
+var formPages = page.New(page.SameOrigin, pageScript)
 
 var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -79,8 +52,8 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 {{end}}
 <div class="actions">
 <button type="submit" name="_action" value="accept" id="accept">Submit</button>
-<button type="submit" name="_action" value="decline" id="decline" formnovalidate>Decline</button>
-<button type="submit" name="_action" value="cancel" id="cancel" formnovalidate>Cancel</button>
+<button type="submit" name="_action" value="decline" id="decline" class="secondary" formnovalidate>Decline</button>
+<button type="submit" name="_action" value="cancel" id="cancel" class="secondary" formnovalidate>Cancel</button>
 </div>
 </form>
 <p id="status" data-url="{{.StatusURL}}"></p>
@@ -116,10 +89,10 @@ type optionView struct {
 
 // formPage renders f, filled with the posted values (or the schema's
 // defaults) and the problems found in them.
-func formPage(f *form, posted url.Values, problems map[string]string) []byte {
+func formPage(f *form, posted url.Values, problems map[string]string) pageData {
 	d := pageData{
 		Title:     "Your input is requested",
-		Style:     template.CSS(pageStyle),
+		Style:     template.CSS(page.Style),
 		Script:    template.JS(pageScript),
 		Form:      map[string]string{"code": f.code, "message": f.message, "nonce": f.nonce},
 		Problems:  problems,
@@ -130,7 +103,7 @@ func formPage(f *form, posted url.Values, problems map[string]string) []byte {
 		fl := &f.fields[i]
 		d.Fields = append(d.Fields, viewOf(fl, posted, problems[fl.Name]))
 	}
-	return render(d)
+	return d
 }
 
 func viewOf(f *schema.Field, posted url.Values, problem string) fieldView {
@@ -218,8 +191,8 @@ func defaultValues(def any) []string {
 	return nil
 }
 
-func endedPage(st formState) []byte {
-	d := pageData{Style: template.CSS(pageStyle), Script: template.JS(pageScript)}
+func endedPage(st formState) pageData {
+	d := pageData{Style: template.CSS(page.Style), Script: template.JS(pageScript)}
 	switch st {
 	case stateAnswered:
 		d.Title, d.Body = "Thank you", "Your answer was sent. You can close this page."
@@ -228,20 +201,9 @@ func endedPage(st formState) []byte {
 	default:
 		d.Title, d.Body = "This request has ended", "You can close this page."
 	}
-	return render(d)
+	return d
 }
 
-func render(d pageData) []byte {
-	var b bytes.Buffer
-	if err := pageTemplate.Execute(&b, d); err != nil {
-		// The template and its data are ours: a failure is a bug.
-		panic("browserform: template: " + err.Error())
-	}
-	return b.Bytes()
-}
-
-func writePage(w http.ResponseWriter, code int, page []byte) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(code)
-	w.Write(page)
+func writePage(w http.ResponseWriter, code int, d pageData) {
+	formPages.Write(w, code, pageTemplate, d)
 }
