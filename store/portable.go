@@ -11,15 +11,16 @@ import (
 )
 
 // A Driver is the raw operations of one backend, as gocloud.dev's drivers
-// are: New wraps it in the Portable that callers use, and the Portable
+// are: [New] wraps it in the [Portable] that callers use, and the Portable
 // does what every backend must do alike, so that a Driver does not.
 //
 // A Portable calls a Driver only with checked arguments (see
-// ErrInvalidArgument), only while it is open and with a ctx that is not
-// done yet, and calls Close once. A Driver returns ErrNotFound for an absent
-// or expired key, its own errors unwrapped (the Portable prefixes them with
-// the backend's name and the operation's), and ErrInvalidArgument for what
-// only it can check (a malformed Scan cursor, a message too large).
+// [ErrInvalidArgument]), only while it is open and with a ctx that is not
+// done yet, and calls Close once. A Driver returns [ErrNotFound] for an
+// absent or expired key, its own errors unwrapped (the Portable prefixes
+// them with the backend's name and the operation's), and
+// [ErrInvalidArgument] for what only it can check (a malformed Scan cursor,
+// a message too large).
 type Driver interface {
 	Put(ctx context.Context, key string, value []byte, expiry time.Time) error
 	Get(ctx context.Context, key string) ([]byte, error)
@@ -42,8 +43,8 @@ type Driver interface {
 	Close() error
 }
 
-// Portable is the Store every backend returns: it checks arguments, refuses
-// every operation after Close with ErrClosed, prefixes errors with the
+// Portable is the [Store] every backend returns: it checks arguments,
+// refuses every operation after Close with [ErrClosed], prefixes errors with the
 // backend's name and the operation's, and gives each subscription its own
 // buffer, so that a Driver implements only its raw operations.
 type Portable struct {
