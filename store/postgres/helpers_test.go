@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
@@ -24,26 +23,11 @@ func randomName(kind string) string {
 	return "evtest_" + kind + "_" + hex.EncodeToString(b)
 }
 
-// The environment of the backend tests: the server's URL, and the switch
-// that turns a missing server into a failure instead of a skip (CI sets it).
-const (
-	serverEnv  = "ELICITVAULT_POSTGRES_URL"
-	requireEnv = "ELICITVAULT_REQUIRE_BACKENDS"
-)
-
 // serverURL returns the test server's URL, from ELICITVAULT_POSTGRES_URL, or
-// skips t (fails it when ELICITVAULT_REQUIRE_BACKENDS=1).
+// skips t (see storetest.Skip).
 func serverURL(t testing.TB) string {
 	t.Helper()
-	if u := os.Getenv(serverEnv); u != "" {
-		return u
-	}
-	msg := "no PostgreSQL server: set " + serverEnv + " to its URL"
-	if os.Getenv(requireEnv) == "1" {
-		t.Fatalf("%s; %s=1 requires it", msg, requireEnv)
-	}
-	t.Skip(msg)
-	return ""
+	return storetest.ServerURL(t, "ELICITVAULT_POSTGRES_URL", "PostgreSQL")
 }
 
 // withApplicationName returns rawURL with its application_name parameter

@@ -34,13 +34,7 @@ type pgServer struct {
 // installed (and fails it when ELICITVAULT_REQUIRE_BACKENDS=1).
 func startPrivatePostgres(t *testing.T) *pgServer {
 	t.Helper()
-	skip := func(msg string) {
-		t.Helper()
-		if os.Getenv(requireEnv) == "1" {
-			t.Fatalf("%s, and %s=1", msg, requireEnv)
-		}
-		t.Skip(msg)
-	}
+	skip := func(msg string) { t.Helper(); storetest.Skip(t, msg) }
 	initdbs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
 	if len(initdbs) == 0 {
 		skip("PostgreSQL's server binaries are not installed; this test runs a server of its own")

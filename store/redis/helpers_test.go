@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -37,26 +36,11 @@ func withClientName(t testing.TB, rawURL, name string) string {
 	return u.String()
 }
 
-// The environment of the backend tests: the server's URL, and the switch
-// that turns a missing server into a failure instead of a skip (CI sets it).
-const (
-	serverEnv  = "ELICITVAULT_REDIS_URL"
-	requireEnv = "ELICITVAULT_REQUIRE_BACKENDS"
-)
-
 // serverURL returns the test server's URL, from ELICITVAULT_REDIS_URL, or
-// skips t (fails it when ELICITVAULT_REQUIRE_BACKENDS=1).
+// skips t (see storetest.Skip).
 func serverURL(t testing.TB) string {
 	t.Helper()
-	if u := os.Getenv(serverEnv); u != "" {
-		return u
-	}
-	msg := "no Redis server: set " + serverEnv + " to its URL"
-	if os.Getenv(requireEnv) == "1" {
-		t.Fatalf("%s; %s=1 requires it", msg, requireEnv)
-	}
-	t.Skip(msg)
-	return ""
+	return storetest.ServerURL(t, "ELICITVAULT_REDIS_URL", "Redis")
 }
 
 // admin returns a client of the test server, closed when t ends.

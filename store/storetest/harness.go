@@ -281,3 +281,28 @@ func CloseAtEnd(t testing.TB, s store.Store) {
 		}
 	})
 }
+
+// RequireEnv is the variable that turns a missing server or tool into a
+// test failure instead of a skip. CI sets it to 1: there a skip is a
+// failure.
+const RequireEnv = "ELICITVAULT_REQUIRE_BACKENDS"
+
+// Skip skips t with msg, or fails it when RequireEnv is 1.
+func Skip(t testing.TB, msg string) {
+	t.Helper()
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf("%s, and %s=1", msg, RequireEnv)
+	}
+	t.Skip(msg)
+}
+
+// ServerURL returns the test server's URL from env, or skips t (see
+// Skip); server names the server in the message.
+func ServerURL(t testing.TB, env, server string) string {
+	t.Helper()
+	if u := os.Getenv(env); u != "" {
+		return u
+	}
+	Skip(t, "no "+server+" server: set "+env+" to its URL")
+	return ""
+}
