@@ -151,6 +151,8 @@ type Elicitor struct {
 	calls  map[*callCancel]struct{}
 	active sync.WaitGroup
 	caps   []*sessionCap // the session tables of its Handlers
+
+	waiting waiters // the calls of this node waiting for a URL-mode answer
 }
 
 // callCancel ends one tool call in progress; session and subject are
@@ -213,7 +215,7 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 			return nil, errors.New("elicit: Config.BaseURL must be an absolute http:// or https:// URL")
 		}
 	}
-	eng, err := engine.New(e.keys, st, (*urlEnder)(e), limits(cfg))
+	eng, err := engine.New(e.keys, st, (*urlEnder)(e), limits(cfg), token.WithEpoch(e.newEpochWatcher()))
 	if err != nil {
 		return nil, err
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/epoch"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
@@ -167,8 +168,12 @@ func New(cfg *Config, providers ...*Provider) (*Connector, error) {
 	if err != nil || start.Scheme == "" || start.Host == "" {
 		return nil, errors.New("oauth: StartURL must be an absolute URL")
 	}
+	ts, err := token.NewService(eng.Keys(), eng.Store(), token.WithEpoch(epoch.NewWatcher(eng.Store(), epoch.Options{Now: eng.Keys().Sealer().Now})))
+	if err != nil {
+		return nil, err
+	}
 	c := &Connector{
-		e: cfg.Elicitor, eng: eng, keys: eng.Keys(), store: eng.Store(), tokens: eng.Tokens(), start: start,
+		e: cfg.Elicitor, eng: eng, keys: eng.Keys(), store: eng.Store(), tokens: ts, start: start,
 		user: cfg.User, ttl: cfg.CredentialTTL, lease: cfg.RefreshLease, hc: cfg.HTTPClient,
 		providers: map[string]*Provider{}, callbacks: map[string]*Provider{},
 		hosts: map[string]string{start.Path: start.Host},

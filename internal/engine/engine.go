@@ -34,15 +34,16 @@ type URLEnder interface {
 
 // New returns an Engine that seals with keys into st, counting its
 // pending elicitations within limits; ends ends the URL-mode elicitations
-// its front-end asked.
-func New(keys *ring.Keyring, st store.Store, ends URLEnder, limits Limits) (*Engine, error) {
+// its front-end asked. opts configure its token service (the store's
+// epoch watcher).
+func New(keys *ring.Keyring, st store.Store, ends URLEnder, limits Limits, opts ...token.Option) (*Engine, error) {
 	if keys == nil || st == nil || ends == nil {
 		return nil, errors.New("engine: New needs a keyring, a store and a URLEnder")
 	}
 	if limits.Max <= 0 || limits.PerClient <= 0 || limits.MaxBytes <= 0 || limits.PerClientBytes <= 0 {
 		return nil, errors.New("engine: New needs positive limits")
 	}
-	ts, err := token.NewService(keys, st)
+	ts, err := token.NewService(keys, st, opts...)
 	if err != nil {
 		return nil, err
 	}
