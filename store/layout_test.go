@@ -27,14 +27,15 @@ func TestStoresKnowNoCrypto(t *testing.T) {
 }
 
 // TestCoreModuleHasNoDrivers holds that a user of the core module (memory
-// store) never downloads a database driver or a container library: they
+// store) never downloads a database driver, a container library or the
+// other MCP SDK (mark3labs/mcp-go, which the mcpgo module brings): they
 // are not in the core module's graph at all.
 func TestCoreModuleHasNoDrivers(t *testing.T) {
 	out := goList(t, "off", "list", "-m", "all")
 	if !strings.Contains(out, "github.com/modelcontextprotocol/go-sdk") {
 		t.Fatalf("unexpected module list:\n%s", out)
 	}
-	for _, forbidden := range []string{"redis", "pgx", "jackc", "testcontainers", "docker", "lib/pq"} {
+	for _, forbidden := range []string{"redis", "pgx", "jackc", "testcontainers", "docker", "lib/pq", "mark3labs"} {
 		if strings.Contains(out, forbidden) {
 			t.Errorf("the core module's graph lists %q", forbidden)
 		}
