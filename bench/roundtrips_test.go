@@ -46,13 +46,14 @@ func TestStoreRoundTrips(t *testing.T) {
 		// SUBSCRIBE, SET … GET (swap), DEL, EVALSHA (compare-and-delete),
 		// UNSUBSCRIBE
 		{"redis", elicitProtocol, 5},
-		// SET … NX (claim), EVALSHA (commit)
-		{"redis", elicit.ProtocolInputRequests, 2},
+		// SET … NX (claim), GET (the store's epoch), EVALSHA (commit)
+		{"redis", elicit.ProtocolInputRequests, 3},
 		// LISTEN, WITH … (swap), DELETE, DELETE … WHERE value (compare-
 		// and-delete), UNLISTEN
 		{"postgres", elicitProtocol, 5},
-		// INSERT … ON CONFLICT (claim), UPDATE (commit)
-		{"postgres", elicit.ProtocolInputRequests, 2},
+		// INSERT … ON CONFLICT (claim), SELECT (the store's epoch), UPDATE
+		// (commit)
+		{"postgres", elicit.ProtocolInputRequests, 3},
 	} {
 		t.Run(tc.backend+"/"+tc.version, func(t *testing.T) {
 			w := new(wireLog)
