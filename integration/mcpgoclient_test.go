@@ -1,0 +1,195 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	mgclient "github.com/mark3labs/mcp-go/client"
+	mgtransport "github.com/mark3labs/mcp-go/client/transport"
+	mgmcp "github.com/mark3labs/mcp-go/mcp"
+)
+
+// mcpgoVersions are the protocol generations the mark3labs/mcp-go client
+// is driven on: 2025-11-25 (elicitation/create in the middle of the call)
+// and 2026-07-28 (input requests, the call retried with the answers and
+// the requestState, which mcp-go's client does itself).
+var mcpgoVersions = []string{"2025-11-25", "2026-07-28"}
+
+// mcpgoClient is a mark3labs/mcp-go client whose user answers from a
+// queue, for driving any server over Streamable HTTP: it declares form
+// and URL mode (or the capability of its handler, see connectWith),
+// records what it was asked and the completion notifications.
+type mcpgoClient struct {
+	t *testing.T
+
+	mu       sync.Mutex
+	answers  []*mgmcp.ElicitationResult
+	asked    []mgmcp.ElicitationParams
+	complete chan string
+	// visit, when set, opens the URL of an accepted URL-mode elicitation,
+	// as a browser would.
+	visit func(u string)
+}
+
+func newMCPGoClient(t *testing.T) *mcpgoClient {
+	return &mcpgoClient{t: t, complete: make(chan string, 8)}
+}
+
+// answer queues answers for the next elicitations; one with no answer
+// left is cancelled.
+func (c *mcpgoClient) answer(res ...*mgmcp.ElicitationResult) {
+	c.mu.Lock()
+	c.answers = append(c.answers, res...)
+	c.mu.Unlock()
+}
+
+// setVisit sets the function that opens the URL of an accepted URL-mode
+// elicitation (nil: none is opened).
+func (c *mcpgoClient) setVisit(visit func(u string)) {
+	c.mu.Lock()
+	c.visit = visit
+	c.mu.Unlock()
+}
+
+func (c *mcpgoClient) elicitations() []mgmcp.ElicitationParams {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]mgmcp.ElicitationParams(nil), c.asked...)
+}
+
+// Elicit is the client's mgclient.ElicitationHandler: the next answer.
+func (c *mcpgoClient) Elicit(_ context.Context, req mgmcp.ElicitationRequest) (*mgmcp.ElicitationResult, error) {
+	c.mu.Lock()
+	c.asked = append(c.asked, req.Params)
+	res := mgAnswer("cancel", nil)
+	if len(c.answers) > 0 {
+		res, c.answers = c.answers[0], c.answers[1:]
+	}
+	visit := c.visit
+	c.mu.Unlock()
+	if req.Params.Mode == mgmcp.ElicitationModeURL && res.Action == mgmcp.ElicitationResponseActionAccept && visit != nil {
+		go func() {
+			time.Sleep(20 * time.Millisecond)
+			visit(req.Params.URL)
+		}()
+	}
+	return res, nil
+}
+
+// mgAnswer is an elicitation result of the mcp-go client.
+func mgAnswer(action string, content map[string]any) *mgmcp.ElicitationResult {
+	r := &mgmcp.ElicitationResult{}
+	r.Action = mgmcp.ElicitationResponseAction(action)
+	if content != nil {
+		r.Content = content
+	}
+	return r
+}
+
+// connect connects an mcp-go client answering with c to endpoint on
+// version, declaring form and URL mode.
+func (c *mcpgoClient) connect(endpoint, version string) *mcpgoSession {
+	c.t.Helper()
+	caps := mgmcp.ClientCapabilities{Elicitation: &mgmcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}}
+	return c.connectWith(endpoint, version, mgclient.WithClientCapabilities(caps), mgclient.WithElicitationHandler(c))
+}
+
+// connectWith connects an mcp-go client with opts (its capabilities and
+// elicitation handler) to endpoint on version; completion notifications
+// go to c.
+func (c *mcpgoClient) connectWith(endpoint, version string, opts ...mgclient.ClientOption) *mcpgoSession {
+	c.t.Helper()
+	// The GET stream carries the completion notifications of a session;
+	// mcp-go's client stays on the initialize handshake with it, and
+	// 2026-07-28 has no session.
+	var topts []mgtransport.StreamableHTTPCOption
+	if !mgmcp.IsModernProtocol(version) {
+		topts = append(topts, mgtransport.WithContinuousListening())
+	}
+	tr, err := mgtransport.NewStreamableHTTP(endpoint, topts...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cl := mgclient.NewClient(tr, append(opts, mgclient.WithProtocolVersion(version))...)
+	ctx := c.t.Context()
+	if err := cl.Start(ctx); err != nil {
+		c.t.Fatalf("starting the mcp-go client: %v", err)
+	}
+	c.t.Cleanup(func() { cl.Close() })
+	cl.OnNotification(func(n mgmcp.JSONRPCNotification) {
+		if n.Method != string(mgmcp.MethodNotificationElicitationComplete) {
+			return
+		}
+		if id, ok := n.Params.AdditionalFields["elicitationId"].(string); ok {
+			select {
+			case c.complete <- id:
+			default:
+			}
+		}
+	})
+	init := mgmcp.InitializeRequest{}
+	init.Params.ProtocolVersion = version
+	init.Params.ClientInfo = mgmcp.Implementation{Name: "integration mcp-go", Version: "1"}
+	res, err := cl.Initialize(ctx, init)
+	if err != nil {
+		c.t.Fatalf("connecting to %s on %s: %v", endpoint, version, err)
+	}
+	return &mcpgoSession{c: cl, version: res.ProtocolVersion}
+}
+
+// waitComplete waits for the completion notification of elicitation id.
+func (c *mcpgoClient) waitComplete(id string) {
+	c.t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case got := <-c.complete:
+			if got == id {
+				return
+			}
+		case <-timeout:
+			c.t.Fatalf("no notifications/elicitation/complete for the elicitation within 15s")
+		}
+	}
+}
+
+// mcpgoSession is a connected mcp-go client.
+type mcpgoSession struct {
+	c       *mgclient.Client
+	version string // negotiated
+}
+
+// call calls a tool and returns its text and whether it is an error
+// result; a JSON-RPC error is returned as err.
+func (s *mcpgoSession) call(ctx context.Context, name string, args any) (string, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req := mgmcp.CallToolRequest{}
+	req.Params.Name = name
+	req.Params.Arguments = args
+	res, err := s.c.CallTool(ctx, req)
+	if err != nil {
+		return "", false, err
+	}
+	var b strings.Builder
+	for _, ct := range res.Content {
+		if tc, ok := ct.(mgmcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String(), res.IsError, nil
+}
+
+// mgURLRequired returns the elicitations of an mcp-go client's -32042
+// error, and whether err is one.
+func mgURLRequired(err error) ([]mgmcp.ElicitationParams, bool) {
+	var e mgmcp.URLElicitationRequiredError
+	if errors.As(err, &e) {
+		return e.Elicitations, true
+	}
+	return nil, false
+}
