@@ -30,12 +30,14 @@ const (
 
 var (
 	bareOnce sync.Once
-	bareBin  string
+	bareDir  string
 	bareErr  error
 )
 
-// bareServerBin builds the baseline server (internal/bare) once.
-func bareServerBin(t *testing.T) string {
+// bareServerBin builds the baseline servers once and returns the path of
+// one: "bare" (internal/bare, on the go-sdk) or "baremcpgo"
+// (internal/baremcpgo, on mark3labs/mcp-go).
+func bareServerBin(t *testing.T, name string) string {
 	t.Helper()
 	bareOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "elicitvault-bare-")
@@ -43,25 +45,26 @@ func bareServerBin(t *testing.T) string {
 			bareErr = err
 			return
 		}
-		bareBin = filepath.Join(dir, "bare")
-		out, err := exec.Command("go", "build", "-o", bareBin, "./internal/bare").CombinedOutput()
+		bareDir = dir
+		out, err := exec.Command("go", "build", "-o", dir, "./internal/bare", "./internal/baremcpgo").CombinedOutput()
 		if err != nil {
-			bareErr = fmt.Errorf("go build ./internal/bare: %v\n%s", err, out)
+			bareErr = fmt.Errorf("go build ./internal/bare ./internal/baremcpgo: %v\n%s", err, out)
 		}
 	})
 	if bareErr != nil {
 		t.Fatal(bareErr)
 	}
-	return bareBin
+	return filepath.Join(bareDir, name)
 }
 
 var bareListenRE = regexp.MustCompile(`^bare: MCP at (http://\S+)/mcp$`)
 
-// startBare starts the baseline server and returns its MCP endpoint and
-// process ID; it is killed when the test ends.
-func startBare(t *testing.T) (endpoint string, pid int) {
+// startBare starts the baseline server name (see bareServerBin) and
+// returns its MCP endpoint and process ID; it is killed when the test
+// ends.
+func startBare(t *testing.T, name string) (endpoint string, pid int) {
 	t.Helper()
-	cmd := exec.Command(bareServerBin(t), "--addr", "127.0.0.1:0")
+	cmd := exec.Command(bareServerBin(t, name), "--addr", "127.0.0.1:0")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -152,7 +155,7 @@ func TestE2EBench(t *testing.T) {
 		t.Run(st, func(t *testing.T) {
 			ev := startKillableServe(t, "--store", open(t))
 			evPID := ev.cmd.Process.Pid
-			bare, barePID := startBare(t)
+			bare, barePID := startBare(t, "bare")
 			versions := []string{"2025-11-25", "2026-07-28"}
 			if v := os.Getenv(e2eBenchVersionEnv); v != "" {
 				versions = []string{v}

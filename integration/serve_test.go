@@ -46,8 +46,8 @@ func TestMain(m *testing.M) {
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
-	if bareBin != "" {
-		os.RemoveAll(filepath.Dir(bareBin))
+	if bareDir != "" {
+		os.RemoveAll(bareDir)
 	}
 	os.Exit(code)
 }
