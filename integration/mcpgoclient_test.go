@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,70 +23,23 @@ var mcpgoVersions = []string{"2025-11-25", "2026-07-28"}
 // and URL mode (or the capability of its handler, see connectWith),
 // records what it was asked and the completion notifications.
 type mcpgoClient struct {
-	t *testing.T
-
-	mu       sync.Mutex
-	answers  []*mgmcp.ElicitationResult
-	asked    []mgmcp.ElicitationParams
-	complete chan string
-	// visit, when set, opens the URL of an accepted URL-mode elicitation,
-	// as a browser would.
-	visit func(u string)
+	user[*mgmcp.ElicitationResult, mgmcp.ElicitationParams]
 }
 
 func newMCPGoClient(t *testing.T) *mcpgoClient {
-	return &mcpgoClient{t: t, complete: make(chan string, 8)}
-}
-
-// answer queues answers for the next elicitations; one with no answer
-// left is cancelled.
-func (c *mcpgoClient) answer(res ...*mgmcp.ElicitationResult) {
-	c.mu.Lock()
-	c.answers = append(c.answers, res...)
-	c.mu.Unlock()
-}
-
-// setVisit sets the function that opens the URL of an accepted URL-mode
-// elicitation (nil: none is opened).
-func (c *mcpgoClient) setVisit(visit func(u string)) {
-	c.mu.Lock()
-	c.visit = visit
-	c.mu.Unlock()
-}
-
-func (c *mcpgoClient) elicitations() []mgmcp.ElicitationParams {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]mgmcp.ElicitationParams(nil), c.asked...)
+	return &mcpgoClient{newUser[*mgmcp.ElicitationResult, mgmcp.ElicitationParams](t)}
 }
 
 // Elicit is the client's mgclient.ElicitationHandler: the next answer.
 func (c *mcpgoClient) Elicit(_ context.Context, req mgmcp.ElicitationRequest) (*mgmcp.ElicitationResult, error) {
-	c.mu.Lock()
-	c.asked = append(c.asked, req.Params)
-	res := mgAnswer("cancel", nil)
-	if len(c.answers) > 0 {
-		res, c.answers = c.answers[0], c.answers[1:]
+	res, ok, visit := c.take(req.Params)
+	if !ok {
+		res = mgAnswer("cancel", nil)
 	}
-	visit := c.visit
-	c.mu.Unlock()
 	if req.Params.Mode == mgmcp.ElicitationModeURL && res.Action == mgmcp.ElicitationResponseActionAccept && visit != nil {
-		go func() {
-			time.Sleep(20 * time.Millisecond)
-			visit(req.Params.URL)
-		}()
+		open(visit, req.Params.URL)
 	}
 	return res, nil
-}
-
-// mgAnswer is an elicitation result of the mcp-go client.
-func mgAnswer(action string, content map[string]any) *mgmcp.ElicitationResult {
-	r := &mgmcp.ElicitationResult{}
-	r.Action = mgmcp.ElicitationResponseAction(action)
-	if content != nil {
-		r.Content = content
-	}
-	return r
 }
 
 // connect connects an mcp-go client answering with c to endpoint on
@@ -125,10 +77,7 @@ func (c *mcpgoClient) connectWith(endpoint, version string, opts ...mgclient.Cli
 			return
 		}
 		if id, ok := n.Params.AdditionalFields["elicitationId"].(string); ok {
-			select {
-			case c.complete <- id:
-			default:
-			}
+			c.completed(id)
 		}
 	})
 	init := mgmcp.InitializeRequest{}
@@ -139,22 +88,6 @@ func (c *mcpgoClient) connectWith(endpoint, version string, opts ...mgclient.Cli
 		c.t.Fatalf("connecting to %s on %s: %v", endpoint, version, err)
 	}
 	return &mcpgoSession{c: cl, version: res.ProtocolVersion}
-}
-
-// waitComplete waits for the completion notification of elicitation id.
-func (c *mcpgoClient) waitComplete(id string) {
-	c.t.Helper()
-	timeout := time.After(15 * time.Second)
-	for {
-		select {
-		case got := <-c.complete:
-			if got == id {
-				return
-			}
-		case <-timeout:
-			c.t.Fatalf("no notifications/elicitation/complete for the elicitation within 15s")
-		}
-	}
 }
 
 // mcpgoSession is a connected mcp-go client.

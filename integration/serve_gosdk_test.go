@@ -31,45 +31,9 @@ func TestServeGoSDK(t *testing.T) {
 				t.Fatalf("negotiated %s, want %s", got, v.want)
 			}
 			ctx := t.Context()
-			call := func(t *testing.T, name string, args any) (string, bool) {
-				t.Helper()
-				out, isErr, err := callText(ctx, cs, name, args)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				return out, isErr
-			}
-			yes := &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": true}}
-
-			t.Run("accept", func(t *testing.T) {
-				c.answer(yes)
-				if out, _ := call(t, "delete_contacts", map[string]any{"count": 3}); out != "Deleted 3 contacts." {
-					t.Errorf("got %q", out)
-				}
-				asked := c.elicitations()
-				last := asked[len(asked)-1]
-				if last.Message != "Delete 3 contacts? This cannot be undone." || last.Mode != "form" && last.Mode != "" {
-					t.Errorf("elicitation: %+v", last)
-				}
-			})
-			t.Run("accept-unconfirmed", func(t *testing.T) {
-				c.answer(&mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirm": false}})
-				if out, _ := call(t, "delete_contacts", nil); out != "Nothing was deleted." {
-					t.Errorf("got %q", out)
-				}
-			})
-			t.Run("decline", func(t *testing.T) {
-				c.answer(&mcp.ElicitResult{Action: "decline"})
-				if out, _ := call(t, "delete_contacts", nil); out != "Nothing was deleted." {
-					t.Errorf("got %q", out)
-				}
-			})
-			t.Run("cancel", func(t *testing.T) {
-				c.answer(&mcp.ElicitResult{Action: "cancel"})
-				if out, _ := call(t, "register_attendee", nil); out != "Registration cancelled." {
-					t.Errorf("got %q", out)
-				}
-			})
+			f := goFlow{ctx, c, cs}
+			call := f.call
+			formFlows(t, f)
 			t.Run("invalid", func(t *testing.T) {
 				// Content the go-sdk client lets through (it checks types,
 				// not formats) and elicitvault refuses, naming the path.
@@ -90,33 +54,6 @@ func TestServeGoSDK(t *testing.T) {
 					}
 				case !isErr || !strings.Contains(out, "-32602") || strings.Contains(out, "yes"):
 					t.Errorf("got %q (error %v, %v), want a tool error with the client's code -32602", out, isErr, err)
-				}
-			})
-			t.Run("form", func(t *testing.T) {
-				c.answer(&mcp.ElicitResult{Action: "accept", Content: map[string]any{
-					"name": "Ada", "email": "ada@example.com", "arrival": "2026-05-04",
-					"session_start": "2026-05-05T10:30:00Z", "guests": 2, "seating": "window",
-					"diet": "vegan", "workshops": []any{"go", "oauth"}}})
-				out, isErr := call(t, "register_attendee", nil)
-				var got map[string]any
-				if isErr || !strings.HasPrefix(out, "Registered: ") || json.Unmarshal([]byte(strings.TrimPrefix(out, "Registered: ")), &got) != nil {
-					t.Fatalf("got %q (error %v)", out, isErr)
-				}
-				// What was sent, validated, and the defaults of what was not.
-				want := map[string]any{"guests": 2.0, "seating": "window", "diet": "vegan", "budget": 49.5,
-					"room": "single", "newsletter": false, "topics": []any{"security"}, "workshops": []any{"go", "oauth"}}
-				for k, w := range want {
-					if g, _ := json.Marshal(got[k]); string(g) != string(must(json.Marshal(w))) {
-						t.Errorf("%s = %s, want %v", k, g, w)
-					}
-				}
-				asked := c.elicitations()
-				schema, _ := json.Marshal(asked[len(asked)-1].RequestedSchema)
-				for _, kind := range []string{`"format":"email"`, `"format":"uri"`, `"format":"date"`, `"format":"date-time"`,
-					`"oneOf"`, `"enumNames"`, `"anyOf"`, `"minimum"`, `"maxLength"`, `"default"`} {
-					if !strings.Contains(string(schema), kind) {
-						t.Errorf("the form's schema lacks %s: %s", kind, schema)
-					}
 				}
 			})
 			t.Run("url", func(t *testing.T) {
@@ -143,12 +80,6 @@ func TestServeGoSDK(t *testing.T) {
 				// The link is used up, and its page says so.
 				if p, _ := browse(t, last.URL, ""); p != http.StatusGone {
 					t.Errorf("a used link: consent page %d, want 410", p)
-				}
-			})
-			t.Run("url-declined", func(t *testing.T) {
-				c.answer(&mcp.ElicitResult{Action: "decline"})
-				if out, _ := call(t, "connect_account", nil); out != "Not connected: you declined." {
-					t.Errorf("got %q", out)
 				}
 			})
 			t.Run("url-required", func(t *testing.T) {

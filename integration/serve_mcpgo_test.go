@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
@@ -28,43 +27,9 @@ func TestServeMCPGoClient(t *testing.T) {
 				t.Fatalf("negotiated %s, want %s", s.version, v)
 			}
 			ctx := t.Context()
-			call := func(t *testing.T, name string, args any) (string, bool) {
-				t.Helper()
-				out, isErr, err := s.call(ctx, name, args)
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				return out, isErr
-			}
-			t.Run("accept", func(t *testing.T) {
-				c.answer(mgAnswer("accept", map[string]any{"confirm": true}))
-				if out, _ := call(t, "delete_contacts", map[string]any{"count": 3}); out != "Deleted 3 contacts." {
-					t.Errorf("got %q", out)
-				}
-				asked := c.elicitations()
-				last := asked[len(asked)-1]
-				if last.Message != "Delete 3 contacts? This cannot be undone." || last.Mode != "form" && last.Mode != "" {
-					t.Errorf("elicitation: %+v", last)
-				}
-			})
-			t.Run("accept-unconfirmed", func(t *testing.T) {
-				c.answer(mgAnswer("accept", map[string]any{"confirm": false}))
-				if out, _ := call(t, "delete_contacts", nil); out != "Nothing was deleted." {
-					t.Errorf("got %q", out)
-				}
-			})
-			t.Run("decline", func(t *testing.T) {
-				c.answer(mgAnswer("decline", nil))
-				if out, _ := call(t, "delete_contacts", nil); out != "Nothing was deleted." {
-					t.Errorf("got %q", out)
-				}
-			})
-			t.Run("cancel", func(t *testing.T) {
-				c.answer(mgAnswer("cancel", nil))
-				if out, _ := call(t, "register_attendee", nil); out != "Registration cancelled." {
-					t.Errorf("got %q", out)
-				}
-			})
+			f := mcpgoFlow{ctx, c, s}
+			call := f.call
+			formFlows(t, f)
 			t.Run("invalid", func(t *testing.T) {
 				// The mcp-go client checks nothing: elicitvault refuses
 				// the content, naming the path and not the value.
@@ -77,22 +42,6 @@ func TestServeMCPGoClient(t *testing.T) {
 				out, isErr = call(t, "delete_contacts", nil)
 				if !isErr || !strings.Contains(out, "/confirm") || strings.Contains(out, "yes") {
 					t.Errorf("got %q (error %v), want an error naming /confirm without the value", out, isErr)
-				}
-			})
-			t.Run("form", func(t *testing.T) {
-				c.answer(mgAnswer("accept", map[string]any{
-					"name": "Ada", "email": "ada@example.com", "arrival": "2026-05-04",
-					"session_start": "2026-05-05T10:30:00Z", "guests": 2, "seating": "window",
-					"diet": "vegan", "workshops": []any{"go", "oauth"}}))
-				out, isErr := call(t, "register_attendee", nil)
-				var got map[string]any
-				if isErr || !strings.HasPrefix(out, "Registered: ") || json.Unmarshal([]byte(strings.TrimPrefix(out, "Registered: ")), &got) != nil {
-					t.Fatalf("got %q (error %v)", out, isErr)
-				}
-				for k, w := range map[string]any{"guests": 2.0, "seating": "window", "diet": "vegan", "workshops": []any{"go", "oauth"}} {
-					if g, _ := json.Marshal(got[k]); string(g) != string(must(json.Marshal(w))) {
-						t.Errorf("%s = %s, want %v", k, g, w)
-					}
 				}
 			})
 			t.Run("url", func(t *testing.T) {
@@ -119,12 +68,6 @@ func TestServeMCPGoClient(t *testing.T) {
 				}
 				if p, _ := browse(t, last.URL, ""); p != http.StatusGone {
 					t.Errorf("a used link: consent page %d, want 410", p)
-				}
-			})
-			t.Run("url-declined", func(t *testing.T) {
-				c.answer(mgAnswer("decline", nil))
-				if out, _ := call(t, "connect_account", nil); out != "Not connected: you declined." {
-					t.Errorf("got %q", out)
 				}
 			})
 			t.Run("url-required", func(t *testing.T) {
