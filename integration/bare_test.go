@@ -47,7 +47,7 @@ func TestBareServers(t *testing.T) {
 							if out, isErr := f.call(t, "delete_contacts", map[string]any{"count": 3}); isErr || out != step.want {
 								t.Errorf("%s: got %q (error %v), want %q", step.action, out, isErr, step.want)
 							}
-							if msg, _, _ := f.last(); msg != "Delete 3 contacts? This cannot be undone." {
+							if msg := f.last().message; msg != "Delete 3 contacts? This cannot be undone." {
 								t.Errorf("asked %q", msg)
 							}
 						}

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -115,14 +114,4 @@ func (s *mcpgoSession) call(ctx context.Context, name string, args any) (string,
 		}
 	}
 	return b.String(), res.IsError, nil
-}
-
-// mgURLRequired returns the elicitations of an mcp-go client's -32042
-// error, and whether err is one.
-func mgURLRequired(err error) ([]mgmcp.ElicitationParams, bool) {
-	var e mgmcp.URLElicitationRequiredError
-	if errors.As(err, &e) {
-		return e.Elicitations, true
-	}
-	return nil, false
 }

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -44,62 +43,7 @@ func TestServeMCPGoClient(t *testing.T) {
 					t.Errorf("got %q (error %v), want an error naming /confirm without the value", out, isErr)
 				}
 			})
-			t.Run("url", func(t *testing.T) {
-				visits := make(chan [2]int, 1)
-				c.setVisit(func(u string) {
-					p, cb := browse(t, u, "")
-					visits <- [2]int{p, cb}
-				})
-				defer c.setVisit(nil)
-				c.answer(mgAnswer("accept", nil))
-				if out, _ := call(t, "connect_account", nil); out != "Your Example account is connected." {
-					t.Fatalf("got %q", out)
-				}
-				if v := <-visits; v != [2]int{200, 200} {
-					t.Errorf("consent page and callback answered %v", v)
-				}
-				asked := c.elicitations()
-				last := asked[len(asked)-1]
-				if last.Mode != "url" || last.ElicitationID == "" || !strings.HasPrefix(last.URL, srv.base+"/elicit/consent?token=ev1.") {
-					t.Fatalf("elicitation: %+v", last)
-				}
-				if v == "2025-11-25" {
-					c.waitComplete(last.ElicitationID)
-				}
-				if p, _ := browse(t, last.URL, ""); p != http.StatusGone {
-					t.Errorf("a used link: consent page %d, want 410", p)
-				}
-			})
-			t.Run("url-required", func(t *testing.T) {
-				args := map[string]any{"url_required_error": true}
-				if v != "2025-11-25" {
-					// On 2026-07-28 URL mode is an input request like any other.
-					c.setVisit(func(u string) { browse(t, u, "") })
-					defer c.setVisit(nil)
-					c.answer(mgAnswer("accept", nil))
-					if out, _ := call(t, "connect_account", args); out != "Your Example account is connected." {
-						t.Fatalf("got %q", out)
-					}
-					return
-				}
-				_, _, err := s.call(ctx, "connect_account", args)
-				els, ok := mgURLRequired(err)
-				if !ok || len(els) != 1 || els[0].Mode != "url" {
-					t.Fatalf("got %v, want the error -32042 with one URL elicitation", err)
-				}
-				if p, cb := browse(t, els[0].URL, ""); p != 200 || cb != 200 {
-					t.Fatalf("consent page %d, callback %d", p, cb)
-				}
-				c.waitComplete(els[0].ElicitationID)
-				if out, _ := call(t, "connect_account", args); out != "Your Example account is connected." {
-					t.Fatalf("retry: got %q", out)
-				}
-				if _, _, err := s.call(ctx, "connect_account", args); err == nil {
-					t.Error("third call succeeded, want -32042 again")
-				} else if _, ok := mgURLRequired(err); !ok {
-					t.Errorf("third call: got %v, want -32042 again", err)
-				}
-			})
+			urlFlows(t, f, srv.base, v == "2025-11-25")
 		})
 	}
 }
