@@ -298,30 +298,53 @@ func fromResultRecord(rr *resultRecord) (*Response, bool, error) {
 	return &Response{Action: rr.Action, Content: rr.Content}, true, nil
 }
 
-// resultReader reads a waiting elicitation's result and rides out a store
+// pollFirst and pollMax bound how long a waiter goes without reading the
+// store. An answer is written before it is announced, and an announcement
+// can fail to come although the answer is there: the node that wrote it
+// died before it published, or the backend dropped the message without
+// ending the subscription. The waiter then finds the answer by its next
+// read, within seconds, instead of at the expiry. The interval doubles
+// while nothing comes, so a long wait for a person costs one read every
+// pollMax.
+const (
+	pollFirst = time.Second
+	pollMax   = 8 * time.Second
+)
+
+// resultReader reads a waiting elicitation's result. It rides out a store
 // that does not answer (a failover, a restart, a partition): the answer,
 // once written, is safe in the store, so a failed read is tried again,
 // with a growing delay, until the wait ends, instead of failing the call.
-// retry is the channel to wait on for the next try; nil when none is due.
+// And it reads again on its own after a read that found nothing (see
+// pollFirst). retry is the channel to wait on for the next read; nil when
+// none is due.
 type resultReader struct {
 	e       *Elicitor
 	s       *slot
-	delay   time.Duration
+	delay   time.Duration // the delay before the retry of a failed read
+	poll    time.Duration // the delay before the next read after an empty one
 	retry   <-chan time.Time
-	lastErr error
+	lastErr error // the error of the last read, if it failed
 }
 
 // read is readResult, except that a store error schedules a retry and
-// reads as "no result yet".
+// reads as "no result yet", and a read that finds nothing schedules the
+// next one.
 func (r *resultReader) read(ctx context.Context) (*Response, bool, error) {
 	res, ok, err := r.e.readResult(ctx, r.s)
 	var se *storeError
-	if !errors.As(err, &se) || ctx.Err() != nil {
+	switch {
+	case err != nil && errors.As(err, &se) && ctx.Err() == nil:
+		r.lastErr = err
+		r.delay = min(max(2*r.delay, 50*time.Millisecond), time.Second)
+		r.retry = time.After(r.delay)
+	case ok || err != nil || ctx.Err() != nil:
 		r.retry = nil
 		return res, ok, err
+	default:
+		r.lastErr, r.delay = nil, 0
+		r.poll = min(max(2*r.poll, pollFirst), pollMax)
+		r.retry = time.After(r.poll)
 	}
-	r.lastErr = err
-	r.delay = min(max(2*r.delay, 50*time.Millisecond), time.Second)
-	r.retry = time.After(r.delay)
 	return nil, false, nil
 }

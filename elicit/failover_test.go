@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,58 +45,13 @@ func TestWaitRidesOutStoreFailure(t *testing.T) {
 		t.Run(version, func(t *testing.T) {
 			st := &downTakes{Store: memory.New(nil)}
 			t.Cleanup(func() { st.Close() })
-			keys, err := keyring.New([]byte("failover test secret, thirty-two bytes"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ev, err := elicit.New(keys, st, &elicit.Config{TTL: 20 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			pages := httptest.NewServer(ev.Pages(nil))
-			defer pages.Close()
-			s := mcp.NewServer(&mcp.Implementation{Name: "failover", Version: "1"}, nil)
-			ev.Install(s)
-			mcp.AddTool(s, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-				a, err := elicit.URL(ctx, req, "Connect", elicit.WithLink(elicit.CallbackURL(pages.URL+"/consent")))
-				if err != nil {
-					return nil, nil, err
-				}
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(a)}}}, nil, nil
+			got := callURLOver(t, version, st, 20*time.Second, func(link string) {
+				st.down.Store(true) // the store fails the waiter's reads from now
+				acceptOnPage(t, link)
+				time.Sleep(300 * time.Millisecond)
+				st.down.Store(false) // the replica is promoted
 			})
-			c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
-				Capabilities: bothModes,
-				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-					go func() {
-						st.down.Store(true) // the store fails the waiter's reads from now
-						resp, err := http.PostForm(req.Params.URL, url.Values{"action": {"accept"}})
-						if err != nil || resp.StatusCode != http.StatusOK {
-							t.Errorf("page: %v %v", resp, err)
-							return
-						}
-						resp.Body.Close()
-						time.Sleep(300 * time.Millisecond)
-						st.down.Store(false) // the replica is promoted
-					}()
-					return &mcp.ElicitResult{Action: "accept"}, nil
-				},
-			})
-			ct, stt := mcp.NewInMemoryTransports()
-			ss, err := s.Connect(t.Context(), stt, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ss.Close()
-			cs, err := c.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cs.Close()
-			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "connect"})
-			if err != nil || res.IsError {
-				t.Fatalf("%v %v", res, err)
-			}
-			if got := res.Content[0].(*mcp.TextContent).Text; got != "accept" {
+			if got != "accept" {
 				t.Fatalf("got %q", got)
 			}
 			if st.fails.Load() == 0 {
@@ -103,4 +59,117 @@ func TestWaitRidesOutStoreFailure(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unannounced is a store that drops every announcement: what the waiter
+// sees when the node that wrote the answer died before it published, or
+// when the backend lost the message without ending the subscription.
+type unannounced struct {
+	store.Store
+	dropped atomic.Int32
+}
+
+func (u *unannounced) Publish(context.Context, string, []byte) error {
+	u.dropped.Add(1)
+	return nil
+}
+
+// An answer whose announcement never comes reaches its waiting call
+// within seconds, by the waiter's own reads of the store, not at the
+// expiry. Before, the call waited for the TTL (or the client's timeout):
+// TestScaleOut saw 30 s round trips when a node was killed between
+// writing an answer and announcing it.
+func TestWaitFindsUnannouncedAnswer(t *testing.T) {
+	for _, version := range []string{legacy, "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			st := &unannounced{Store: memory.New(nil)}
+			t.Cleanup(func() { st.Close() })
+			var answered time.Time
+			got := callURLOver(t, version, st, 5*time.Minute, func(link string) {
+				time.Sleep(200 * time.Millisecond) // the waiter waits first
+				acceptOnPage(t, link)
+				answered = time.Now()
+			})
+			if got != "accept" {
+				t.Fatalf("got %q", got)
+			}
+			if st.dropped.Load() == 0 {
+				t.Fatal("no announcement was dropped: the test tested nothing")
+			}
+			if d := time.Since(answered); d > 5*time.Second {
+				t.Fatalf("the call took its answer %v after the page", d)
+			}
+		})
+	}
+}
+
+// acceptOnPage chooses Accept on a URL-mode link's page.
+func acceptOnPage(t *testing.T, link string) {
+	resp, err := http.PostForm(link, url.Values{"action": {"accept"}})
+	if err != nil {
+		t.Errorf("page: %v", err)
+		return
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("page: %s", resp.Status)
+	}
+}
+
+// callURLOver calls a tool that asks in URL mode, on an Elicitor over st
+// with the given TTL, from a client of the given protocol version that
+// accepts and hands the link to page (in a goroutine of its own). It
+// returns the action the tool saw. The call fails the test if it takes
+// more than 20 seconds.
+func callURLOver(t *testing.T, version string, st store.Store, ttl time.Duration, page func(link string)) string {
+	t.Helper()
+	keys, err := keyring.New([]byte("failover test secret, thirty-two bytes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := elicit.New(keys, st, &elicit.Config{TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onPage sync.WaitGroup
+	defer onPage.Wait()
+	pages := httptest.NewServer(ev.Pages(nil))
+	defer pages.Close()
+	s := mcp.NewServer(&mcp.Implementation{Name: "failover", Version: "1"}, nil)
+	ev.Install(s)
+	mcp.AddTool(s, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		a, err := elicit.URL(ctx, req, "Connect", elicit.WithLink(elicit.CallbackURL(pages.URL+"/consent")))
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(a)}}}, nil, nil
+	})
+	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: bothModes,
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			onPage.Go(func() { page(req.Params.URL) })
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	ct, stt := mcp.NewInMemoryTransports()
+	ss, err := s.Connect(t.Context(), stt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := c.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "connect"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("tool error: %s", res.Content[0].(*mcp.TextContent).Text)
+	}
+	return res.Content[0].(*mcp.TextContent).Text
 }

@@ -17,8 +17,11 @@
 //
 // The serve_*_test.go files run `elicitvault serve`, built once per run,
 // as an OS process and drive it with real clients: the go-sdk's (on its
-// default protocol and on 2025-11-25) and the TypeScript SDK's
-// (interop/elicit-client.mjs, over Streamable HTTP and stdio); two serve
+// default protocol and on 2025-11-25) and the TypeScript SDK's, v1
+// (@modelcontextprotocol/sdk, over Streamable HTTP and stdio) and v2
+// (@modelcontextprotocol/client, on 2025-11-25 and 2026-07-28, eliciting
+// and relaying through its model), both through interop/elicit-client.mjs;
+// two serve
 // processes over one Redis; answers bound to a session or a user; and a
 // graceful shutdown in the middle of an elicitation.
 //

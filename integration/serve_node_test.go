@@ -49,17 +49,22 @@ func fileExists(p string) bool {
 // The plan and report of interop/elicit-client.mjs.
 type (
 	tsPlan struct {
-		Transport string            `json:"transport"`
-		URL       string            `json:"url,omitempty"`
-		Command   string            `json:"command,omitempty"`
-		Args      []string          `json:"args,omitempty"`
-		Env       map[string]string `json:"env,omitempty"`
-		Steps     []tsStep          `json:"steps"`
+		SDK       string `json:"sdk,omitempty"`     // "v1" (the default) or "v2"
+		Version   string `json:"version,omitempty"` // the protocol version v2 pins
+		Transport string `json:"transport"`
+		// Capabilities are the client's (nil: form and URL elicitation).
+		Capabilities any               `json:"capabilities,omitempty"`
+		URL          string            `json:"url,omitempty"`
+		Command      string            `json:"command,omitempty"`
+		Args         []string          `json:"args,omitempty"`
+		Env          map[string]string `json:"env,omitempty"`
+		Steps        []tsStep          `json:"steps"`
 	}
 	tsStep struct {
 		Tool          string         `json:"tool"`
 		Args          map[string]any `json:"args,omitempty"`
 		Answers       []tsAnswer     `json:"answers,omitempty"`
+		Relay         *tsAnswer      `json:"relay,omitempty"`
 		OnURLRequired string         `json:"onURLRequired,omitempty"`
 	}
 	tsAnswer struct {
@@ -145,8 +150,8 @@ var tsSteps = []tsStep{
 		{Action: "accept", Content: map[string]any{"username": "ada", "email": "ada@example.com"}}}},
 }
 
-// checkTS checks the report of tsSteps.
-func checkTS(t *testing.T, rep *tsReport) {
+// checkTS checks the report of tsSteps run at the protocol version.
+func checkTS(t *testing.T, rep *tsReport, version string) {
 	t.Helper()
 	if len(rep.Steps) != len(tsSteps) {
 		t.Fatalf("%d steps reported, want %d", len(rep.Steps), len(tsSteps))
@@ -188,17 +193,34 @@ func checkTS(t *testing.T, rep *tsReport) {
 
 	url := rep.Steps[6]
 	expect(6, "Your Example account is connected.")
-	if len(url.Elicitations) != 1 || url.Elicitations[0].Mode != "url" || !url.Elicitations[0].HasURL || url.Elicitations[0].ElicitationID == "" {
+	if len(url.Elicitations) != 1 || url.Elicitations[0].Mode != "url" || !url.Elicitations[0].HasURL {
 		t.Fatalf("URL mode: elicitations %+v", url.Elicitations)
 	}
 	if len(url.Visits) != 1 || url.Visits[0].Page != 200 || url.Visits[0].Callback != 200 {
 		t.Errorf("URL mode: visits %+v, want the consent page and the callback to answer 200", url.Visits)
 	}
-	if len(url.Completed) != 1 || url.Completed[0] != url.Elicitations[0].ElicitationID {
-		t.Errorf("URL mode: completions %v, want the elicitation's", url.Completed)
+	if version >= "2026" {
+		// 2026-07-28 has neither the elicitation's ID nor the completion
+		// notification: the client's retry, held until the page was
+		// answered, brought the result.
+		if len(url.Completed) != 0 {
+			t.Errorf("URL mode: completions %v on 2026-07-28", url.Completed)
+		}
+	} else if url.Elicitations[0].ElicitationID == "" || len(url.Completed) != 1 || url.Completed[0] != url.Elicitations[0].ElicitationID {
+		t.Errorf("URL mode: elicitation %+v, completions %v, want the elicitation's", url.Elicitations[0], url.Completed)
 	}
 
 	req := rep.Steps[7]
+	if version >= "2026" {
+		// -32042 is of the protocols before 2026-07-28: there URL asks
+		// with an input request, which this step's client cancels.
+		expect(7, "Not connected: cancelled.")
+		if len(req.Elicitations) != 1 || req.Elicitations[0].Mode != "url" {
+			t.Errorf("2026-07-28, URL required: elicitations %+v, want the input request", req.Elicitations)
+		}
+		expect(8, `User response: action=accept, content={"email":"ada@example.com","username":"ada"}`)
+		return
+	}
 	if len(req.Results) != 2 || req.Results[0].Error == nil || req.Results[0].Error.Code != -32042 {
 		t.Fatalf("-32042: results %+v", req.Results)
 	}
@@ -225,7 +247,62 @@ func TestServeTypeScriptHTTP(t *testing.T) {
 	nodeClient(t)
 	srv := startServe(t, nil, "--conformance") // tsSteps end with a fixture
 	rep, _ := runTS(t, &tsPlan{Transport: "http", URL: srv.mcpURL(), Steps: tsSteps})
-	checkTS(t, rep)
+	checkTS(t, rep, "2025-11-25")
+}
+
+// TestServeTypeScriptV2HTTP drives serve over Streamable HTTP with the
+// client of the TypeScript SDK v2 (@modelcontextprotocol/client 2.4.0), on
+// both protocol generations: on 2026-07-28 it answers input requests and
+// retries, on 2025-11-25 it answers elicitation/create.
+func TestServeTypeScriptV2HTTP(t *testing.T) {
+	nodeClient(t)
+	srv := startServe(t, nil, "--conformance")
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			rep, _ := runTS(t, &tsPlan{SDK: "v2", Version: version, Transport: "http", URL: srv.mcpURL(), Steps: tsSteps})
+			checkTS(t, rep, version)
+		})
+	}
+}
+
+// TestServeTypeScriptV2LLMMediated: a client of the TypeScript SDK v2
+// that cannot elicit, on both protocol generations, gets the question in
+// the tool's result and answers through sendElicitationResult, as its model
+// would: a confirmation, a declined form, and invalid content refused
+// naming the field without its value.
+func TestServeTypeScriptV2LLMMediated(t *testing.T) {
+	nodeClient(t)
+	srv := startServe(t, nil)
+	steps := []tsStep{
+		{Tool: "subscribe_newsletter", Relay: &tsAnswer{Action: "accept", Content: map[string]any{"confirm": true}}},
+		{Tool: "register_attendee", Relay: &tsAnswer{Action: "decline"}},
+		{Tool: "subscribe_newsletter", Relay: &tsAnswer{Action: "accept", Content: map[string]any{"confirm": "sure"}}},
+	}
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			rep, _ := runTS(t, &tsPlan{SDK: "v2", Version: version, Transport: "http", URL: srv.mcpURL(),
+				Capabilities: map[string]any{}, Steps: steps})
+			if len(rep.Steps) != len(steps) {
+				t.Fatalf("%d steps reported, want %d", len(rep.Steps), len(steps))
+			}
+			for i, want := range []struct {
+				text  string
+				isErr bool
+			}{{"Subscribed.", false}, {"Registration declined.", false}, {"/confirm", true}} {
+				s := rep.Steps[i]
+				if len(s.Elicitations) != 0 || len(s.Results) != 2 || s.Results[1].Result == nil {
+					t.Fatalf("step %d (%s): elicitations %+v, results %+v: want the question in the result and the answer's result", i, s.Tool, s.Elicitations, s.Results)
+				}
+				var got strings.Builder
+				for _, c := range s.Results[1].Result.Content {
+					got.WriteString(c.Text)
+				}
+				if !strings.Contains(got.String(), want.text) || s.Results[1].Result.IsError != want.isErr || strings.Contains(got.String(), "sure") {
+					t.Errorf("step %d (%s): got %q (error %v), want %q (error %v)", i, s.Tool, got.String(), s.Results[1].Result.IsError, want.text, want.isErr)
+				}
+			}
+		})
+	}
 }
 
 // TestServeTypeScriptStdio drives `serve --stdio` with the TypeScript SDK's
@@ -240,7 +317,7 @@ func TestServeTypeScriptStdio(t *testing.T) {
 		Env:       map[string]string{"MCP_ELICITATION_SECRET": serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS": ""},
 		Steps:     tsSteps,
 	})
-	checkTS(t, rep)
+	checkTS(t, rep, "2025-11-25")
 	if !strings.Contains(stderr, "elicitvault: serve: MCP on stdio") {
 		t.Errorf("serve --stdio did not say where it serves its pages: %s", stderr)
 	}

@@ -8,6 +8,9 @@
 // The plan:
 //
 //   {
+//     "sdk": "v1" | "v2",      (v1, the default: @modelcontextprotocol/sdk;
+//                               v2: @modelcontextprotocol/client, the TypeScript SDK v2)
+//     "version": "2026-07-28" | "2025-11-25",   (v2: the protocol version it pins)
 //     "transport": "http" | "stdio",
 //     "url": "http://127.0.0.1:8080/mcp",                  (http)
 //     "command": "/path/to/elicitvault", "args": ["serve", "--stdio"],   (stdio)
@@ -16,7 +19,8 @@
 //       { "tool": "delete_contacts", "args": {},
 //         "answers": [ { "action": "accept", "content": { "confirm": true } } ] },
 //       { "tool": "connect_account", "answers": [ { "action": "accept", "visit": true } ] },
-//       { "tool": "connect_account", "args": { "url_required_error": true }, "onURLRequired": "visit-and-retry" }
+//       { "tool": "connect_account", "args": { "url_required_error": true }, "onURLRequired": "visit-and-retry" },
+//       { "tool": "subscribe_newsletter", "relay": { "action": "accept", "content": { "confirm": true } } }
 //     ]
 //   }
 //
@@ -26,7 +30,11 @@
 // replying: it loads the consent page and submits its form. A step with
 // "onURLRequired": "visit-and-retry" handles the error -32042: it opens the
 // URL of every elicitation the error carries, waits for their
-// notifications/elicitation/complete, and calls the tool again.
+// notifications/elicitation/complete, and calls the tool again. A step
+// with "relay" plays the model of a client that cannot elicit: the tool's
+// result names an elicitation in _meta.elicitationPending, and the step
+// calls sendElicitationResult with its ID and the relay's action and
+// content (its result is the step's second).
 //
 // Prints one JSON object on stdout: for each step the elicitations it saw
 // (mode, message, requestedSchema, elicitationId, whether a URL came), the
@@ -34,15 +42,38 @@
 // completion notifications. Exit 0 when every step ran, whatever the
 // results; 1 when the client itself failed; 2 for a bad plan.
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js'
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import {
-  ElicitRequestSchema,
-  ElicitationCompleteNotificationSchema,
-  ErrorCode,
-  McpError
-} from '@modelcontextprotocol/sdk/types.js'
+// sdk loads the pieces of the SDK the plan names, behind one shape.
+async function sdk (which) {
+  if (which === 'v2') {
+    const c = await import('@modelcontextprotocol/client')
+    const s = await import('@modelcontextprotocol/client/stdio')
+    return {
+      Client: c.Client,
+      StreamableHTTPClientTransport: c.StreamableHTTPClientTransport,
+      StdioClientTransport: s.StdioClientTransport,
+      elicitRequest: 'elicitation/create',
+      completeNotification: 'notifications/elicitation/complete',
+      isProtocolError: (err) => err instanceof c.ProtocolError,
+      callTool: (client, params, timeout) => client.callTool(params, { timeout })
+    }
+  }
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js')
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js')
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
+  const t = await import('@modelcontextprotocol/sdk/types.js')
+  return {
+    Client,
+    StreamableHTTPClientTransport,
+    StdioClientTransport,
+    elicitRequest: t.ElicitRequestSchema,
+    completeNotification: t.ElicitationCompleteNotificationSchema,
+    isProtocolError: (err) => err instanceof t.McpError,
+    callTool: (client, params, timeout) => client.callTool(params, undefined, { timeout })
+  }
+}
+
+// The JSON-RPC error that asks for URL-mode elicitations first.
+const URL_ELICITATION_REQUIRED = -32042
 
 const STEP_TIMEOUT_MS = 20000
 
@@ -58,6 +89,8 @@ try {
   fail(2, 'usage: node elicit-client.mjs PLAN_JSON (or $ELICIT_PLAN)')
 }
 if (!Array.isArray(plan.steps)) fail(2, 'the plan has no steps')
+if (![undefined, 'v1', 'v2'].includes(plan.sdk)) fail(2, 'the plan\'s sdk must be "v1" or "v2"')
+const S = await sdk(plan.sdk)
 
 // completions: elicitation ID → resolved when its notification arrives.
 const completed = []
@@ -67,10 +100,10 @@ function completion (id) {
   return new Promise(resolve => waiters.set(id, resolve))
 }
 
-const client = new Client(
-  { name: 'elicitvault-interop', version: '1.0.0' },
-  { capabilities: plan.capabilities ?? { elicitation: { form: {}, url: {} } } }
-)
+const clientOptions = { capabilities: plan.capabilities ?? { elicitation: { form: {}, url: {} } } }
+// v2 negotiates 2025-era versions by default (mode 'legacy'); a 2026 one is pinned.
+if (plan.sdk === 'v2' && plan.version >= '2026') clientOptions.versionNegotiation = { mode: { pin: plan.version } }
+const client = new S.Client({ name: 'elicitvault-interop', version: '1.0.0' }, clientOptions)
 
 let current // the step being run
 const pendingVisits = []
@@ -90,7 +123,9 @@ async function visit (url, record) {
   v.callback = done.status
 }
 
-client.setRequestHandler(ElicitRequestSchema, async (req) => {
+// A client without the elicitation capability has no handler (the SDK v2
+// would declare the capability for one).
+if (clientOptions.capabilities.elicitation) client.setRequestHandler(S.elicitRequest, async (req) => {
   const p = req.params
   const record = current
   record.elicitations.push({
@@ -111,7 +146,7 @@ client.setRequestHandler(ElicitRequestSchema, async (req) => {
   return res
 })
 
-client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => {
+client.setNotificationHandler(S.completeNotification, (n) => {
   const id = n.params.elicitationId
   completed.push(id)
   waiters.get(id)?.()
@@ -128,11 +163,11 @@ function withTimeout (promise, what) {
 
 async function call (step, record) {
   try {
-    const res = await client.callTool({ name: step.tool, arguments: step.args ?? {} }, undefined, { timeout: STEP_TIMEOUT_MS })
+    const res = await S.callTool(client, { name: step.tool, arguments: step.args ?? {} }, STEP_TIMEOUT_MS)
     record.results.push({ result: res })
     return null
   } catch (err) {
-    if (!(err instanceof McpError)) throw err
+    if (!S.isProtocolError(err)) throw err
     record.results.push({ error: { code: err.code, message: err.message, data: err.data } })
     return err
   }
@@ -141,10 +176,10 @@ async function call (step, record) {
 let transport
 switch (plan.transport) {
   case 'http':
-    transport = new StreamableHTTPClientTransport(new URL(plan.url))
+    transport = new S.StreamableHTTPClientTransport(new URL(plan.url))
     break
   case 'stdio':
-    transport = new StdioClientTransport({
+    transport = new S.StdioClientTransport({
       command: plan.command,
       args: plan.args ?? [],
       env: { ...process.env, ...(plan.env ?? {}) },
@@ -169,7 +204,13 @@ try {
     }
     const before = completed.length
     const err = await withTimeout(call(step, record), step.tool)
-    if (err && err.code === ErrorCode.UrlElicitationRequired && step.onURLRequired === 'visit-and-retry') {
+    const pending = record.results[0]?.result?._meta?.elicitationPending
+    if (step.relay && pending?.elicitId) {
+      const args = { elicitId: pending.elicitId, action: step.relay.action }
+      if (step.relay.content !== undefined) args.content = step.relay.content
+      await withTimeout(call({ tool: 'sendElicitationResult', args }, record), 'sendElicitationResult')
+    }
+    if (err && err.code === URL_ELICITATION_REQUIRED && step.onURLRequired === 'visit-and-retry') {
       const elicitations = err.data?.elicitations ?? []
       const done = elicitations.map(e => completion(e.elicitationId))
       for (const e of elicitations) await visit(e.url, record)

@@ -14,8 +14,9 @@
 // Publish/subscribe loses messages on every real backend. A result is
 // therefore always written to the store before it is announced, and a
 // waiter subscribes before it asks, then reads the store again after every
-// message and after every (re)subscription: a lost message delays nothing
-// that the next read does not find.
+// message, after every (re)subscription, and every few seconds while
+// nothing comes: a lost message (or a writer that died before it
+// published) delays nothing longer than the next read.
 package store
 
 import (
