@@ -98,20 +98,30 @@ type mcpgoSession struct {
 // call calls a tool and returns its text and whether it is an error
 // result; a JSON-RPC error is returned as err.
 func (s *mcpgoSession) call(ctx context.Context, name string, args any) (string, bool, error) {
+	res, err := s.result(ctx, name, args)
+	if err != nil {
+		return "", false, err
+	}
+	return mgText(res), res.IsError, nil
+}
+
+// result calls a tool and returns its result.
+func (s *mcpgoSession) result(ctx context.Context, name string, args any) (*mgmcp.CallToolResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req := mgmcp.CallToolRequest{}
 	req.Params.Name = name
 	req.Params.Arguments = args
-	res, err := s.c.CallTool(ctx, req)
-	if err != nil {
-		return "", false, err
-	}
+	return s.c.CallTool(ctx, req)
+}
+
+// mgText is the text of an mcp-go tool result.
+func mgText(res *mgmcp.CallToolResult) string {
 	var b strings.Builder
 	for _, ct := range res.Content {
 		if tc, ok := ct.(mgmcp.TextContent); ok {
 			b.WriteString(tc.Text)
 		}
 	}
-	return b.String(), res.IsError, nil
+	return b.String()
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -94,6 +95,74 @@ func TestServeMCPGoClientHandler(t *testing.T) {
 			// Handler refused each answer itself (serve asks once per call).
 			if bad.forms != 3 {
 				t.Errorf("the form was asked %d times, want 3 (MaxAttempts)", bad.forms)
+			}
+		})
+	}
+}
+
+// TestServeMCPGoLLMFallback: an mcp-go client that cannot elicit gets
+// serve's LLM-mediated fallback on both protocol generations: the tool
+// lists sendElicitationResult, a call leaves an elicitation pending with
+// instructions for the model, and the model's answer through the tool
+// finishes it; a destructive confirmation is never asked of the model.
+func TestServeMCPGoLLMFallback(t *testing.T) {
+	srv := startServe(t, nil)
+	for _, v := range mcpgoVersions {
+		t.Run(v, func(t *testing.T) {
+			ctx := t.Context()
+			s := newMCPGoClient(t).connectWith(srv.mcpURL(), v)
+			if s.version != v {
+				t.Fatalf("negotiated %s, want %s", s.version, v)
+			}
+			tools, err := s.c.ListTools(ctx, mgmcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := false
+			for _, tool := range tools.Tools {
+				listed = listed || tool.Name == elicit.FallbackTool
+			}
+			if !listed {
+				t.Fatalf("%s not listed to a client that cannot elicit", elicit.FallbackTool)
+			}
+			pending := func(t *testing.T, name string) string {
+				t.Helper()
+				res, err := s.result(ctx, name, nil)
+				if err != nil || res.IsError || res.Meta == nil {
+					t.Fatalf("%s: %v (%q)", name, err, mgText(res))
+				}
+				raw, _ := json.Marshal(res.Meta.AdditionalFields[elicit.MetaElicitationPending])
+				var p struct {
+					ID string `json:"elicitationId"`
+				}
+				if json.Unmarshal(raw, &p) != nil || p.ID == "" || !strings.Contains(mgText(res), elicit.FallbackTool) {
+					t.Fatalf("no pending elicitation in %q", mgText(res))
+				}
+				return p.ID
+			}
+			answer := func(t *testing.T, id, action string, content map[string]any) string {
+				t.Helper()
+				args := map[string]any{"elicitId": id, "action": action}
+				if content != nil {
+					args["content"] = content
+				}
+				out, isErr, err := s.call(ctx, elicit.FallbackTool, args)
+				if err != nil || isErr {
+					t.Fatalf("%s: %q, %v", elicit.FallbackTool, out, err)
+				}
+				return out
+			}
+			id := pending(t, "register_attendee")
+			out := answer(t, id, "accept", map[string]any{"name": "Ada", "email": "ada@example.com", "arrival": "2026-05-04"})
+			if !strings.HasPrefix(out, "Registered: ") || !strings.Contains(out, `"name":"Ada"`) {
+				t.Errorf("accept: got %q", out)
+			}
+			if out := answer(t, pending(t, "subscribe_newsletter"), "decline", nil); out != "Not subscribed." {
+				t.Errorf("decline: got %q", out)
+			}
+			out, _, err = s.call(ctx, "delete_contacts", map[string]any{"count": 3})
+			if err != nil || !strings.HasPrefix(out, "Nothing was deleted: deleting contacts needs a confirmation from the user") {
+				t.Errorf("delete_contacts: got %q, %v", out, err)
 			}
 		})
 	}
