@@ -9,6 +9,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	evclient "github.com/elicitvault/elicitvault/elicit/client"
+	"github.com/elicitvault/elicitvault/internal/webdriver"
 	mcpgoclient "github.com/elicitvault/elicitvault/mcpgo/client"
 	mgmcp "github.com/mark3labs/mcp-go/mcp"
 )
@@ -163,6 +164,44 @@ func TestServeMCPGoLLMFallback(t *testing.T) {
 			out, _, err = s.call(ctx, "delete_contacts", map[string]any{"count": 3})
 			if err != nil || !strings.HasPrefix(out, "Nothing was deleted: deleting contacts needs a confirmation from the user") {
 				t.Errorf("delete_contacts: got %q, %v", out, err)
+			}
+		})
+	}
+}
+
+// TestServeMCPGoClientChromium: URL mode with the mcp-go client on both
+// protocol generations, the user choosing on serve's consent page in
+// Chromium: Accept connects the account, Decline does not.
+func TestServeMCPGoClientChromium(t *testing.T) {
+	wd := webdriver.Start(t)
+	srv := startServe(t, nil)
+	for _, v := range mcpgoVersions {
+		t.Run(v, func(t *testing.T) {
+			c := newMCPGoClient(t)
+			s := c.connect(srv.mcpURL(), v)
+			links := make(chan string, 1)
+			c.setVisit(func(u string) { links <- u })
+			for _, step := range []struct{ choice, want string }{{"accept", connected}, {"decline", declined}} {
+				c.answer(mgAnswer("accept", nil))
+				type result struct {
+					out   string
+					isErr bool
+					err   error
+				}
+				done := make(chan result, 1)
+				go func() {
+					out, isErr, err := s.call(t.Context(), "connect_account", nil)
+					done <- result{out, isErr, err}
+				}()
+				select {
+				case link := <-links:
+					choose(t, wd, link, step.choice)
+				case r := <-done:
+					t.Fatalf("%s: the call ended before the page was answered: %+v", step.choice, r)
+				}
+				if r := <-done; r.err != nil || r.isErr || r.out != step.want {
+					t.Errorf("%s on the page: got %+v, want %q", step.choice, r, step.want)
+				}
 			}
 		})
 	}
