@@ -59,6 +59,7 @@ func (c *mcpgoClient) connectWith(endpoint, version string, opts ...mgclient.Cli
 	// 2026-07-28 has no session.
 	var topts []mgtransport.StreamableHTTPCOption
 	if !mgmcp.IsModernProtocol(version) {
+		//lint:ignore SA1019 the GET stream is 2025-11-25's, which this client speaks here
 		topts = append(topts, mgtransport.WithContinuousListening())
 	}
 	tr, err := mgtransport.NewStreamableHTTP(endpoint, topts...)
