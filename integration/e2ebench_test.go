@@ -26,7 +26,11 @@ const (
 	e2eBenchPairsEnv   = "ELICITVAULT_E2EBENCH_PAIRS"   // interleaved pairs per cell, default 5
 	e2eBenchStoresEnv  = "ELICITVAULT_E2EBENCH_STORES"  // comma-separated subset of memory,redis,postgres
 	e2eBenchVersionEnv = "ELICITVAULT_E2EBENCH_VERSION" // one protocol version instead of both
+	e2eBenchBareEnv    = "ELICITVAULT_E2EBENCH_BARE"    // the baseline's SDK: go-sdk (default) or mcp-go
 )
+
+// bareServers are the baselines by SDK: the binary bareServerBin builds.
+var bareServers = map[string]string{"go-sdk": "bare", "mcp-go": "baremcpgo"}
 
 var (
 	bareOnce sync.Once
@@ -120,7 +124,9 @@ func median(xs []float64) float64 {
 // once), the same go-sdk clients over Streamable HTTP and the same routing
 // by protocol version, against `elicitvault serve` and against a bare
 // go-sdk server (internal/bare: ServerSession.Elicit before 2026-07-28,
-// an input-required result with a plain requestState on 2026-07-28). For
+// an input-required result with a plain requestState on 2026-07-28), or,
+// with ELICITVAULT_E2EBENCH_BARE=mcp-go, its mcp-go twin
+// (internal/baremcpgo), the baseline of the mcp-go front-end. For
 // each store (memory, Redis, PostgreSQL), protocol generation and 1 and
 // 16 sessions it runs pairs of measurements, alternating which server
 // goes first, and prints the medians of the ratios elicitvault ÷ bare of
@@ -137,6 +143,14 @@ func TestE2EBench(t *testing.T) {
 		maxRoundTrips: 1 << 40,
 	}
 	pairs := envInt(e2eBenchPairsEnv, 5)
+	sdk := os.Getenv(e2eBenchBareEnv)
+	if sdk == "" {
+		sdk = "go-sdk"
+	}
+	bareName, ok := bareServers[sdk]
+	if !ok {
+		t.Fatalf("%s: unknown SDK %q (go-sdk or mcp-go)", e2eBenchBareEnv, sdk)
+	}
 	stores := []string{"memory", "redis", "postgres"}
 	if v := os.Getenv(e2eBenchStoresEnv); v != "" {
 		stores = strings.Split(v, ",")
@@ -155,7 +169,7 @@ func TestE2EBench(t *testing.T) {
 		t.Run(st, func(t *testing.T) {
 			ev := startKillableServe(t, "--store", open(t))
 			evPID := ev.cmd.Process.Pid
-			bare, barePID := startBare(t, "bare")
+			bare, barePID := startBare(t, bareName)
 			versions := []string{"2025-11-25", "2026-07-28"}
 			if v := os.Getenv(e2eBenchVersionEnv); v != "" {
 				versions = []string{v}
@@ -192,8 +206,8 @@ func TestE2EBench(t *testing.T) {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nelicitvault serve ÷ bare go-sdk server, delete_contacts accepted at once; medians of %d interleaved pairs of %v; %d cores\n",
-		pairs, spec.d, runtime.NumCPU())
+	fmt.Fprintf(&b, "\nelicitvault serve ÷ bare %s server, delete_contacts accepted at once; medians of %d interleaved pairs of %v; %d cores\n",
+		sdk, pairs, spec.d, runtime.NumCPU())
 	fmt.Fprintf(&b, "%-10s %-11s %8s %14s %12s %10s %10s   %s\n", "store", "protocol", "sessions", "CPU/trip", "throughput", "p50", "p99", "bare: CPU/trip, trips/s, p50 (median)")
 	for _, c := range cells {
 		cpuBound, tputBound, p50Bound := 1.4, 0.75, 2.0
