@@ -151,6 +151,8 @@ type Elicitor struct {
 	calls  map[*callCancel]struct{}
 	active sync.WaitGroup
 	caps   []*sessionCap // the session tables of its Handlers
+
+	waiting waiters // the calls of this node waiting for a URL-mode answer
 }
 
 // callCancel ends one tool call in progress; session and subject are
@@ -214,7 +216,7 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 			return nil, errors.New("elicit: Config.BaseURL must be an absolute http:// or https:// URL")
 		}
 	}
-	ts, err := token.NewService(e.keys, st)
+	ts, err := token.NewService(e.keys, st, token.WithEpoch(e.newEpochWatcher()))
 	if err != nil {
 		return nil, err
 	}

@@ -172,6 +172,10 @@ func (p *pages) show(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	used, err := p.e.tokens.Used(r.Context(), c)
+	if errors.Is(err, token.ErrStoreReset) {
+		writePage(w, http.StatusGone, pageRestart)
+		return
+	}
 	if err != nil {
 		p.e.log.WarnContext(r.Context(), "elicit: consent page: the store failed")
 		writePage(w, http.StatusInternalServerError, pageFailed)
@@ -209,11 +213,19 @@ func (p *pages) answer(w http.ResponseWriter, r *http.Request) {
 		writePage(w, http.StatusBadRequest, pageInvalid)
 		return
 	}
-	_, c, ok := p.verify(w, r)
+	_, c, ok := p.verifyAnyEpoch(w, r)
 	if !ok {
 		return
 	}
-	if err := p.e.completeOnce(r.Context(), c, action); err != nil {
+	err := p.e.tokens.CheckEpoch(c)
+	if err == nil {
+		err = p.e.completeOnce(r.Context(), c, action)
+	}
+	if errors.Is(err, token.ErrStoreReset) && p.e.waiting.deliver(c, action) {
+		// The store lost the records, but the call is still waiting here.
+		err = nil
+	}
+	if err != nil {
 		p.fail(w, r, err)
 		return
 	}
@@ -242,12 +254,22 @@ func sameOrigin(r *http.Request) bool {
 // verify checks the link's token and the browser's user; on failure it
 // has written the page.
 func (p *pages) verify(w http.ResponseWriter, r *http.Request) (string, *token.Claims, bool) {
+	return p.verifyExpect(w, r, token.Expect{Kind: token.URL})
+}
+
+// verifyAnyEpoch is verify without the check of the store's epoch, which
+// the caller makes (Service.CheckEpoch).
+func (p *pages) verifyAnyEpoch(w http.ResponseWriter, r *http.Request) (string, *token.Claims, bool) {
+	return p.verifyExpect(w, r, token.Expect{Kind: token.URL, AnyEpoch: true})
+}
+
+func (p *pages) verifyExpect(w http.ResponseWriter, r *http.Request, want token.Expect) (string, *token.Claims, bool) {
 	toks := r.URL.Query()[token.DefaultParam]
 	if len(toks) != 1 {
 		writePage(w, http.StatusBadRequest, pageInvalid)
 		return "", nil, false
 	}
-	c, err := p.e.tokens.Verify(toks[0], token.Expect{Kind: token.URL})
+	c, err := p.e.tokens.Verify(toks[0], want)
 	if err != nil {
 		p.fail(w, r, err)
 		return "", nil, false
@@ -271,6 +293,8 @@ func (p *pages) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, token.ErrInProgress):
 		writePage(w, http.StatusConflict, pageBusy)
+	case errors.Is(err, token.ErrStoreReset): // before ErrReplayed, which it also is
+		writePage(w, http.StatusGone, pageRestart)
 	case errors.Is(err, token.ErrReplayed):
 		writePage(w, http.StatusGone, pageUsed)
 	case errors.Is(err, token.ErrExpired), errors.Is(err, ErrUnknownElicitation):
@@ -323,6 +347,7 @@ var (
 	pageWrongUser = pageView{Title: "Wrong account", Text: "This link was issued to another account. Sign in as the user who asked for it, then open the link again."}
 	pageBusy      = pageView{Title: "Almost there", Text: "This link is being processed. Wait a few seconds, then open it again."}
 	pageFailed    = pageView{Title: "Something went wrong", Text: "Return to your application and try again."}
+	pageRestart   = pageView{Title: "This link can no longer be used", Text: "The server lost track of this request, and your answer was not taken. Return to your application and start again."}
 )
 
 const pageStyle = `body{font:16px/1.5 system-ui,sans-serif;margin:0;display:flex;min-height:100vh;align-items:center;justify-content:center;background:#f6f7f9;color:#1c2330}main{max-width:28em;padding:2em;background:#fff;border-radius:12px;box-shadow:0 1px 4px #0002}h1{font-size:1.25em;margin:0 0 .5em}p{margin:0}button{margin:1.25em .75em 0 0;font:inherit;padding:.5em 1.25em;border:0;border-radius:8px;background:#2456d6;color:#fff;cursor:pointer}button[value=decline]{background:#e4e7ec;color:#1c2330}small{display:block;margin-top:1em;color:#5a6272}`

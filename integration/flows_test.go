@@ -57,7 +57,7 @@ func urlFlows(t *testing.T, c flowClient, base string, legacy bool) {
 			t.Errorf("consent page and callback answered %v", v)
 		}
 		last := c.last()
-		if last.mode != "url" || last.id == "" || !strings.HasPrefix(last.url, base+"/elicit/consent?token=ev1.") {
+		if last.mode != "url" || last.id == "" || !strings.HasPrefix(last.url, base+"/elicit/consent?token=ev2.") {
 			t.Fatalf("elicitation: %+v", last)
 		}
 		c.waitComplete(last.id)

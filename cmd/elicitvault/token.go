@@ -9,6 +9,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/elicitvault/elicitvault/internal/epoch"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
 )
@@ -235,7 +236,7 @@ func runTokenVerify(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		defer st.Close()
-		if svc, err = token.NewService(k, st); err != nil {
+		if svc, err = token.NewService(k, st, token.WithEpoch(epoch.NewWatcher(st, epoch.Options{}))); err != nil {
 			return err
 		}
 		want.Kind = claims.Kind
@@ -276,6 +277,8 @@ func tokenRejection(k *ring.Keyring, tok string, err error) error {
 			"or for another --session, --subject, --elicitation, --tool or --args")
 	case errors.Is(err, token.ErrExpired):
 		return reject(err, "the token is authentic but past its expiry")
+	case errors.Is(err, token.ErrStoreReset): // before ErrReplayed, which it also is
+		return reject(err, "the store lost its data since the token was issued (its epoch changed); it cannot tell whether the token was used")
 	case errors.Is(err, token.ErrReplayed):
 		return reject(err, "the token was consumed before")
 	}

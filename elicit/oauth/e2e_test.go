@@ -319,7 +319,7 @@ func TestConnect(t *testing.T) {
 		res := c.call("whoami")
 		link := wait(t, c.links, "the link")
 		u, _ := url.Parse(link)
-		if len(u.Query()) != 1 || !strings.HasPrefix(u.Query().Get("state"), "ev1.") || strings.Contains(link, "alice") {
+		if len(u.Query()) != 1 || !strings.HasPrefix(u.Query().Get("state"), "ev2.") || strings.Contains(link, "alice") {
 			t.Fatalf("the link carries more than a state token: %s", link)
 		}
 		signIn(t, wd, link, "alice-account", false)

@@ -116,6 +116,9 @@ func (c *Connector) verifyState(r *http.Request, state string) (*token.Claims, *
 	if errors.Is(err, token.ErrExpired) {
 		return nil, nil, pageExpired
 	}
+	if errors.Is(err, token.ErrStoreReset) {
+		return nil, nil, pageRestart
+	}
 	if err != nil {
 		return nil, nil, pageInvalid
 	}
@@ -201,6 +204,8 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Pro
 		switch {
 		case errors.Is(err, token.ErrInProgress): // before ErrReplayed, which it also is
 			page(w, http.StatusConflict, pageInProgress)
+		case errors.Is(err, token.ErrStoreReset): // the same
+			page(w, http.StatusGone, pageRestart)
 		case errors.Is(err, token.ErrReplayed):
 			page(w, http.StatusBadRequest, pageUsed)
 		case errors.Is(err, token.ErrExpired):
@@ -319,6 +324,7 @@ var (
 	pageOtherBrowser = &pageData{http.StatusForbidden, "Wrong browser", "This sign-in was started in another browser (or its cookie has expired). Finish it in the browser where you opened the link. Nothing was changed."}
 	pageUnavailable  = &pageData{http.StatusServiceUnavailable, "Try again", "The server could not record the result. Ask your assistant for a new link."}
 	pageRetry        = &pageData{http.StatusServiceUnavailable, "Try again", "The server could not finish connecting your account just now. Reload this page in a moment; nothing was lost."}
+	pageRestart      = &pageData{http.StatusGone, "Start again", "The server lost track of this sign-in, and nothing was connected. Ask your assistant to connect your account again."}
 	pageInProgress   = &pageData{http.StatusConflict, "In progress", "This sign-in is being completed in another tab or request. Reload this page in a moment to see how it ended."}
 )
 
