@@ -48,7 +48,9 @@ func TestWaitRidesOutStoreFailure(t *testing.T) {
 			got := callURLOver(t, version, st, 20*time.Second, func(link string) {
 				st.down.Store(true) // the store fails the waiter's reads from now
 				acceptOnPage(t, link)
-				time.Sleep(300 * time.Millisecond)
+				for st.fails.Load() == 0 { // until the waiter met the failure
+					time.Sleep(5 * time.Millisecond)
+				}
 				st.down.Store(false) // the replica is promoted
 			})
 			if got != "accept" {

@@ -316,7 +316,7 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 
 // claimLease is how long an answer's claim holds its marker before a
 // resend may take it over (oneshot.Options.Lease).
-var claimLease = 10 * time.Second
+const claimLease = 10 * time.Second
 
 // answerFP is the fingerprint of an answer, keyed under the marker's
 // secret: the marker's value shows storage nothing of the answer.

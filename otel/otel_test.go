@@ -9,6 +9,7 @@ import (
 	"github.com/elicitvault/elicitvault/elicit/elicittest"
 	"github.com/elicitvault/elicitvault/keyring"
 	evotel "github.com/elicitvault/elicitvault/otel"
+	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -102,7 +103,7 @@ func TestHooks(t *testing.T) {
 
 // newShop returns a server with an Elicitor on a memory store, which it
 // also returns, with hooks.
-func newShop(t *testing.T, hooks elicit.Hooks) (*mcp.Server, *memory.Store) {
+func newShop(t *testing.T, hooks elicit.Hooks) (*mcp.Server, *store.Portable) {
 	t.Helper()
 	keys, err := keyring.New([]byte("otel test secret, at least 32 bytes long"))
 	if err != nil {

@@ -58,3 +58,18 @@ func goList(t *testing.T, gowork string, args ...string) string {
 	}
 	return string(out)
 }
+
+// TestBackendsImportNoCoreInternal holds that the backend modules use the
+// core module's published API only: an internal package of the core module
+// would tie every backend release to one core release.
+func TestBackendsImportNoCoreInternal(t *testing.T) {
+	out := goList(t, "", "list", "-deps", "-test", "-f", "{{.ImportPath}}",
+		"./store/redis/...", "./store/postgres/...")
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "github.com/elicitvault/elicitvault/") && strings.Contains(line, "/internal") &&
+			!strings.HasPrefix(line, "github.com/elicitvault/elicitvault/store/redis") &&
+			!strings.HasPrefix(line, "github.com/elicitvault/elicitvault/store/postgres") {
+			t.Errorf("a backend depends on %s", line)
+		}
+	}
+}

@@ -15,7 +15,8 @@
 //   - JWE: compact JWE with alg "dir", enc "A256GCM", kid the key ID, under
 //     the "token/jwe" purpose key, for verifiers in other languages.
 //
-// README.md in this directory specifies both formats byte for byte.
+// TOKENS.md, at the root of the repository, specifies both formats byte for
+// byte.
 //
 // Verify checks the format, the key, the tag, the kind, the expiry and the
 // binding the caller expects; every failure is one of ErrInvalid,
