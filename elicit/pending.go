@@ -66,6 +66,11 @@ type resultRecord struct {
 	Action     Action         `json:"action,omitempty"`
 	Content    map[string]any `json:"content,omitempty"`
 	Superseded bool           `json:"superseded,omitempty"`
+	// ID and Expiry, in the answer a page leaves for the retry of a
+	// -32042 call, name the elicitation it answers, whose one-shot marker
+	// the retry claims, and when it ends (Unix ms).
+	ID     string `json:"id,omitempty"`
+	Expiry int64  `json:"exp,omitempty"`
 }
 
 // sessionRecord points at the session's pending elicitation.
@@ -263,18 +268,6 @@ func (s *slot) putJSON(ctx context.Context, purpose string, pt []byte) error {
 // It returns ErrUnknownElicitation when there is none that opens.
 func (s *slot) get(ctx context.Context, purpose string, v any) error {
 	rec, err := s.e.keys.Lookup(ctx, s.e.store, s.binding(purpose))
-	if errors.Is(err, store.ErrNotFound) {
-		return ErrUnknownElicitation
-	}
-	if err != nil {
-		return fmt.Errorf("elicit: store: %w", err)
-	}
-	return s.open(purpose, rec, v)
-}
-
-// take is get that also deletes the record: one reader wins.
-func (s *slot) take(ctx context.Context, purpose string, v any) error {
-	rec, err := s.e.keys.Take(ctx, s.e.store, s.binding(purpose))
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrUnknownElicitation
 	}
