@@ -22,6 +22,9 @@ import (
 const (
 	// DefaultTTL is how long an elicitation waits for its answer.
 	DefaultTTL = 5 * time.Minute
+	// DefaultClaimLease is the default of Config.ClaimLease.
+	DefaultClaimLease = token.DefaultClaimLease
+
 	// DefaultMaxPendingSize bounds the JSON encoding of a pending record.
 	DefaultMaxPendingSize = 256 << 10
 	// DefaultMaxContentSize bounds the JSON encoding of accepted content.
@@ -90,6 +93,13 @@ type Config struct {
 	// before anything is written.
 	MaxPendingSize int
 
+	// ClaimLease is how long a node's claim on an answer or a token holds
+	// it before another node may take it over: the time a resend waits
+	// when the node that claimed it died or lost the store between claim
+	// and commit (DefaultClaimLease when zero). It must cover a few store
+	// round trips.
+	ClaimLease time.Duration
+
 	// Unsupported decides what happens when the client cannot receive an
 	// elicitation in the mode it needs and no fallback applies (see
 	// Policy). When nil, the call fails with an *UnsupportedError.
@@ -136,6 +146,7 @@ type Elicitor struct {
 	leftover leftover
 
 	maxPendingSize int
+	claimLease     time.Duration
 
 	fallbacks   []Fallback
 	openBrowser func(context.Context, string) error
@@ -178,6 +189,7 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		quota:    newQuota(cfg),
 
 		maxPendingSize: cfg.MaxPendingSize,
+		claimLease:     cfg.ClaimLease,
 
 		openBrowser: cfg.OpenBrowser,
 
@@ -214,7 +226,11 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 			return nil, errors.New("elicit: Config.BaseURL must be an absolute http:// or https:// URL")
 		}
 	}
-	ts, err := token.NewService(e.keys, st)
+	var topts []token.Option
+	if e.claimLease > 0 {
+		topts = append(topts, token.WithClaimLease(e.claimLease))
+	}
+	ts, err := token.NewService(e.keys, st, topts...)
 	if err != nil {
 		return nil, err
 	}

@@ -233,7 +233,7 @@ func (e *Elicitor) takeDone(ctx context.Context, call *Call, fp string) (*Respon
 	// The marker is the answered elicitation's: a later elicitation with
 	// the same fingerprint has a marker of its own.
 	m := e.slot(call.subject, call.session, "done:"+fp+"/"+dr.ID, time.UnixMilli(dr.Expiry))
-	use, err := oneshot.Claim(ctx, e.store, m.key(purposeUsed), []byte{1}, oneshot.Options{Lease: claimLease, Expiry: m.expiry, Now: e.now})
+	use, err := oneshot.Claim(ctx, e.store, m.key(purposeUsed), []byte{1}, oneshot.Options{Lease: e.lease(), Expiry: m.expiry, Now: e.now})
 	switch {
 	case errors.Is(err, oneshot.ErrUsed), errors.Is(err, store.ErrInvalidArgument):
 		return nil, nil // used by an earlier retry, or expired: ask again
