@@ -254,7 +254,7 @@ func newFaultCluster(t *testing.T, a, b store.Store) (c *faultCluster, close fun
 	if err != nil {
 		t.Fatal(err)
 	}
-	c = &faultCluster{a: &faultStore{Store: a, at: -1}}
+	c = &faultCluster{a: &faultStore{Store: a, at: -1}, lb: httptest.NewUnstartedServer(nil)}
 	var closers []func()
 	var nodes [2]http.Handler
 	for i, st := range []store.Store{c.a, b} {
@@ -262,6 +262,7 @@ func newFaultCluster(t *testing.T, a, b store.Store) (c *faultCluster, close fun
 			Fallbacks:  []elicit.Fallback{elicit.LLMMediated},
 			ClaimLease: faultLease,
 			TTL:        time.Minute,
+			BaseURL:    "http://" + c.lb.Listener.Addr().String(),
 			Logger:     slog.New(slog.DiscardHandler),
 		})
 		if err != nil {
@@ -295,13 +296,14 @@ func newFaultCluster(t *testing.T, a, b store.Store) (c *faultCluster, close fun
 		nodes[i] = ev.Handler(s, &elicit.HandlerOptions{})
 		closers = append(closers, func() { ev.Close() })
 	}
-	c.lb = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	c.lb.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if c.a.dead.Load() {
 			nodes[1].ServeHTTP(w, r)
 			return
 		}
 		nodes[0].ServeHTTP(w, r)
-	}))
+	})
+	c.lb.Start()
 	return c, func() {
 		c.lb.Close()
 		for _, f := range closers {
@@ -340,6 +342,9 @@ func resend(ctx context.Context, cs *mcp.ClientSession, p *mcp.CallToolParams) (
 	var err error
 	for range 8 {
 		res, err = cs.CallTool(ctx, p)
+		if os.Getenv("ELICITVAULT_FAULT_VERBOSE") != "" {
+			fmt.Printf("%s: %.200s\n", time.Now().Format("05.000"), pendingText(res, err))
+		}
 		if err == nil && !(res.IsError && retryable(pendingText(res, nil))) {
 			return res, nil
 		}
@@ -352,7 +357,7 @@ func resend(ctx context.Context, cs *mcp.ClientSession, p *mcp.CallToolParams) (
 }
 
 func retryable(msg string) bool {
-	return strings.Contains(msg, "store") || strings.Contains(msg, "progress") ||
+	return strings.Contains(msg, "store") || strings.Contains(msg, "progress") || strings.Contains(msg, "being processed") ||
 		strings.Contains(msg, "fault") || strings.Contains(msg, "dead") || strings.Contains(msg, "oneshot")
 }
 
@@ -463,6 +468,9 @@ func runFaultPath(t *testing.T, b faultBackend, p faultPath) {
 	var lost, twice int
 	for i, cmd := range cmds {
 		for _, kind := range faultKinds {
+			if only := os.Getenv("ELICITVAULT_FAULT_ONLY"); only != "" && only != fmt.Sprintf("%d %s", i, kind) {
+				continue
+			}
 			c, stop := newFaultCluster(t, a, b2)
 			c.a.at, c.a.kind = i, kind
 			trial := c.next.Load() + 1
