@@ -5,13 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/elicitvault/elicitvault/store"
 	evpostgres "github.com/elicitvault/elicitvault/store/postgres"
 )
 
@@ -58,7 +59,7 @@ func benchSchema(tb testing.TB, url string) string {
 }
 
 // newPostgresStore returns a store with a pool of its own.
-func newPostgresStore(tb testing.TB, url, schema string) *evpostgres.Store {
+func newPostgresStore(tb testing.TB, url, schema string) *store.Portable {
 	s, err := evpostgres.New(context.Background(), url, &evpostgres.Options{Schema: schema, CleanupInterval: -1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
@@ -106,140 +107,52 @@ func postgresOps(tb testing.TB, url string) []storeOp {
 			WHERE key = $1 AND value = $2 AND expires_at > now()`
 	)
 
-	v0, v1 := storeValues()
-	expiry := benchExpiry()
-	key := storeKey()
-	bkey := []byte(key)
 	channel := storeKey()
-	// The store's channel name and payload encoding (store/postgres's
-	// README), computed once on the raw side.
+	// The store's channel name (store/postgres's README), computed once on
+	// the raw side.
 	sum := sha256.Sum256([]byte(schema + "\x00" + channel))
 	pgChannel := "ev_" + hex.EncodeToString(sum[:16])
-	payload := base64.StdEncoding.EncodeToString(v0)
-
-	var fresh []string
-	var bfresh [][]byte
-	newKeys := func(tb testing.TB, n int) {
-		fresh = storeKeys(n)
-		bfresh = make([][]byte, n)
-		for i, k := range fresh {
-			bfresh[i] = []byte(k)
-		}
-	}
-	mustPut := func(tb testing.TB) {
-		if _, err := pool.Exec(ctx, put, bkey, v0, expiry); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	alternate := func(i int) (old, value []byte) {
-		if i%2 == 0 {
-			return v0, v1
-		}
-		return v1, v0
-	}
-	return []storeOp{
-		{
-			name:     "Put",
-			viaStore: func(ctx context.Context, i int) error { return s.Put(ctx, key, v0, expiry) },
-			raw: func(ctx context.Context, i int) error {
-				_, err := pool.Exec(ctx, put, bkey, v0, expiry)
-				return err
-			},
+	return storeOps(s, channel, rawStore[[]byte]{
+		key: func(key string) []byte { return []byte(key) },
+		put: func(ctx context.Context, key, value []byte, expiry time.Time) error {
+			_, err := pool.Exec(ctx, put, key, value, expiry)
+			return err
 		},
-		{
-			name:  "Get",
-			setup: func(tb testing.TB, n int) { mustPut(tb) },
-			viaStore: func(ctx context.Context, i int) error {
-				_, err := s.Get(ctx, key)
-				return err
-			},
-			raw: func(ctx context.Context, i int) error {
-				var v []byte
-				return pool.QueryRow(ctx, get, bkey).Scan(&v)
-			},
+		get: func(ctx context.Context, key []byte) error {
+			var v []byte
+			return pool.QueryRow(ctx, get, key).Scan(&v)
 		},
-		{
-			name: "Take",
-			setup: func(tb testing.TB, n int) {
-				newKeys(tb, n)
-				_, err := pool.Exec(ctx, `INSERT INTO `+t+` (key, value, expires_at) SELECT k, $2, $3 FROM unnest($1::bytea[]) AS k`,
-					bfresh, v0, expiry)
-				if err != nil {
-					tb.Fatal(err)
+		putMany: func(tb testing.TB, keys [][]byte, value []byte, expiry time.Time) {
+			_, err := pool.Exec(context.Background(), `INSERT INTO `+t+` (key, value, expires_at) SELECT k, $2, $3 FROM unnest($1::bytea[]) AS k`,
+				keys, value, expiry)
+			if err != nil {
+				tb.Fatal(err)
+			}
+		},
+		take: func(ctx context.Context, key []byte) error {
+			var v []byte
+			return pool.QueryRow(ctx, take, key).Scan(&v)
+		},
+		putIfAbsent: func(ctx context.Context, key, value []byte, expiry time.Time) (bool, error) {
+			tag, err := pool.Exec(ctx, putIfAbsent, key, value, expiry)
+			return tag.RowsAffected() == 1, err
+		},
+		swap: func(ctx context.Context, key, value []byte, expiry time.Time) error {
+			for {
+				var old []byte
+				var live, written bool
+				if err := pool.QueryRow(ctx, swap, key, value, expiry).Scan(&old, &live, &written); err != nil || written {
+					return err
 				}
-			},
-			viaStore: func(ctx context.Context, i int) error {
-				_, err := s.Take(ctx, fresh[i])
-				return err
-			},
-			raw: func(ctx context.Context, i int) error {
-				var v []byte
-				return pool.QueryRow(ctx, take, bfresh[i]).Scan(&v)
-			},
+			}
 		},
-		{
-			name:  "PutIfAbsent",
-			setup: newKeys,
-			viaStore: func(ctx context.Context, i int) error {
-				ok, err := s.PutIfAbsent(ctx, fresh[i], v0, expiry)
-				if err == nil && !ok {
-					err = errors.New("not written")
-				}
-				return err
-			},
-			raw: func(ctx context.Context, i int) error {
-				tag, err := pool.Exec(ctx, putIfAbsent, bfresh[i], v0, expiry)
-				if err == nil && tag.RowsAffected() != 1 {
-					err = errors.New("not written")
-				}
-				return err
-			},
+		cas: func(ctx context.Context, key, old, value []byte, expiry time.Time) (bool, error) {
+			tag, err := pool.Exec(ctx, cas, key, old, value, expiry)
+			return tag.RowsAffected() == 1, err
 		},
-		{
-			name: "Swap",
-			viaStore: func(ctx context.Context, i int) error {
-				_, value := alternate(i)
-				_, err := s.Swap(ctx, key, value, expiry)
-				return err
-			},
-			raw: func(ctx context.Context, i int) error {
-				_, value := alternate(i)
-				for {
-					var old []byte
-					var live, written bool
-					if err := pool.QueryRow(ctx, swap, bkey, value, expiry).Scan(&old, &live, &written); err != nil || written {
-						return err
-					}
-				}
-			},
+		publish: func(ctx context.Context, value []byte) error {
+			_, err := pool.Exec(ctx, "SELECT pg_notify($1, $2)", pgChannel, base64.StdEncoding.EncodeToString(value))
+			return err
 		},
-		{
-			name:  "CompareAndSwap",
-			setup: func(tb testing.TB, n int) { mustPut(tb) },
-			viaStore: func(ctx context.Context, i int) error {
-				old, value := alternate(i)
-				ok, err := s.CompareAndSwap(ctx, key, old, value, expiry)
-				if err == nil && !ok {
-					err = errors.New("no swap")
-				}
-				return err
-			},
-			raw: func(ctx context.Context, i int) error {
-				old, value := alternate(i)
-				tag, err := pool.Exec(ctx, cas, bkey, old, value, expiry)
-				if err == nil && tag.RowsAffected() != 1 {
-					err = errors.New("no swap")
-				}
-				return err
-			},
-		},
-		{
-			name:     "Publish",
-			viaStore: func(ctx context.Context, i int) error { return s.Publish(ctx, channel, v0) },
-			raw: func(ctx context.Context, i int) error {
-				_, err := pool.Exec(ctx, "SELECT pg_notify($1, $2)", pgChannel, payload)
-				return err
-			},
-		},
-	}
+	})
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/elicitvault/elicitvault/store"
 	evredis "github.com/elicitvault/elicitvault/store/redis"
 )
 
@@ -64,7 +64,7 @@ func newRedisClient(tb testing.TB, url string) *redis.Client {
 }
 
 // newRedisStore returns a store with a client of its own.
-func newRedisStore(tb testing.TB, url, prefix string) *evredis.Store {
+func newRedisStore(tb testing.TB, url, prefix string) *store.Portable {
 	s, err := evredis.New(context.Background(), url, &evredis.Options{Prefix: prefix})
 	if err != nil {
 		tb.Fatal(err)
@@ -114,141 +114,52 @@ func redisOps(tb testing.TB, url string) []storeOp {
 		tb.Fatalf("Redis: %v", err)
 	}
 	rk := func(key string) string { return prefix + "{" + key + "}" }
-	v0, v1 := storeValues()
-	expiry := benchExpiry()
-	ctx := context.Background()
-
-	key := storeKey()
-	rkey := rk(key)
 	channel := storeKey()
 	rchannel := rk(channel)
-	// fresh holds the keys of one run: each iteration of Take and
-	// PutIfAbsent has a key of its own.
-	var fresh, rfresh []string
-	newKeys := func(tb testing.TB, n int) {
-		fresh = storeKeys(n)
-		rfresh = make([]string, n)
-		for i, k := range fresh {
-			rfresh[i] = rk(k)
-		}
-	}
-	mustPut := func(tb testing.TB) {
-		if err := client.Set(ctx, rkey, v0, time.Until(expiry)).Err(); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	alternate := func(i int) (old, value []byte) {
-		if i%2 == 0 {
-			return v0, v1
-		}
-		return v1, v0
-	}
-	return []storeOp{
-		{
-			name:     "Put",
-			viaStore: func(ctx context.Context, i int) error { return s.Put(ctx, key, v0, expiry) },
-			raw: func(ctx context.Context, i int) error {
-				return client.SetArgs(ctx, rkey, v0, redis.SetArgs{ExpireAt: expiry}).Err()
-			},
+	return storeOps(s, channel, rawStore[string]{
+		key: rk,
+		put: func(ctx context.Context, key string, value []byte, expiry time.Time) error {
+			return client.SetArgs(ctx, key, value, redis.SetArgs{ExpireAt: expiry}).Err()
 		},
-		{
-			name:  "Get",
-			setup: func(tb testing.TB, n int) { mustPut(tb) },
-			viaStore: func(ctx context.Context, i int) error {
-				_, err := s.Get(ctx, key)
-				return err
-			},
-			raw: func(ctx context.Context, i int) error {
-				_, err := client.Get(ctx, rkey).Bytes()
-				return err
-			},
-		},
-		{
-			name: "Take",
-			setup: func(tb testing.TB, n int) {
-				newKeys(tb, n)
-				for start := 0; start < n; start += 1000 {
-					_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
-						for _, k := range rfresh[start:min(start+1000, n)] {
-							p.SetArgs(ctx, k, v0, redis.SetArgs{ExpireAt: expiry})
-						}
-						return nil
-					})
-					if err != nil {
-						tb.Fatal(err)
+		get: func(ctx context.Context, key string) error { return client.Get(ctx, key).Err() },
+		putMany: func(tb testing.TB, keys []string, value []byte, expiry time.Time) {
+			ctx := context.Background()
+			for start := 0; start < len(keys); start += 1000 {
+				_, err := client.Pipelined(ctx, func(p redis.Pipeliner) error {
+					for _, k := range keys[start:min(start+1000, len(keys))] {
+						p.SetArgs(ctx, k, value, redis.SetArgs{ExpireAt: expiry})
 					}
+					return nil
+				})
+				if err != nil {
+					tb.Fatal(err)
 				}
-			},
-			viaStore: func(ctx context.Context, i int) error {
-				_, err := s.Take(ctx, fresh[i])
-				return err
-			},
-			raw: func(ctx context.Context, i int) error {
-				var nonce [12]byte
-				rand.Read(nonce[:])
-				keys := []string{rfresh[i], rfresh[i] + "~take:" + base64.RawURLEncoding.EncodeToString(nonce[:])}
-				_, err := redisTake.Run(ctx, client, keys, time.Now().Add(30*time.Second).UnixMilli()).Text()
-				return err
-			},
+			}
 		},
-		{
-			name:  "PutIfAbsent",
-			setup: newKeys,
-			viaStore: func(ctx context.Context, i int) error {
-				ok, err := s.PutIfAbsent(ctx, fresh[i], v0, expiry)
-				if err == nil && !ok {
-					err = errors.New("not written")
-				}
-				return err
-			},
-			raw: func(ctx context.Context, i int) error {
-				err := client.SetArgs(ctx, rfresh[i], v0, redis.SetArgs{Mode: "NX", ExpireAt: expiry}).Err()
-				if err == redis.Nil {
-					err = errors.New("not written")
-				}
-				return err
-			},
+		take: func(ctx context.Context, key string) error {
+			var nonce [12]byte
+			rand.Read(nonce[:])
+			keys := []string{key, key + "~take:" + base64.RawURLEncoding.EncodeToString(nonce[:])}
+			return redisTake.Run(ctx, client, keys, time.Now().Add(30*time.Second).UnixMilli()).Err()
 		},
-		{
-			name: "Swap",
-			viaStore: func(ctx context.Context, i int) error {
-				_, value := alternate(i)
-				_, err := s.Swap(ctx, key, value, expiry)
-				return err
-			},
-			raw: func(ctx context.Context, i int) error {
-				_, value := alternate(i)
-				_, err := client.SetArgs(ctx, rkey, value, redis.SetArgs{ExpireAt: expiry, Get: true}).Bytes()
-				if err == redis.Nil {
-					err = nil
-				}
-				return err
-			},
+		putIfAbsent: func(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
+			err := client.SetArgs(ctx, key, value, redis.SetArgs{Mode: "NX", ExpireAt: expiry}).Err()
+			if err == redis.Nil {
+				return false, nil
+			}
+			return err == nil, err
 		},
-		{
-			name:  "CompareAndSwap",
-			setup: func(tb testing.TB, n int) { mustPut(tb) },
-			viaStore: func(ctx context.Context, i int) error {
-				old, value := alternate(i)
-				ok, err := s.CompareAndSwap(ctx, key, old, value, expiry)
-				if err == nil && !ok {
-					err = errors.New("no swap")
-				}
-				return err
-			},
-			raw: func(ctx context.Context, i int) error {
-				old, value := alternate(i)
-				n, err := redisCAS.Run(ctx, client, []string{rkey}, old, value, expiry.UnixMilli()).Int64()
-				if err == nil && n != 1 {
-					err = errors.New("no swap")
-				}
-				return err
-			},
+		swap: func(ctx context.Context, key string, value []byte, expiry time.Time) error {
+			err := client.SetArgs(ctx, key, value, redis.SetArgs{ExpireAt: expiry, Get: true}).Err()
+			if err == redis.Nil {
+				err = nil
+			}
+			return err
 		},
-		{
-			name:     "Publish",
-			viaStore: func(ctx context.Context, i int) error { return s.Publish(ctx, channel, v0) },
-			raw:      func(ctx context.Context, i int) error { return client.Publish(ctx, rchannel, v0).Err() },
+		cas: func(ctx context.Context, key string, old, value []byte, expiry time.Time) (bool, error) {
+			n, err := redisCAS.Run(ctx, client, []string{key}, old, value, expiry.UnixMilli()).Int64()
+			return n == 1, err
 		},
-	}
+		publish: func(ctx context.Context, value []byte) error { return client.Publish(ctx, rchannel, value).Err() },
+	})
 }

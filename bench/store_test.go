@@ -189,3 +189,128 @@ func benchRoundTrips(b *testing.B, waiter, resolver store.Store) {
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "round-trips/s")
 }
+
+// rawStore is a backend's raw commands for the operations storeOps
+// measures, on keys of type K: the store key as the backend's driver
+// names it (the Redis key with prefix and hash tag, the bytea of
+// PostgreSQL), computed before the timer runs.
+type rawStore[K any] struct {
+	key         func(string) K
+	put         func(ctx context.Context, key K, value []byte, expiry time.Time) error
+	get         func(ctx context.Context, key K) error
+	putMany     func(tb testing.TB, keys []K, value []byte, expiry time.Time)
+	take        func(ctx context.Context, key K) error
+	putIfAbsent func(ctx context.Context, key K, value []byte, expiry time.Time) (bool, error)
+	swap        func(ctx context.Context, key K, value []byte, expiry time.Time) error
+	cas         func(ctx context.Context, key K, old, value []byte, expiry time.Time) (bool, error)
+	// publish publishes value on the store channel it was made for.
+	publish func(ctx context.Context, value []byte) error
+}
+
+// storeOps returns the operations of s, whose messages go to channel,
+// beside the raw commands of r, on the same keys.
+func storeOps[K any](s store.Store, channel string, r rawStore[K]) []storeOp {
+	v0, v1 := storeValues()
+	expiry := benchExpiry()
+	key := storeKey()
+	rkey := r.key(key)
+	// fresh holds the keys of one run: each iteration of Take and
+	// PutIfAbsent has a key of its own.
+	var fresh []string
+	var rfresh []K
+	newKeys := func(tb testing.TB, n int) {
+		fresh = storeKeys(n)
+		rfresh = make([]K, n)
+		for i, k := range fresh {
+			rfresh[i] = r.key(k)
+		}
+	}
+	mustPut := func(tb testing.TB, n int) {
+		if err := r.put(context.Background(), rkey, v0, expiry); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	alternate := func(i int) (old, value []byte) {
+		if i%2 == 0 {
+			return v0, v1
+		}
+		return v1, v0
+	}
+	written := func(what string, ok bool, err error) error {
+		if err == nil && !ok {
+			err = errors.New(what)
+		}
+		return err
+	}
+	return []storeOp{
+		{
+			name:     "Put",
+			viaStore: func(ctx context.Context, i int) error { return s.Put(ctx, key, v0, expiry) },
+			raw:      func(ctx context.Context, i int) error { return r.put(ctx, rkey, v0, expiry) },
+		},
+		{
+			name:  "Get",
+			setup: mustPut,
+			viaStore: func(ctx context.Context, i int) error {
+				_, err := s.Get(ctx, key)
+				return err
+			},
+			raw: func(ctx context.Context, i int) error { return r.get(ctx, rkey) },
+		},
+		{
+			name: "Take",
+			setup: func(tb testing.TB, n int) {
+				newKeys(tb, n)
+				r.putMany(tb, rfresh, v0, expiry)
+			},
+			viaStore: func(ctx context.Context, i int) error {
+				_, err := s.Take(ctx, fresh[i])
+				return err
+			},
+			raw: func(ctx context.Context, i int) error { return r.take(ctx, rfresh[i]) },
+		},
+		{
+			name:  "PutIfAbsent",
+			setup: newKeys,
+			viaStore: func(ctx context.Context, i int) error {
+				ok, err := s.PutIfAbsent(ctx, fresh[i], v0, expiry)
+				return written("not written", ok, err)
+			},
+			raw: func(ctx context.Context, i int) error {
+				ok, err := r.putIfAbsent(ctx, rfresh[i], v0, expiry)
+				return written("not written", ok, err)
+			},
+		},
+		{
+			name: "Swap",
+			viaStore: func(ctx context.Context, i int) error {
+				_, value := alternate(i)
+				_, err := s.Swap(ctx, key, value, expiry)
+				return err
+			},
+			raw: func(ctx context.Context, i int) error {
+				_, value := alternate(i)
+				return r.swap(ctx, rkey, value, expiry)
+			},
+		},
+		{
+			name:  "CompareAndSwap",
+			setup: mustPut,
+			viaStore: func(ctx context.Context, i int) error {
+				old, value := alternate(i)
+				ok, err := s.CompareAndSwap(ctx, key, old, value, expiry)
+				return written("no swap", ok, err)
+			},
+			raw: func(ctx context.Context, i int) error {
+				old, value := alternate(i)
+				ok, err := r.cas(ctx, rkey, old, value, expiry)
+				return written("no swap", ok, err)
+			},
+		},
+		{
+			name:     "Publish",
+			viaStore: func(ctx context.Context, i int) error { return s.Publish(ctx, channel, v0) },
+			raw:      func(ctx context.Context, i int) error { return r.publish(ctx, v0) },
+		},
+	}
+}

@@ -107,8 +107,16 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 	// until the reply comes, so that the request is not cancelled.
 	var early *Response
 	rr := &resultReader{e: e, s: s}
+	local, done := e.waiting.wait(s)
+	defer done()
 	for {
 		select {
+		case res := <-local: // a page of this node, the store having lost the records
+			if replies != nil {
+				early = res
+				continue
+			}
+			return e.urlDone(ctx, r, res)
 		case rp := <-replies:
 			waitReply = false
 			replies = nil

@@ -162,6 +162,8 @@ type Elicitor struct {
 	calls  map[*callCancel]struct{}
 	active sync.WaitGroup
 	caps   []*sessionCap // the session tables of its Handlers
+
+	waiting waiters // the calls of this node waiting for a URL-mode answer
 }
 
 // callCancel ends one tool call in progress; session and subject are
@@ -226,7 +228,7 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 			return nil, errors.New("elicit: Config.BaseURL must be an absolute http:// or https:// URL")
 		}
 	}
-	var topts []token.Option
+	topts := []token.Option{token.WithEpoch(e.newEpochWatcher())}
 	if e.claimLease > 0 {
 		topts = append(topts, token.WithClaimLease(e.claimLease))
 	}

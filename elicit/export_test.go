@@ -16,12 +16,8 @@ func IssueURLToken(e *Elicitor, subject string) (string, error) {
 	return e.tokens.Issue(&token.Claims{Kind: token.URL, Subject: subject, SessionID: "l:x", ElicitationID: "x"}, time.Minute, token.Compact)
 }
 
-// SetClaimLease sets the lease of answer claims for a test.
-func SetClaimLease(d time.Duration) (restore func()) {
-	old := claimLease
-	claimLease = d
-	return func() { claimLease = old }
-}
+// ClaimLease is the lease of answer claims.
+const ClaimLease = claimLease
 
 // WithDeadlines is Handler's per-request deadlines around any handler.
 var WithDeadlines = withDeadlines

@@ -13,6 +13,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/epoch"
 	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
@@ -171,8 +172,8 @@ func (e *env) assertEmpty() {
 		}
 		var left []store.Entry
 		for _, en := range entries {
-			if oneshot.IsMarker(en.Value) {
-				continue // a one-shot marker, which must outlive its token or answer
+			if oneshot.IsMarker(en.Value) || en.Key == epoch.Key {
+				continue // a one-shot marker, which must outlive its token or answer; the store's epoch
 			}
 			left = append(left, en)
 		}

@@ -84,6 +84,12 @@ type Hooks struct {
 	// context of that work and a function called with its outcome.
 	Carry  func(ctx context.Context) map[string]string
 	Resume func(ctx context.Context, m Mode, carried map[string]string) (context.Context, func(err error))
+
+	// StoreReset is called when this node finds that the store lost its
+	// data (its epoch changed: a restart without persistence, a flush):
+	// from then on, state issued before is refused (SECURITY.md, "A store
+	// that forgets").
+	StoreReset func(ctx context.Context)
 }
 
 // MaxCarried is the most, in bytes of keys and values, that Carry hooks

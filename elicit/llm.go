@@ -317,7 +317,7 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 // claimLease is how long an answer's claim holds its marker before a
 // resend may take it over (oneshot.Options.Lease), unless
 // Config.ClaimLease says otherwise.
-var claimLease = DefaultClaimLease
+const claimLease = DefaultClaimLease
 
 func (e *Elicitor) lease() time.Duration {
 	if e.claimLease > 0 {

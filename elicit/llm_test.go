@@ -418,7 +418,7 @@ func urlPending(t *testing.T, res *mcp.CallToolResult, base string) (id, link st
 	link, _ = meta["url"].(string)
 	id, _ = meta["elicitId"].(string)
 	if res.IsError || meta["mode"] != "url" || id == "" || meta["elicitId"] != meta["elicitationId"] ||
-		!strings.HasPrefix(link, base+"/cb?token=ev1.") || !strings.Contains(text(res), link) {
+		!strings.HasPrefix(link, base+"/cb?token=ev2.") || !strings.Contains(text(res), link) {
 		t.Fatalf("not a pending URL elicitation: result %q, meta %v", text(res), meta)
 	}
 	return id, link

@@ -442,7 +442,9 @@ func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, p *mcp.Cal
 }
 
 // ours reports whether a requestState is one of ours (a compact token).
-func ours(state string) bool { return state == "" || strings.HasPrefix(state, "ev1.") }
+func ours(state string) bool {
+	return state == "" || strings.HasPrefix(state, "ev2.") || strings.HasPrefix(state, "ev1.")
+}
 
 // awaitURL waits for the callback of a URL-mode elicitation the client
 // accepted in an earlier round, then notifies the client.

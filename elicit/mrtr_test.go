@@ -145,7 +145,7 @@ func TestRequestStateRefused(t *testing.T) {
 		e.assertEmpty()
 	}
 	first := m.call(&mcp.CallToolParams{Name: "set", Arguments: one})
-	if !strings.HasPrefix(first.RequestState, "ev1.") {
+	if !strings.HasPrefix(first.RequestState, "ev2.") {
 		t.Fatalf("requestState %q", first.RequestState)
 	}
 	resp := m.respond(first, yes)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
@@ -76,10 +77,16 @@ func TestModelResendGetsSameResult(t *testing.T) {
 // A partition right after the marker's write: the answer fails with a
 // store error and is not used up; resent after the claim's lease, it
 // continues the tool, once.
+//
+// It runs in a synctest bubble: the lease passes on the bubble's clock,
+// at once.
 func TestModelAnswerAfterPartition(t *testing.T) {
-	defer elicit.SetClaimLease(200 * time.Millisecond)()
+	synctest.Test(t, testModelAnswerAfterPartition)
+}
+
+func testModelAnswerAfterPartition(t *testing.T) {
 	st := &partitioned{Store: memory.New(nil)}
-	t.Cleanup(func() { st.Close() })
+	defer st.Close()
 	keys := newKeyring(t)
 	ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
 	if err != nil {
@@ -102,7 +109,7 @@ func TestModelAnswerAfterPartition(t *testing.T) {
 	if !res.IsError || !strings.Contains(text(res), elicit.ErrAnswerInProgress.Error()) {
 		t.Fatalf("during the lease: %q", text(res))
 	}
-	time.Sleep(250 * time.Millisecond)
+	time.Sleep(elicit.ClaimLease + time.Millisecond)
 	res = submit(t, cs, p.ID, "accept", answer)
 	if res.IsError {
 		t.Fatalf("resent after the partition: %q", text(res))

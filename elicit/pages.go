@@ -1,19 +1,17 @@
 package elicit
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"html/template"
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/elicitvault/elicitvault/internal/token"
+
+	"github.com/elicitvault/elicitvault/elicit/internal/page"
 )
 
 // The paths of the URL-mode pages under PagesPrefix.
@@ -141,15 +139,7 @@ type pages struct {
 }
 
 func (p *pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
-	h.Set("Content-Security-Policy", pageCSP)
-	h.Set("X-Frame-Options", "DENY")
-	// same-origin, not no-referrer: under no-referrer a browser sends
-	// the page's own POST with Origin: null, which answer refuses. The
-	// token still never leaves the origin.
-	h.Set("Referrer-Policy", "same-origin")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
+	consentPages.SetHeaders(w.Header())
 	if !p.hostAllowed(r) {
 		writePage(w, http.StatusMisdirectedRequest, pageView{Title: "Wrong address", Text: "Open the link exactly as your application gave it."})
 		return
@@ -160,7 +150,7 @@ func (p *pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		p.answer(w, r)
 	default:
-		h.Set("Allow", "GET, HEAD, POST")
+		w.Header().Set("Allow", "GET, HEAD, POST")
 		writePage(w, http.StatusMethodNotAllowed, pageView{Title: "Not allowed", Text: "Open this link in your browser."})
 	}
 }
@@ -172,6 +162,10 @@ func (p *pages) show(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	used, err := p.e.tokens.Used(r.Context(), c)
+	if errors.Is(err, token.ErrStoreReset) {
+		writePage(w, http.StatusGone, pageRestart)
+		return
+	}
 	if err != nil {
 		p.e.log.WarnContext(r.Context(), "elicit: consent page: the store failed")
 		writePage(w, http.StatusInternalServerError, pageFailed)
@@ -209,11 +203,19 @@ func (p *pages) answer(w http.ResponseWriter, r *http.Request) {
 		writePage(w, http.StatusBadRequest, pageInvalid)
 		return
 	}
-	_, c, ok := p.verify(w, r)
+	_, c, ok := p.verifyAnyEpoch(w, r)
 	if !ok {
 		return
 	}
-	if err := p.e.completeOnce(r.Context(), c, action); err != nil {
+	err := p.e.tokens.CheckEpoch(c)
+	if err == nil {
+		err = p.e.completeOnce(r.Context(), c, action)
+	}
+	if errors.Is(err, token.ErrStoreReset) && p.e.waiting.deliver(c, action) {
+		// The store lost the records, but the call is still waiting here.
+		err = nil
+	}
+	if err != nil {
 		p.fail(w, r, err)
 		return
 	}
@@ -242,12 +244,22 @@ func sameOrigin(r *http.Request) bool {
 // verify checks the link's token and the browser's user; on failure it
 // has written the page.
 func (p *pages) verify(w http.ResponseWriter, r *http.Request) (string, *token.Claims, bool) {
+	return p.verifyExpect(w, r, token.Expect{Kind: token.URL})
+}
+
+// verifyAnyEpoch is verify without the check of the store's epoch, which
+// the caller makes (Service.CheckEpoch).
+func (p *pages) verifyAnyEpoch(w http.ResponseWriter, r *http.Request) (string, *token.Claims, bool) {
+	return p.verifyExpect(w, r, token.Expect{Kind: token.URL, AnyEpoch: true})
+}
+
+func (p *pages) verifyExpect(w http.ResponseWriter, r *http.Request, want token.Expect) (string, *token.Claims, bool) {
 	toks := r.URL.Query()[token.DefaultParam]
 	if len(toks) != 1 {
 		writePage(w, http.StatusBadRequest, pageInvalid)
 		return "", nil, false
 	}
-	c, err := p.e.tokens.Verify(toks[0], token.Expect{Kind: token.URL})
+	c, err := p.e.tokens.Verify(toks[0], want)
 	if err != nil {
 		p.fail(w, r, err)
 		return "", nil, false
@@ -271,6 +283,8 @@ func (p *pages) fail(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, token.ErrInProgress):
 		writePage(w, http.StatusConflict, pageBusy)
+	case errors.Is(err, token.ErrStoreReset): // before ErrReplayed, which it also is
+		writePage(w, http.StatusGone, pageRestart)
 	case errors.Is(err, token.ErrReplayed):
 		writePage(w, http.StatusGone, pageUsed)
 	case errors.Is(err, token.ErrExpired), errors.Is(err, ErrUnknownElicitation):
@@ -323,17 +337,12 @@ var (
 	pageWrongUser = pageView{Title: "Wrong account", Text: "This link was issued to another account. Sign in as the user who asked for it, then open the link again."}
 	pageBusy      = pageView{Title: "Almost there", Text: "This link is being processed. Wait a few seconds, then open it again."}
 	pageFailed    = pageView{Title: "Something went wrong", Text: "Return to your application and try again."}
+	pageRestart   = pageView{Title: "This link can no longer be used", Text: "The server lost track of this request, and your answer was not taken. Return to your application and start again."}
 )
 
-const pageStyle = `body{font:16px/1.5 system-ui,sans-serif;margin:0;display:flex;min-height:100vh;align-items:center;justify-content:center;background:#f6f7f9;color:#1c2330}main{max-width:28em;padding:2em;background:#fff;border-radius:12px;box-shadow:0 1px 4px #0002}h1{font-size:1.25em;margin:0 0 .5em}p{margin:0}button{margin:1.25em .75em 0 0;font:inherit;padding:.5em 1.25em;border:0;border-radius:8px;background:#2456d6;color:#fff;cursor:pointer}button[value=decline]{background:#e4e7ec;color:#1c2330}small{display:block;margin-top:1em;color:#5a6272}`
-
-// pageCSP allows the one inline style, by its hash, and a form that posts
-// to this origin; nothing else.
-var pageCSP = func() string {
-	sum := sha256.Sum256([]byte(pageStyle))
-	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'; " +
-		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-}()
+// consentPages is the policy of the consent page, which posts to itself
+// (page.SameOrigin).
+var consentPages = page.New(page.SameOrigin, "")
 
 // The form posts to the page's own path with the token in the query.
 var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
@@ -341,23 +350,15 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="same-origin">
 <title>{{.Title}}</title>
-<style>` + pageStyle + `</style></head>
+<style>` + page.Style + `</style></head>
 <body><main><h1>{{.Title}}</h1><p>{{.Text}}</p>
 {{- if .Token}}
-<form method="post" action="?token={{.Token}}"><button type="submit" name="action" value="accept">Accept</button><button type="submit" name="action" value="decline">Decline</button></form>
+<form method="post" action="?token={{.Token}}"><button type="submit" name="action" value="accept">Accept</button><button type="submit" name="action" value="decline" class="secondary">Decline</button></form>
 <small>If you did not ask for this, select Decline or close this window.</small>
 {{- end}}
 </main></body></html>
 `))
 
 func writePage(w http.ResponseWriter, status int, v pageView) {
-	var b bytes.Buffer
-	if err := pageTemplate.Execute(&b, v); err != nil {
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Length", strconv.Itoa(b.Len()))
-	w.WriteHeader(status)
-	w.Write(b.Bytes())
+	consentPages.Write(w, status, pageTemplate, v)
 }

@@ -149,7 +149,7 @@ func TestConsentPage(t *testing.T) {
 				got := e.call(t, version, func(u string) {
 					defer close(done)
 					link = u
-					if !strings.HasPrefix(u, e.srv.URL+elicit.ConsentPath+"?token=ev1.") {
+					if !strings.HasPrefix(u, e.srv.URL+elicit.ConsentPath+"?token=ev2.") {
 						t.Errorf("link %q is not the consent page", u)
 					}
 					for range 2 { // a link previewer, then the user
@@ -208,7 +208,7 @@ func TestConsentPageRefusals(t *testing.T) {
 		bad("Sec-Fetch-Site same-site", fetch(t, "POST", u, accept, map[string]string{"Sec-Fetch-Site": "same-site"}), http.StatusForbidden)
 		bad("Origin null, Sec-Fetch-Site cross-site", fetch(t, "POST", u, accept, map[string]string{"Origin": "null", "Sec-Fetch-Site": "cross-site"}), http.StatusForbidden)
 		bad("bad action", fetch(t, "POST", u, url.Values{"action": {"maybe"}}, nil), http.StatusBadRequest)
-		tampered := strings.Replace(u, "token=ev1.", "token=ev1.A", 1)
+		tampered := strings.Replace(u, "token=ev2.", "token=ev2.A", 1)
 		bad("tampered", fetch(t, "POST", tampered, accept, nil), http.StatusBadRequest)
 		bad("PUT", fetch(t, "PUT", u, nil, nil), http.StatusMethodNotAllowed)
 		// Still usable by the user.

@@ -3,10 +3,10 @@ package elicit_test
 import (
 	"context"
 	"github.com/elicitvault/elicitvault/keyring"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
@@ -42,9 +42,14 @@ func (s *countingStore) Subscribe(ctx context.Context, ch string) (store.Subscri
 }
 
 // Timeouts, supersessions and answers release every subscription and
-// goroutine they started.
+// goroutine they started. It runs in a synctest bubble, which fails the
+// test if any goroutine started in it is left when it ends, and where the
+// TTL passes at once.
 func TestReleases(t *testing.T) {
-	before := runtime.NumGoroutine()
+	synctest.Test(t, testReleases)
+}
+
+func testReleases(t *testing.T) {
 	cs := &countingStore{Store: memory.New(nil)}
 	defer cs.Close()
 	ev, err := elicit.New((*keyring.Keyring)(newKeyring(t)), cs, &elicit.Config{TTL: 100 * time.Millisecond})
@@ -91,12 +96,9 @@ func TestReleases(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 	}()
 
-	deadline := time.Now().Add(3 * time.Second)
-	for cs.live.Load() != 0 || runtime.NumGoroutine() > before+2 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d subscriptions and %d goroutines (of %d before) left", cs.live.Load(), runtime.NumGoroutine(), before)
-		}
-		time.Sleep(20 * time.Millisecond)
+	synctest.Wait()
+	if n := cs.live.Load(); n != 0 {
+		t.Fatalf("%d subscriptions left", n)
 	}
 	e.assertEmpty()
 }

@@ -284,12 +284,16 @@ func (e *Elicitor) resubscribe(ctx, wctx context.Context, s *slot, sub *subscrip
 func (e *Elicitor) await(ctx context.Context, expiry time.Time, s *slot, sub *subscription) (*Response, error) {
 	wctx, cancel := context.WithDeadline(ctx, expiry)
 	defer cancel()
+	local, done := e.waiting.wait(s)
+	defer done()
 	rr := &resultReader{e: e, s: s}
 	for {
 		if res, ok, err := rr.read(ctx); ok || err != nil {
 			return res, err
 		}
 		select {
+		case res := <-local: // a page of this node, the store having lost the records
+			return res, nil
 		case <-rr.retry:
 			continue
 		case _, ok := <-sub.Messages():

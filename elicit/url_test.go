@@ -265,7 +265,7 @@ func urlRequiredCall(t *testing.T, e *env) (*mcp.ClientSession, *mcp.ElicitParam
 		t.Fatalf("error data %s: %v", we.Data, err)
 	}
 	el := data.Elicitations[0]
-	if el.Mode != "url" || el.ElicitationID == "" || !strings.HasPrefix(el.URL, srv.URL+"/cb?token=ev1.") {
+	if el.Mode != "url" || el.ElicitationID == "" || !strings.HasPrefix(el.URL, srv.URL+"/cb?token=ev2.") {
 		t.Fatalf("elicitation %+v", el)
 	}
 	return cs, el, complete
@@ -299,7 +299,7 @@ func TestURLElicitationRequiredError(t *testing.T) {
 func TestURLCallbackBadInput(t *testing.T) {
 	e := newEnv(t, nil)
 	srv := e.callback()
-	for _, q := range []string{"", "?token=", "?token=ev1.AAAA", "?token=" + strings.Repeat("x", 100), "?token=a&token=b"} {
+	for _, q := range []string{"", "?token=", "?token=ev1.AAAA", "?token=ev2.AAAA", "?token=" + strings.Repeat("x", 100), "?token=a&token=b"} {
 		if s := get(t, srv.URL+"/cb"+q); s != http.StatusBadRequest {
 			t.Errorf("%q: %d, want 400", q, s)
 		}

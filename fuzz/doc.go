@@ -48,6 +48,7 @@
 // (internal/token/internal/wire), FuzzParseContent (the browser form's posted
 // fields, elicit/internal/browserform), FuzzParseURL (the Redis store's
 // URL forms, store/redis), FuzzClean (the terminal sanitizer,
-// internal/termtext), FuzzSensitive (the secret-field check,
+// internal/termtext), FuzzParse (the store epoch record, internal/epoch),
+// FuzzSensitive (the secret-field check,
 // elicit/internal/form).
 package fuzz

@@ -20,7 +20,7 @@ import (
 )
 
 // The token targets follow the envelope targets' method: their authentic
-// seeds are built here, from the formats as token/README.md specifies
+// seeds are built here, from the formats as TOKENS.md specifies
 // them, with fixed secrets (A primary, B previous, C unknown), fixed
 // nonces, fixed token IDs and a fixed clock. So the set of tokens that
 // verify is known and the same in every run, and a token that verifies
@@ -39,7 +39,7 @@ type tokSeed struct {
 // tokKnown maps token text to its seed.
 type tokKnown map[string]tokSeed
 
-// tokString encodes a claim string as README.md specifies: uvarint(n<<2 |
+// tokString encodes a claim string as TOKENS.md specifies: uvarint(n<<2 |
 // mode) then the body; UUID (mode 1), base32 (2) and base64url (3)
 // characters packed when shorter, else raw (0).
 func tokString(dst []byte, s string) []byte {
@@ -324,7 +324,7 @@ func FuzzJWEVerify(f *testing.F) {
 	f.Fuzz(func(t *testing.T, tok string) { checkToken(t, svc, known, tok) })
 }
 
-// TestTokenSeedsFromSpec checks that the seeds built from README.md are
+// TestTokenSeedsFromSpec checks that the seeds built from TOKENS.md are
 // what the package accepts: the written format and the code agree.
 func TestTokenSeedsFromSpec(t *testing.T) {
 	for _, format := range []token.Format{token.Compact, token.JWE} {

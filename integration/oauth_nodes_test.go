@@ -12,7 +12,10 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/oauth"
+	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/oidctest"
+	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/internal/testclock"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store/redis"
@@ -28,10 +31,14 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 	raw := serverURL(t, redisEnv)
 	wd := webdriver.Start(t)
 	prefix, _ := redisPrefix(t, raw, "evoauth")
-	keys, err := keyring.New([]byte(secretA))
+	// The nodes' clock, which the test moves past the refresh point (the
+	// provider and Redis keep the wall clock).
+	clock := new(testclock.Clock)
+	r, err := ring.New([]byte(secretA), nil, envelope.WithClock(clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
+	keys := (*keyring.Keyring)(r)
 	start := httptest.NewServer(nil)
 	defer start.Close()
 	callback := httptest.NewServer(nil)
@@ -120,7 +127,7 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 		t.Fatal("node B's callback did not complete node A's call")
 	}
 
-	time.Sleep(3500 * time.Millisecond)
+	clock.Advance(3500 * time.Millisecond)
 	b := connectAs(t, servers[1], "nodes-session-b", "nodes-user", &mcp.ClientOptions{})
 	var wg sync.WaitGroup
 	results := make(chan string, 6)

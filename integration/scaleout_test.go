@@ -219,7 +219,7 @@ func startKillableServe(t *testing.T, args ...string) *killableServe {
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if l := p.log.String(); strings.Contains(l, serveSecret) || strings.Contains(l, "ev1.") || strings.Contains(l, "token=") {
+		if l := p.log.String(); strings.Contains(l, serveSecret) || strings.Contains(l, "ev1.") || strings.Contains(l, "ev2.") || strings.Contains(l, "token=") {
 			t.Errorf("serve's stderr holds a secret or a token:\n%s", l)
 		}
 	})
@@ -521,17 +521,18 @@ func runScaleOut(t *testing.T, storeURL string) {
 // is retried, as a user reloads the page. It returns the callback's
 // status, 0 if none.
 func browseRetry(u string) int {
-	for range 4 {
+	const pause = 150 * time.Millisecond
+	for range 8 {
 		resp, err := http.Get(u)
 		if err != nil {
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(pause)
 			continue
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		m := regexp.MustCompile(`<form method="post" action="([^"]+)"`).FindSubmatch(body)
 		if resp.StatusCode != http.StatusOK || m == nil {
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(pause)
 			continue
 		}
 		target, _ := url.Parse(u)
@@ -541,7 +542,7 @@ func browseRetry(u string) int {
 		}
 		resp, err = http.Post(target.String(), "application/x-www-form-urlencoded", nil)
 		if err != nil {
-			time.Sleep(300 * time.Millisecond)
+			time.Sleep(pause)
 			continue
 		}
 		io.Copy(io.Discard, resp.Body)

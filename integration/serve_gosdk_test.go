@@ -135,7 +135,7 @@ func TestServeGoSDK(t *testing.T) {
 				}
 				asked := c.elicitations()
 				last := asked[len(asked)-1]
-				if last.Mode != "url" || last.ElicitationID == "" || !strings.HasPrefix(last.URL, srv.base+"/elicit/consent?token=ev1.") {
+				if last.Mode != "url" || last.ElicitationID == "" || !strings.HasPrefix(last.URL, srv.base+"/elicit/consent?token=ev2.") {
 					t.Fatalf("elicitation: %+v", last)
 				}
 				c.waitComplete(last.ElicitationID)

@@ -321,7 +321,7 @@ func TestServeTypeScriptStdio(t *testing.T) {
 	if !strings.Contains(stderr, "elicitvault: serve: MCP on stdio") {
 		t.Errorf("serve --stdio did not say where it serves its pages: %s", stderr)
 	}
-	if strings.Contains(stderr, serveSecret) || strings.Contains(stderr, "ev1.") {
+	if strings.Contains(stderr, serveSecret) || strings.Contains(stderr, "ev1.") || strings.Contains(stderr, "ev2.") {
 		t.Errorf("stderr holds a secret or a token: %s", stderr)
 	}
 }

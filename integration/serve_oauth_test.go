@@ -49,7 +49,7 @@ func TestServeOAuth(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("no URL elicitation")
 	}
-	if !strings.HasPrefix(link, srv.base+"/oauth/start?state=ev1.") {
+	if !strings.HasPrefix(link, srv.base+"/oauth/start?state=ev2.") {
 		t.Fatalf("link %s", link)
 	}
 	status, body := oidctest.SignIn(t, link, "serve-account-1", false)

@@ -165,7 +165,7 @@ func startServe(t *testing.T, env []string, args ...string) *serveProc {
 		if waitErr != nil {
 			t.Errorf("elicitvault serve exited with %v after SIGTERM:\n%s", waitErr, p.log())
 		}
-		if log := p.log(); strings.Contains(log, serveSecret) || strings.Contains(log, "ev1.") || strings.Contains(log, "token=") {
+		if log := p.log(); strings.Contains(log, serveSecret) || strings.Contains(log, "ev1.") || strings.Contains(log, "ev2.") || strings.Contains(log, "token=") {
 			t.Errorf("elicitvault serve's stderr holds a secret or a token:\n%s", log)
 		}
 	})

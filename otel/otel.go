@@ -86,6 +86,7 @@ type instruments struct {
 	outcomes metric.Int64Counter
 	duration metric.Float64Histogram
 	errors   metric.Int64Counter
+	resets   metric.Int64Counter
 }
 
 // Hooks returns the hooks that trace and measure every elicitation of the
@@ -117,10 +118,13 @@ func Hooks(opts *Options) (elicit.Hooks, error) {
 	err = errors.Join(err, e)
 	in.errors, e = m.Int64Counter("elicitvault.elicitation.errors", metric.WithDescription("Flows failed by an error: store, transport or hook"))
 	err = errors.Join(err, e)
+	in.resets, e = m.Int64Counter("elicitvault.store.resets", metric.WithDescription("Times this node found that the store lost its data (its epoch changed); state issued before is refused"))
+	err = errors.Join(err, e)
 	if err != nil {
 		return elicit.Hooks{}, err
 	}
-	return elicit.Hooks{AroundRequest: in.aroundRequest, AroundResult: in.aroundResult, Carry: in.carry, Resume: in.resume}, nil
+	return elicit.Hooks{AroundRequest: in.aroundRequest, AroundResult: in.aroundResult, Carry: in.carry, Resume: in.resume,
+		StoreReset: func(ctx context.Context) { in.resets.Add(ctx, 1) }}, nil
 }
 
 // path returns the protocol path of r's call.

@@ -9,6 +9,7 @@ import (
 	"github.com/elicitvault/elicitvault/elicit/elicittest"
 	"github.com/elicitvault/elicitvault/keyring"
 	evotel "github.com/elicitvault/elicitvault/otel"
+	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -34,19 +35,7 @@ func TestHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := keyring.New([]byte("otel test secret, at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	defer st.Close()
-	ev, err := elicit.New(keys, st, &elicit.Config{Hooks: []elicit.Hooks{hooks}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ev.Close()
-	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
-	ev.Install(s)
+	s, _ := newShop(t, hooks)
 	mcp.AddTool(s, &mcp.Tool{Name: "order"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		o, err := elicit.Form[order](ctx, req, "Which secret-message item?")
 		if err != nil {
@@ -109,5 +98,76 @@ func TestHooks(t *testing.T) {
 		sums["elicitvault.elicitations.outcomes accepted"] != 2 || sums["elicitvault.elicitations.outcomes declined"] != 2 ||
 		sums["elicitvault.elicitations.outcomes input_required"] != 0 || sums["elicitvault.elicitation.duration"] != 6 {
 		t.Errorf("metrics %v", sums)
+	}
+}
+
+// newShop returns a server with an Elicitor on a memory store, which it
+// also returns, with hooks.
+func newShop(t *testing.T, hooks elicit.Hooks) (*mcp.Server, *store.Portable) {
+	t.Helper()
+	keys, err := keyring.New([]byte("otel test secret, at least 32 bytes long"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	ev, err := elicit.New(keys, st, &elicit.Config{Hooks: []elicit.Hooks{hooks}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Close() })
+	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
+	ev.Install(s)
+	return s, st
+}
+
+// TestStoreResetMetric: a node that finds the store lost its data counts
+// it in elicitvault.store.resets.
+func TestStoreResetMetric(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	hooks, err := evotel.Hooks(&evotel.Options{MeterProvider: mp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, st := newShop(t, hooks)
+	flush := false
+	mcp.AddTool(s, &mcp.Tool{Name: "order"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		o, err := elicit.Form[order](ctx, req, "Which item?")
+		if err != nil {
+			if flush { // between the question and its answer
+				flush = false
+				entries, _, _ := st.Scan(ctx, "", 1000)
+				for _, e := range entries {
+					st.Delete(ctx, e.Key)
+				}
+			}
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(o.Action)}}}, nil, nil
+	})
+	accept := elicittest.Accept(map[string]any{"item": "a"})
+	elicittest.CallAt(t, s, "2026-07-28", "order", nil, accept)
+	flush = true
+	if r := elicittest.CallAt(t, s, "2026-07-28", "order", nil, accept); r.Err == nil {
+		t.Fatal("an answer to a question asked before the store lost its data was taken")
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var resets int64 = -1
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if d, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == "elicitvault.store.resets" {
+				resets = 0
+				for _, p := range d.DataPoints {
+					resets += p.Value
+				}
+			}
+		}
+	}
+	if resets != 1 {
+		t.Fatalf("elicitvault.store.resets = %d, want 1", resets)
 	}
 }

@@ -9,7 +9,12 @@
 //
 // Every write carries an absolute expiry; an expired entry reads as absent.
 // Backend errors are returned wrapped, never swallowed. After Close every
-// operation returns ErrClosed.
+// operation returns [ErrClosed].
+//
+// A backend is a [Driver] of raw operations; every backend returns it
+// wrapped in a [Portable], which does what all backends must do alike
+// (argument checks, closed state, errors named by operation, subscription
+// buffers), as gocloud.dev's portable types do over their drivers.
 //
 // Publish/subscribe loses messages on every real backend. A result is
 // therefore always written to the store before it is announced, and a

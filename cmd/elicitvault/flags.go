@@ -107,9 +107,9 @@ func loadKeyring(e *env) (*ring.Keyring, error) {
 
 // loadKeyringWith is loadKeyring with options (serve allows the ephemeral
 // development secret). The environment is always e's.
-func loadKeyringWith(e *env, opts ring.LoadOptions) (*ring.Keyring, error) {
+func loadKeyringWith(e *env, opts ring.LoadOptions, sealerOpts ...envelope.Option) (*ring.Keyring, error) {
 	opts.Getenv = e.getenv
-	k, err := ring.Load(opts)
+	k, err := ring.Load(opts, sealerOpts...)
 	switch {
 	case err == nil:
 		return k, nil

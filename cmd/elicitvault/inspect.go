@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/epoch"
 	"github.com/elicitvault/elicitvault/internal/keyschedule"
 	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/store"
 )
 
 func init() {
@@ -19,7 +22,9 @@ func init() {
 		synopsis: "--store URL",
 		summary:  "count a store's records per key ID and per time to expiry",
 		help: `Reads every entry of the store and prints how many records each key ID
-holds and when they expire. It reads headers only: it needs no secret and
+holds and when they expire, and the store's epoch: when its contents
+began, and whether a node found that it had lost its data (a restart
+without persistence, a flush) before then. It reads headers only: it needs no secret and
 prints no plaintext, key or binding. When MCP_ELICITATION_SECRET (and
 MCP_ELICITATION_SECRET_PREVIOUS) are set, each key ID is marked primary,
 previous or unknown; a secret that can be dropped holds zero records.
@@ -56,8 +61,32 @@ func runInspect(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, err = e.stdout.Write(formatReport(r, ids))
+	ep, err := epoch.Read(ctx, s)
+	if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, epoch.ErrCorrupt) {
+		return err
+	}
+	out := append(formatEpoch(ep, err), '\n')
+	_, err = e.stdout.Write(append(out, formatReport(r, ids)...))
 	return err
+}
+
+// formatEpoch says what the store's epoch record (package internal/epoch)
+// tells an operator: when the store's contents began, and whether a node
+// found that it had lost its data before. err is Read's.
+func formatEpoch(r epoch.Record, err error) []byte {
+	var buf bytes.Buffer
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		fmt.Fprintf(&buf, "store epoch: none (no node has used this store since it was created or lost its data;\n  the next one writes it, and refuses state issued before)\n")
+	case err != nil:
+		fmt.Fprintf(&buf, "store epoch: unreadable (%v): nodes can neither issue nor accept tokens until it is deleted\n", err)
+	default:
+		fmt.Fprintf(&buf, "store epoch: %s, since %s\n", r.ID, r.Created.UTC().Format(time.RFC3339))
+		if !r.Previous.IsZero() {
+			fmt.Fprintf(&buf, "  the store lost its data before then: it replaced epoch %s, and the state issued under that one is refused\n", r.Previous)
+		}
+	}
+	return buf.Bytes()
 }
 
 // formatReport writes r as text. ids are the configured key IDs, primary

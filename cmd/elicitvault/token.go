@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
+	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/epoch"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
 )
@@ -52,13 +55,16 @@ opaque --state.`,
 	}
 	tokenVerifyCmd = &command{
 		name:     "token verify",
-		synopsis: "[--kind K] [--session S] [--subject U] [--elicitation E] [--tool T] [--args JSON] [--consume --store URL] TOKEN|-",
+		synopsis: "[--kind K] [--session S] [--subject U] [--elicitation E] [--tool T] [--args JSON] [--at TIME | --consume --store URL] TOKEN|-",
 		summary:  "verify a token and print its claims as JSON on stdout",
 		help: `Checks the key, the tag, the kind (any kind when --kind is not given), the
 expiry and each of --session, --subject, --elicitation, --tool and --args
 that is given (with --session, the subject is always compared: an empty
 --subject then means a token without subject). Secrets listed in
 MCP_ELICITATION_SECRET_PREVIOUS verify too.
+
+With --at, the token is verified as of that time (RFC 3339) instead of
+now: was the token seen in a log at that time good then?
 
 With --consume, the token is also used up in the --store: the first verify
 --consume of a token succeeds, every later one, from any process sharing
@@ -182,8 +188,20 @@ func runTokenVerify(ctx context.Context, e *env, args []string) error {
 	fs.StringVar(&argsJSON, "args", "", "request-state: the `JSON` arguments the token must be for")
 	consume := fs.Bool("consume", false, "use the token up in --store (one-shot)")
 	fs.StringVar(&storeURL, "store", "", storeFlagHelp+" (required with --consume)")
+	at := fs.String("at", "", "verify as of this `time` (RFC 3339), say when the token appeared in a log; not with --consume")
 	if err := parseFlags(e, c, fs, args, 1); err != nil {
 		return err
+	}
+	var sealerOpts []envelope.Option
+	if *at != "" {
+		t, err := time.Parse(time.RFC3339, *at)
+		if err != nil {
+			return usagef(fs, "--at must be an RFC 3339 time, like 2026-05-04T10:00:00Z")
+		}
+		if *consume {
+			return usagef(fs, "--at cannot be used with --consume: a token is used up now")
+		}
+		sealerOpts = append(sealerOpts, envelope.WithClock(func() time.Time { return t }))
 	}
 	if fs.NArg() != 1 {
 		return usagef(fs, "missing TOKEN")
@@ -217,7 +235,7 @@ func runTokenVerify(ctx context.Context, e *env, args []string) error {
 	if !*consume && storeURL != "" {
 		return usagef(fs, "--store is only used with --consume")
 	}
-	k, err := loadKeyring(e)
+	k, err := loadKeyringWith(e, ring.LoadOptions{}, sealerOpts...)
 	if err != nil {
 		return err
 	}
@@ -235,7 +253,7 @@ func runTokenVerify(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		defer st.Close()
-		if svc, err = token.NewService(k, st); err != nil {
+		if svc, err = token.NewService(k, st, token.WithEpoch(epoch.NewWatcher(st, epoch.Options{}))); err != nil {
 			return err
 		}
 		want.Kind = claims.Kind
@@ -276,6 +294,8 @@ func tokenRejection(k *ring.Keyring, tok string, err error) error {
 			"or for another --session, --subject, --elicitation, --tool or --args")
 	case errors.Is(err, token.ErrExpired):
 		return reject(err, "the token is authentic but past its expiry")
+	case errors.Is(err, token.ErrStoreReset): // before ErrReplayed, which it also is
+		return reject(err, "the store lost its data since the token was issued (its epoch changed); it cannot tell whether the token was used")
 	case errors.Is(err, token.ErrReplayed):
 		return reject(err, "the token was consumed before")
 	}

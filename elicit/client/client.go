@@ -205,67 +205,116 @@ type refusal struct {
 func (r *refusal) Error() string   { return r.err.Error() }
 func (r *refusal) Unwrap() []error { return []error{r.rpc, r.err} }
 
-func refuse(err error) error {
-	return &refusal{rpc: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}, err: err}
+// refused marks an error of Answer as a refusal of the request (one of
+// the Err… sentinels above), which an SDK sends as invalid params.
+type refused struct{ err error }
+
+func (r *refused) Error() string { return r.err.Error() }
+func (r *refused) Unwrap() error { return r.err }
+
+func refuse(err error) error { return &refused{err} }
+
+// Request is one elicitation request, as any MCP SDK's client receives it.
+type Request struct {
+	Server        string // the server's name, as it introduced itself (unverified); may be empty
+	Mode          string // "form" (or empty) or "url"
+	Message       string
+	Schema        any    // form mode: the requested schema (a JSON object, or a value that encodes to one)
+	URL           string // URL mode
+	ElicitationID string // URL mode
+}
+
+// Reply is the answer to send back for a Request.
+type Reply struct {
+	Action  elicit.Action
+	Content map[string]any // for Accept in form mode: exactly what the user submitted, checked
 }
 
 // Elicit answers one elicitation request: an mcp.ClientOptions
 // ElicitationHandler.
 func (h *Handler) Elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	if req == nil || req.Params == nil {
-		return nil, refuse(ErrInvalidRequest)
+		return nil, invalidParams(ErrInvalidRequest)
 	}
 	p := req.Params
-	server := ""
+	r := &Request{Mode: p.Mode, Message: p.Message, Schema: p.RequestedSchema, URL: p.URL, ElicitationID: p.ElicitationID}
 	if req.Session != nil {
 		if ir := req.Session.InitializeResult(); ir != nil && ir.ServerInfo != nil {
-			server = ir.ServerInfo.Name
+			r.Server = ir.ServerInfo.Name
 		}
 	}
-	switch p.Mode {
+	rep, err := h.Answer(ctx, r)
+	if err != nil {
+		var rf *refused
+		if errors.As(err, &rf) {
+			return nil, invalidParams(rf.err)
+		}
+		return nil, err
+	}
+	res := &mcp.ElicitResult{Action: string(rep.Action)}
+	if rep.Content != nil {
+		res.Content = rep.Content
+	}
+	return res, nil
+}
+
+func invalidParams(err error) error {
+	return &refusal{rpc: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}, err: err}
+}
+
+// Answer answers one elicitation request through the UI, whatever the SDK
+// it came through (Elicit is Answer for the go-sdk; the mcpgo module has
+// one for mcp-go clients). An error that refuses the request matches one
+// of ErrSecretField, ErrInvalidAnswer, ErrRefusedURL or ErrInvalidRequest
+// with errors.Is; a UI's error comes back as it is.
+func (h *Handler) Answer(ctx context.Context, r *Request) (*Reply, error) {
+	if r == nil {
+		return nil, refuse(ErrInvalidRequest)
+	}
+	switch r.Mode {
 	case "", "form":
-		if p.URL != "" {
+		if r.URL != "" {
 			return nil, refuse(fmt.Errorf("%w: a form with a URL", ErrInvalidRequest))
 		}
 		if h.o.Form == nil {
 			return decline(), nil
 		}
-		return h.form(ctx, server, p)
+		return h.form(ctx, r)
 	case "url":
-		if p.RequestedSchema != nil {
+		if r.Schema != nil {
 			return nil, refuse(fmt.Errorf("%w: a URL with a schema", ErrInvalidRequest))
 		}
 		if h.o.URL == nil {
 			return decline(), nil
 		}
-		return h.url(ctx, server, p)
+		return h.url(ctx, r)
 	default:
 		return decline(), nil
 	}
 }
 
-func decline() *mcp.ElicitResult { return &mcp.ElicitResult{Action: string(elicit.Decline)} }
+func decline() *Reply { return &Reply{Action: elicit.Decline} }
 
-func (h *Handler) form(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	f, err := NewFormRequest(p.Message, p.RequestedSchema)
+func (h *Handler) form(ctx context.Context, r *Request) (*Reply, error) {
+	f, err := NewFormRequest(r.Message, r.Schema)
 	if err != nil {
 		return nil, refuse(err)
 	}
-	f.Server = server
+	f.Server = r.Server
 	for attempt := 1; ; attempt++ {
 		ans, err := h.o.Form.Form(ctx, f)
 		if err != nil {
 			if ctx.Err() != nil {
-				return &mcp.ElicitResult{Action: string(elicit.Cancel)}, nil
+				return &Reply{Action: elicit.Cancel}, nil
 			}
 			return nil, err
 		}
 		if ans == nil {
-			return &mcp.ElicitResult{Action: string(elicit.Cancel)}, nil
+			return &Reply{Action: elicit.Cancel}, nil
 		}
 		switch ans.Action {
 		case elicit.Decline, elicit.Cancel:
-			return &mcp.ElicitResult{Action: string(ans.Action)}, nil
+			return &Reply{Action: ans.Action}, nil
 		case elicit.Accept:
 		default:
 			return nil, fmt.Errorf("client: the form UI answered %q", ans.Action)
@@ -275,7 +324,7 @@ func (h *Handler) form(ctx context.Context, server string, p *mcp.ElicitParams) 
 		// (the UI showed the default pre-filled; removing it was a choice).
 		content, err := f.schema.Check(ans.Content)
 		if err == nil {
-			return &mcp.ElicitResult{Action: string(elicit.Accept), Content: wire(content)}, nil
+			return &Reply{Action: elicit.Accept, Content: wire(content)}, nil
 		}
 		if attempt >= h.o.MaxAttempts {
 			return nil, refuse(fmt.Errorf("%w: %w", ErrInvalidAnswer, err))
@@ -284,7 +333,7 @@ func (h *Handler) form(ctx context.Context, server string, p *mcp.ElicitParams) 
 	}
 }
 
-// wire returns validated content as the go-sdk sends and checks it:
+// wire returns validated content as the SDKs send and check it:
 // multi-selections as []any.
 func wire(content map[string]any) map[string]any {
 	for k, v := range content {
@@ -299,16 +348,16 @@ func wire(content map[string]any) map[string]any {
 	return content
 }
 
-func (h *Handler) url(ctx context.Context, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	u, err := CheckURL(p.URL, h.o.AllowedHosts)
+func (h *Handler) url(ctx context.Context, r *Request) (*Reply, error) {
+	u, err := CheckURL(r.URL, h.o.AllowedHosts)
 	if err != nil {
 		return nil, refuse(err)
 	}
-	u.Message, u.ElicitationID, u.Server = p.Message, p.ElicitationID, server
+	u.Message, u.ElicitationID, u.Server = r.Message, r.ElicitationID, r.Server
 	action, err := h.o.URL.ConsentURL(ctx, u)
 	if err != nil {
 		if ctx.Err() != nil {
-			return &mcp.ElicitResult{Action: string(elicit.Cancel)}, nil
+			return &Reply{Action: elicit.Cancel}, nil
 		}
 		return nil, err
 	}
@@ -317,9 +366,9 @@ func (h *Handler) url(ctx context.Context, server string, p *mcp.ElicitParams) (
 		if err := h.o.Open(ctx, u.URL); err != nil {
 			return nil, fmt.Errorf("client: opening the link: %w", err)
 		}
-		return &mcp.ElicitResult{Action: string(elicit.Accept)}, nil
+		return &Reply{Action: elicit.Accept}, nil
 	case elicit.Decline, elicit.Cancel:
-		return &mcp.ElicitResult{Action: string(action)}, nil
+		return &Reply{Action: action}, nil
 	default:
 		return nil, fmt.Errorf("client: the URL UI answered %q", action)
 	}

@@ -22,7 +22,10 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/oauth"
+	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/oidctest"
+	"github.com/elicitvault/elicitvault/internal/ring"
+	"github.com/elicitvault/elicitvault/internal/testclock"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
@@ -75,6 +78,7 @@ type env struct {
 	prov  *oidctest.Provider
 	store store.Store
 	keys  *keyring.Keyring
+	clock *testclock.Clock // the keyring's, and so every node's
 	nodes []*node
 	user  func(*http.Request) (string, bool)
 	// hold, when set, receives the URL of a callback instead of the
@@ -94,12 +98,13 @@ func newEnv(t *testing.T, n int, accessTTL time.Duration, user func(*http.Reques
 // newEnvClient is newEnv with the nodes talking to the provider through hc.
 func newEnvClient(t *testing.T, n int, accessTTL time.Duration, user func(*http.Request) (string, bool), hc *http.Client) *env {
 	t.Helper()
-	e := &env{t: t, store: memory.New(nil), user: user}
+	e := &env{t: t, store: memory.New(nil), user: user, clock: new(testclock.Clock)}
 	t.Cleanup(func() { e.store.Close() })
-	k, err := keyring.New([]byte("oauth test secret, thirty-two bytes long"))
+	r, err := ring.New([]byte("oauth test secret, thirty-two bytes long"), nil, envelope.WithClock(e.clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
+	k := (*keyring.Keyring)(r)
 	e.keys = k
 	webs := make([]*web, n)
 	for i := range webs {
@@ -319,7 +324,7 @@ func TestConnect(t *testing.T) {
 		res := c.call("whoami")
 		link := wait(t, c.links, "the link")
 		u, _ := url.Parse(link)
-		if len(u.Query()) != 1 || !strings.HasPrefix(u.Query().Get("state"), "ev1.") || strings.Contains(link, "alice") {
+		if len(u.Query()) != 1 || !strings.HasPrefix(u.Query().Get("state"), "ev2.") || strings.Contains(link, "alice") {
 			t.Fatalf("the link carries more than a state token: %s", link)
 		}
 		signIn(t, wd, link, "alice-account", false)
@@ -532,7 +537,9 @@ func TestRefresh(t *testing.T) {
 	if n := e.prov.Count("grant.success", "refresh_token"); n != 0 {
 		t.Fatalf("%d refreshes already", n)
 	}
-	time.Sleep(3500 * time.Millisecond)
+	// Past the refresh point on the nodes' clock (the provider's stays on
+	// the wall clock: the refresh token is still good).
+	e.clock.Advance(3500 * time.Millisecond)
 
 	// Both nodes, three calls each, at once, after expiry: one refresh
 	// (the refresh token rotates: a second use would be refused and
@@ -557,6 +564,14 @@ func TestRefresh(t *testing.T) {
 	}
 	if n := e.prov.Count("grant.error", ""); n != 0 {
 		t.Errorf("%d grant errors: %v", n, e.prov.Events())
+	}
+	// The refreshed token is judged on the clock that judged the old one:
+	// a later call uses it, without a second refresh.
+	if got := <-b.call("whoami"); got != "sub:alice-account" {
+		t.Errorf("after the refresh: %q", got)
+	}
+	if n := e.prov.Count("grant.success", "refresh_token"); n != 1 {
+		t.Errorf("%d refreshes after a later call, want still 1", n)
 	}
 	if a.asked.Load() != 1 || b.asked.Load() != 0 {
 		t.Errorf("elicitations: %d, %d", a.asked.Load(), b.asked.Load())

@@ -18,6 +18,8 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/token"
+
+	"github.com/elicitvault/elicitvault/elicit/internal/page"
 )
 
 // browserPurpose derives the key of the browser binding: the cookie's MAC
@@ -34,12 +36,12 @@ var b64 = base64.RawURLEncoding
 func (c *Connector) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if host, ok := c.hosts[r.URL.Path]; ok && !strings.EqualFold(host, r.Host) {
-			page(w, http.StatusMisdirectedRequest, pageInvalid)
+			writePage(w, http.StatusMisdirectedRequest, pageInvalid)
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			page(w, http.StatusMethodNotAllowed, pageInvalid)
+			writePage(w, http.StatusMethodNotAllowed, pageInvalid)
 			return
 		}
 		if r.URL.Path == c.start.Path {
@@ -50,7 +52,7 @@ func (c *Connector) Handler() http.Handler {
 			if r.Method != http.MethodGet {
 				// A HEAD would use the state up without showing a page.
 				w.Header().Set("Allow", "GET")
-				page(w, http.StatusMethodNotAllowed, pageInvalid)
+				writePage(w, http.StatusMethodNotAllowed, pageInvalid)
 				return
 			}
 			c.serveCallback(w, r, p)
@@ -116,6 +118,9 @@ func (c *Connector) verifyState(r *http.Request, state string) (*token.Claims, *
 	if errors.Is(err, token.ErrExpired) {
 		return nil, nil, pageExpired
 	}
+	if errors.Is(err, token.ErrStoreReset) {
+		return nil, nil, pageRestart
+	}
 	if err != nil {
 		return nil, nil, pageInvalid
 	}
@@ -134,12 +139,12 @@ func (c *Connector) verifyState(r *http.Request, state string) (*token.Claims, *
 func (c *Connector) serveStart(w http.ResponseWriter, r *http.Request) {
 	cl, p, fail := c.verifyState(r, r.URL.Query().Get("state"))
 	if fail != nil {
-		page(w, fail.status, fail)
+		writePage(w, fail.status, fail)
 		return
 	}
 	key, ok := c.browserKey(cl)
 	if !ok {
-		page(w, http.StatusBadRequest, pageExpired)
+		writePage(w, http.StatusBadRequest, pageExpired)
 		return
 	}
 	nonce := make([]byte, 16)
@@ -156,8 +161,7 @@ func (c *Connector) serveStart(w http.ResponseWriter, r *http.Request) {
 		SameSite: http.SameSiteLaxMode,
 	})
 	opts := append([]oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}, p.AuthOptions...)
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	oauthPages.SetHeaders(w.Header())
 	http.Redirect(w, r, p.Config.AuthCodeURL(r.URL.Query().Get("state"), opts...), http.StatusFound)
 }
 
@@ -170,28 +174,27 @@ func (c *Connector) serveStart(w http.ResponseWriter, r *http.Request) {
 // cannot be reached gives the claim back, so that reloading the callback
 // (the code is still unused) tries the exchange again.
 func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Provider) {
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	oauthPages.SetHeaders(w.Header())
 	q := r.URL.Query()
 	state := q.Get("state")
 	cl, sp, fail := c.verifyState(r, state)
 	if fail != nil {
-		page(w, fail.status, fail)
+		writePage(w, fail.status, fail)
 		return
 	}
 	if sp != p {
-		page(w, http.StatusBadRequest, pageInvalid) // a state of another provider
+		writePage(w, http.StatusBadRequest, pageInvalid) // a state of another provider
 		return
 	}
 	key, ok := c.browserKey(cl)
 	ck, err := r.Cookie(cookieName(cl))
 	if !ok || err != nil {
-		page(w, http.StatusForbidden, pageOtherBrowser)
+		writePage(w, http.StatusForbidden, pageOtherBrowser)
 		return
 	}
 	verifier, ok := checkCookie(key, cl, ck.Value)
 	if !ok {
-		page(w, http.StatusForbidden, pageOtherBrowser)
+		writePage(w, http.StatusForbidden, pageOtherBrowser)
 		return
 	}
 	// From here on the response is the right browser's.
@@ -200,13 +203,15 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Pro
 	if err != nil {
 		switch {
 		case errors.Is(err, token.ErrInProgress): // before ErrReplayed, which it also is
-			page(w, http.StatusConflict, pageInProgress)
+			writePage(w, http.StatusConflict, pageInProgress)
+		case errors.Is(err, token.ErrStoreReset): // the same
+			writePage(w, http.StatusGone, pageRestart)
 		case errors.Is(err, token.ErrReplayed):
-			page(w, http.StatusBadRequest, pageUsed)
+			writePage(w, http.StatusBadRequest, pageUsed)
 		case errors.Is(err, token.ErrExpired):
-			page(w, http.StatusBadRequest, pageExpired)
+			writePage(w, http.StatusBadRequest, pageExpired)
 		default:
-			page(w, http.StatusServiceUnavailable, pageUnavailable)
+			writePage(w, http.StatusServiceUnavailable, pageUnavailable)
 		}
 		return
 	}
@@ -215,7 +220,7 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Pro
 	commit := func(failed *pageData) bool {
 		if err := use.Commit(ctx); err != nil {
 			use.Release(context.WithoutCancel(ctx))
-			page(w, failed.status, failed)
+			writePage(w, failed.status, failed)
 			return false
 		}
 		http.SetCookie(w, &http.Cookie{Name: cookieName(cl), Path: ck.Path, MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
@@ -234,7 +239,7 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Pro
 		} else if err != nil {
 			pd = pageUnavailable
 		}
-		page(w, pd.status, pd)
+		writePage(w, pd.status, pd)
 	}
 	end := func(a elicit.Action, code string, pd *pageData) {
 		if commit(pageRetry) { // reloading decides the same again
@@ -276,7 +281,7 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Pro
 		// No answer, or the provider's own failure: the code may still
 		// be good.
 		use.Release(context.WithoutCancel(ctx))
-		page(w, http.StatusServiceUnavailable, pageRetry)
+		writePage(w, http.StatusServiceUnavailable, pageRetry)
 		return
 	}
 	// The code is spent: a reload could not exchange it again.
@@ -319,21 +324,21 @@ var (
 	pageOtherBrowser = &pageData{http.StatusForbidden, "Wrong browser", "This sign-in was started in another browser (or its cookie has expired). Finish it in the browser where you opened the link. Nothing was changed."}
 	pageUnavailable  = &pageData{http.StatusServiceUnavailable, "Try again", "The server could not record the result. Ask your assistant for a new link."}
 	pageRetry        = &pageData{http.StatusServiceUnavailable, "Try again", "The server could not finish connecting your account just now. Reload this page in a moment; nothing was lost."}
+	pageRestart      = &pageData{http.StatusGone, "Start again", "The server lost track of this sign-in, and nothing was connected. Ask your assistant to connect your account again."}
 	pageInProgress   = &pageData{http.StatusConflict, "In progress", "This sign-in is being completed in another tab or request. Reload this page in a moment to see how it ended."}
 )
 
+// oauthPages is the policy of the start and callback pages, which post
+// nothing and are reached with a state and a code in their URL
+// (page.NoReferrer).
+var oauthPages = page.New(page.NoReferrer, "")
+
 var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>{{.Title}}</title></head>
-<body><h1 id="title">{{.Title}}</h1><p id="text">{{.Text}}</p></body></html>
+<title>{{.Title}}</title><style>` + page.Style + `</style></head>
+<body><main><h1 id="title">{{.Title}}</h1><p id="text">{{.Text}}</p></main></body></html>
 `))
 
-func page(w http.ResponseWriter, status int, pd *pageData) {
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	pageTmpl.Execute(w, pd)
+func writePage(w http.ResponseWriter, status int, pd *pageData) {
+	oauthPages.Write(w, status, pageTmpl, pd)
 }

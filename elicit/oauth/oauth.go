@@ -37,6 +37,7 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/internal/parts"
 	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/epoch"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
@@ -170,7 +171,7 @@ func New(cfg *Config, providers ...*Provider) (*Connector, error) {
 	if err != nil || start.Scheme == "" || start.Host == "" {
 		return nil, errors.New("oauth: StartURL must be an absolute URL")
 	}
-	ts, err := token.NewService(keys, st)
+	ts, err := token.NewService(keys, st, token.WithEpoch(epoch.NewWatcher(st, epoch.Options{Now: keys.Sealer().Now})))
 	if err != nil {
 		return nil, err
 	}

@@ -120,15 +120,21 @@ func (c *Connector) seal(id identity, p *Provider, t *oauth2.Token, scope string
 	if s, ok := t.Extra("scope").(string); ok && s != "" {
 		scope = s
 	}
-	cred := &credential.Credential{AccessToken: t.AccessToken, TokenType: t.Type(), RefreshToken: t.RefreshToken, Scope: scope, Expiry: t.Expiry}
+	tokenExpiry := t.Expiry
+	if t.ExpiresIn > 0 {
+		// On the Connector's clock, which judges it: the oauth2 package
+		// computed Expiry on the wall clock.
+		tokenExpiry = c.now().Add(time.Duration(t.ExpiresIn) * time.Second)
+	}
+	cred := &credential.Credential{AccessToken: t.AccessToken, TokenType: t.Type(), RefreshToken: t.RefreshToken, Scope: scope, Expiry: tokenExpiry}
 	pt, err := credential.Append(nil, cred)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("oauth: the provider's token is too large")
 	}
 	defer clear(pt)
 	expiry := c.now().Add(c.ttl)
-	if t.RefreshToken == "" && !t.Expiry.IsZero() && t.Expiry.Before(expiry) {
-		expiry = t.Expiry
+	if t.RefreshToken == "" && !tokenExpiry.IsZero() && tokenExpiry.Before(expiry) {
+		expiry = tokenExpiry
 	}
 	if !expiry.After(c.now()) {
 		return nil, time.Time{}, fmt.Errorf("oauth: the provider's token has expired")

@@ -19,7 +19,6 @@
 package faults
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -33,7 +32,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,17 +97,17 @@ func (t *tally) err(path string, err error) {
 	t.mu.Unlock()
 }
 
-func runFaults(t *testing.T, b backend, sessions int, rotate bool) {
-	logPath := filepath.Join(t.TempDir(), "runs.log")
-	pa, pb := newProxy(t, b.addr()), newProxy(t, b.addr())
+// twoNodes starts the nodes A and B on b, each through a proxy of its own,
+// mid-rotation (A seals under OLD, B under NEW), and the round-robin load
+// balancer of the stateless requests; it returns the probe's log, the
+// nodes, the balancer's URL and the proxies.
+func twoNodes(t *testing.T, b backend) (logPath string, nodes []*node, lbURL string, pa, pb *proxy) {
+	logPath = filepath.Join(t.TempDir(), "runs.log")
+	pa, pb = newProxy(t, b.addr()), newProxy(t, b.addr())
 	probe := "ELICITVAULT_FAULT_PROBE_LOG=" + logPath
-	// Mid-rotation: A still seals under OLD, B already under NEW.
 	a := startNode(t, "A", b.url(pa.addr()), []string{probe, "MCP_ELICITATION_SECRET=" + secretOld, "MCP_ELICITATION_SECRET_PREVIOUS=" + secretNew})
 	bn := startNode(t, "B", b.url(pb.addr()), []string{probe, "MCP_ELICITATION_SECRET=" + secretNew, "MCP_ELICITATION_SECRET_PREVIOUS=" + secretOld})
-	nodes := []*node{a, bn}
-
-	// The load balancer of the stateless requests (2026-07-28): round
-	// robin over both nodes.
+	nodes = []*node{a, bn}
 	var rr atomic.Int64
 	lb := httptest.NewServer(&httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
@@ -124,6 +122,12 @@ func runFaults(t *testing.T, b backend, sessions int, rotate bool) {
 		},
 	})
 	t.Cleanup(lb.Close)
+	return logPath, nodes, lb.URL, pa, pb
+}
+
+func runFaults(t *testing.T, b backend, sessions int, rotate bool) {
+	logPath, nodes, lbURL, pa, pb := twoNodes(t, b)
+	bn := nodes[1]
 
 	tl := &tally{errs: make(map[string]int)}
 	faultsDone := make(chan struct{})
@@ -180,7 +184,7 @@ func runFaults(t *testing.T, b backend, sessions int, rotate bool) {
 	start := time.Now()
 	for _, path := range paths {
 		for s := range sessions {
-			wg.Go(func() { session(ctx, t, tl, path, s, nodes, lb.URL, faultsDone) })
+			wg.Go(func() { session(ctx, t, tl, nil, path, s, nodes, lbURL, faultsDone) })
 		}
 	}
 	wg.Wait()
@@ -189,32 +193,12 @@ func runFaults(t *testing.T, b backend, sessions int, rotate bool) {
 	elapsed := time.Since(start)
 
 	// The log: every attempt ran at most once.
-	runs := map[string]int{}
-	if f, err := os.Open(logPath); err == nil {
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			runs[sc.Text()]++
-		}
-		f.Close()
-	}
-	twice := 0
-	for id, n := range runs {
-		if n > 1 {
-			twice++
-			t.Errorf("attempt %s ran %d times", id, n)
-		}
-	}
-	kinds := make([]string, 0, len(tl.errs))
-	for k := range tl.errs {
-		kinds = append(kinds, k)
-	}
-	sort.Strings(kinds)
+	runs, twice := checkRuns(t, logPath)
+	kinds := tl.kinds()
 	var report strings.Builder
 	fmt.Fprintf(&report, "faults: %d sessions per path × %d paths, %s: round trips %d, lost %d, run twice %d, runs logged %d, rotations %d\n",
 		sessions, len(paths), elapsed.Round(time.Second), tl.roundTrips.Load(), tl.lost.Load(), twice, len(runs), rotations.Load())
-	for _, k := range kinds {
-		fmt.Fprintf(&report, "  error seen %4d× %s\n", tl.errs[k], k)
-	}
+	report.WriteString(tl.lines(kinds))
 	t.Log(report.String())
 	fmt.Print(report.String())
 	if tl.lost.Load() != 0 {
@@ -229,7 +213,7 @@ func runFaults(t *testing.T, b backend, sessions int, rotate bool) {
 		}
 	}
 	for _, n := range nodes {
-		if log := n.log(); strings.Contains(log, secretOld) || strings.Contains(log, secretNew) || strings.Contains(log, "ev1.") || strings.Contains(log, "panic") {
+		if log := n.log(); strings.Contains(log, secretOld) || strings.Contains(log, secretNew) || strings.Contains(log, "ev1.") || strings.Contains(log, "ev2.") || strings.Contains(log, "panic") {
 			t.Errorf("node %s's stderr holds a secret, a token or a panic:\n%s", n.name, log)
 		}
 	}
@@ -238,7 +222,7 @@ func runFaults(t *testing.T, b backend, sessions int, rotate bool) {
 // session runs operations of one path until the faults are over and a
 // few more after: each operation is retried (a new attempt) until it
 // completes, up to a deadline well after the faults healed.
-func session(ctx context.Context, t *testing.T, tl *tally, path string, s int, nodes []*node, lbURL string, faultsDone <-chan struct{}) {
+func session(ctx context.Context, t *testing.T, tl *tally, rec *recorder, path string, s int, nodes []*node, lbURL string, faultsDone <-chan struct{}) {
 	done := false
 	after := 0
 	for op := 0; after < 2; op++ {
@@ -254,7 +238,7 @@ func session(ctx context.Context, t *testing.T, tl *tally, path string, s int, n
 		deadline := time.Now().Add(45 * time.Second)
 		for attempt := 0; !ok && time.Now().Before(deadline) && ctx.Err() == nil; attempt++ {
 			run := fmt.Sprintf("%s-%d-%d-%d", path, s, op, attempt)
-			err := attemptOp(ctx, path, s, run, nodes, lbURL)
+			err := attemptOp(ctx, rec, path, s, run, nodes, lbURL)
 			if err == nil {
 				ok = true
 				tl.roundTrips.Add(1)
@@ -271,8 +255,9 @@ func session(ctx context.Context, t *testing.T, tl *tally, path string, s int, n
 	}
 }
 
-// attemptOp runs one attempt on a fresh connection.
-func attemptOp(ctx context.Context, path string, s int, run string, nodes []*node, lbURL string) error {
+// attemptOp runs one attempt on a fresh connection. rec, when not nil,
+// records what a replay needs.
+func attemptOp(ctx context.Context, rec *recorder, path string, s int, run string, nodes []*node, lbURL string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	endpoint, version := lbURL+"/mcp", "2026-07-28"
@@ -294,7 +279,7 @@ func attemptOp(ctx context.Context, path string, s int, run string, nodes []*nod
 			// The browser opens the link on the other node, and opens it
 			// again while the page says to retry.
 			go func() {
-				if err := visit(req.Params.URL, other.base()); err != nil {
+				if err := visit(rec, req.Params.URL, other.base()); err != nil {
 					visitErr.Store(err)
 				}
 			}()
@@ -302,7 +287,7 @@ func attemptOp(ctx context.Context, path string, s int, run string, nodes []*nod
 		}
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "faults", Version: "1"}, opts).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1, DisableStandaloneSSE: path != "url"}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		&mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1, DisableStandaloneSSE: path != "url", HTTPClient: rec.client()}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
@@ -364,7 +349,7 @@ func attemptOp(ctx context.Context, path string, s int, run string, nodes []*nod
 // visit answers the consent page of a link on base's node (Accept), again
 // while it answers 409 or 5xx (the page says to try again), as a user
 // would.
-func visit(link, base string) error {
+func visit(rec *recorder, link, base string) error {
 	u, err := url.Parse(link)
 	if err != nil {
 		return err
@@ -382,6 +367,7 @@ func visit(link, base string) error {
 			resp.Body.Close()
 			switch {
 			case resp.StatusCode == http.StatusOK:
+				rec.callback(u.String())
 				return nil
 			case resp.StatusCode == http.StatusConflict || resp.StatusCode >= 500:
 				last = fmt.Errorf("callback %d", resp.StatusCode)

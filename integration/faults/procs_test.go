@@ -66,12 +66,27 @@ type backend interface {
 }
 
 // redisServer runs redis-server with an append-only file synced on every
-// write, so that a restart keeps what it acknowledged.
+// write, so that a restart keeps what it acknowledged; or, volatile,
+// without persistence, so that a restart loses everything (a common cache
+// setting, and what a failover to an empty replica amounts to).
 type redisServer struct {
-	dir  string
-	port int
-	cmd  *exec.Cmd
-	done chan struct{}
+	dir      string
+	port     int
+	volatile bool
+	cmd      *exec.Cmd
+	done     chan struct{}
+}
+
+// startVolatileRedis starts a redis-server without persistence.
+func startVolatileRedis(t *testing.T) *redisServer {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		skipOrFail(t, "redis-server is not installed")
+	}
+	r := &redisServer{dir: t.TempDir(), port: freePort(t), volatile: true}
+	r.start(t)
+	t.Cleanup(func() { r.stop() })
+	return r
 }
 
 func startRedis(t *testing.T) *redisServer {
@@ -87,8 +102,12 @@ func startRedis(t *testing.T) *redisServer {
 
 func (r *redisServer) start(t *testing.T) {
 	t.Helper()
-	r.cmd = exec.Command("redis-server", "--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "yes", "--appendfsync", "always", "--dir", r.dir)
+	persistence := []string{"--appendonly", "yes", "--appendfsync", "always"}
+	if r.volatile {
+		persistence = []string{"--appendonly", "no"}
+	}
+	r.cmd = exec.Command("redis-server", append([]string{"--port", strconv.Itoa(r.port), "--bind", "127.0.0.1",
+		"--save", "", "--dir", r.dir}, persistence...)...)
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,17 @@ import (
 //	  state         uvarint length || bytes
 //
 // with strings encoded by package token/internal/wire. Nothing may follow.
-const compactPrefix = "ev1."
+//
+// Version 2, "ev2.", adds the store epoch (package internal/epoch), 8
+// bytes after the token ID, and authenticates the version: its envelope
+// is sealed with the record ID "ev2" in the binding (the AAD), so that a
+// token of one version never opens as the other. Issue writes version 2
+// when the Service has a store epoch (WithEpoch), else version 1.
+const (
+	compactPrefix   = "ev1."
+	compactPrefixV2 = "ev2."
+	compactV2Record = "ev2"
+)
 
 // b64 is strict base64url without padding: the padding bits of the last
 // character must be zero. Together with the length check in decodeB64 it
@@ -58,23 +68,41 @@ func binding(k Kind) envelope.Binding {
 	return envelope.Binding{} // refused by the envelope
 }
 
+// bindingV reads kind k's binding for a compact token of version 2 when
+// v2 is set.
+func bindingV(k Kind, v2 bool) envelope.Binding {
+	b := binding(k)
+	if v2 {
+		b.RecordID = compactV2Record
+	}
+	return b
+}
+
 func (s *Service) issueCompact(c *Claims) (string, error) {
 	// Typical tokens are built on the stack and copied once, into the
 	// string. The claims are sealed in place.
 	var buf [256]byte
+	v2 := !c.Epoch.IsZero()
 	pt := appendCompactClaims(buf[:0], c)
-	sealed, err := s.sealer.AppendSeal(pt[:0], binding(c.Kind), pt, c.Expiry)
+	sealed, err := s.sealer.AppendSeal(pt[:0], bindingV(c.Kind, v2), pt, c.Expiry)
 	if err != nil {
 		return "", fmt.Errorf("token: %w", err)
 	}
 	var text [384]byte
-	out := append(text[:0], compactPrefix...)
+	prefix := compactPrefix
+	if v2 {
+		prefix = compactPrefixV2
+	}
+	out := append(text[:0], prefix...)
 	out = b64.AppendEncode(out, sealed)
 	return string(out), nil
 }
 
 func appendCompactClaims(dst []byte, c *Claims) []byte {
 	dst = append(dst, c.ID[:]...)
+	if !c.Epoch.IsZero() {
+		dst = append(dst, c.Epoch[:]...)
+	}
 	dst = wire.AppendUvarint(dst, uint64(c.Expiry.Sub(c.IssuedAt)/time.Second))
 	dst = wire.AppendString(dst, c.SessionID)
 	dst = wire.AppendString(dst, c.Subject)
@@ -106,7 +134,7 @@ func appendDecodeB64(dst []byte, s string) ([]byte, bool) {
 	return out, true
 }
 
-func (s *Service) verifyCompact(tok string, kind Kind) (*Claims, error) {
+func (s *Service) verifyCompact(tok string, kind Kind, v2 bool) (*Claims, error) {
 	// Typical tokens are decoded and opened in place on the stack; the
 	// plaintext is cleared before returning.
 	var buf [256]byte
@@ -114,13 +142,28 @@ func (s *Service) verifyCompact(tok string, kind Kind) (*Claims, error) {
 	if !ok {
 		return nil, ErrInvalid
 	}
-	pt, h, err := s.sealer.AppendOpen(sealed[:0], binding(kind), sealed)
+	pt, h, err := s.sealer.AppendOpen(sealed[:0], bindingV(kind, v2), sealed)
 	if err != nil {
 		return nil, envelopeError(err)
 	}
 	defer clear(pt)
 	c := &Claims{Kind: kind, KeyID: h.KeyID, Expiry: h.Expiry}
-	if err := decodeCompactClaims(pt, c); err != nil {
+	claims := pt
+	if v2 {
+		n, e := len(c.ID), len(c.Epoch)
+		if len(pt) < n+e {
+			return nil, ErrInvalid
+		}
+		copy(c.Epoch[:], pt[n:n+e])
+		if c.Epoch.IsZero() {
+			return nil, ErrInvalid
+		}
+		// The token ID moves up over the epoch, in place, so that the
+		// claims read as version 1's and pt is still what is cleared.
+		copy(pt[e:n+e], pt[:n])
+		claims = pt[e:]
+	}
+	if err := decodeCompactClaims(claims, c); err != nil {
 		return nil, ErrInvalid
 	}
 	return c, nil

@@ -48,7 +48,9 @@ func (s *Service) MarkUsed(ctx context.Context, c *Claims) error { return s.mark
 
 // Used reports whether verified claims c were consumed already: a claim
 // still under its lease (Claim, not committed) is not. It writes
-// nothing: a page can tell the user that a link was used without using it.
+// nothing (but a store epoch, to a store that lost its own): a page can
+// tell the user that a link was used without using it. A token of an
+// earlier epoch of the store gets ErrStoreReset.
 func (s *Service) Used(ctx context.Context, c *Claims) (bool, error) {
 	key, err := s.markerKey(c)
 	if err != nil {
@@ -57,6 +59,15 @@ func (s *Service) Used(ctx context.Context, c *Claims) (bool, error) {
 	v, err := s.store.Get(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		if s.epochs != nil && !c.Epoch.IsZero() {
+			ok, err := s.epochs.Confirm(ctx, c.Epoch)
+			if err != nil {
+				return false, fmt.Errorf("token: store epoch: %w", err)
+			}
+			if !ok {
+				return false, ErrStoreReset
+			}
+		}
 		return false, nil
 	case err != nil:
 		return false, fmt.Errorf("token: one-shot marker: %w", err)
@@ -116,6 +127,9 @@ func (s *Service) Claim(ctx context.Context, c *Claims) (*oneshot.Use, error) {
 		return nil, ErrInProgress
 	case err != nil:
 		return nil, fmt.Errorf("token: one-shot marker: %w", err)
+	}
+	if err := s.confirmEpoch(ctx, c, u); err != nil {
+		return nil, err
 	}
 	return u, nil
 }

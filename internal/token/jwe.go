@@ -45,6 +45,7 @@ type jweClaims struct {
 	Tool  string `json:"tool,omitempty"`  // request-state: tool name
 	Args  string `json:"args,omitempty"`  // request-state: SHA-256 of the canonical arguments
 	State string `json:"state,omitempty"` // request-state: opaque payload
+	Epc   string `json:"epc,omitempty"`   // store epoch, 8 bytes; absent in tokens of no epoch
 }
 
 func (s *Service) encrypter() (jose.Encrypter, error) {
@@ -76,6 +77,9 @@ func (c *Claims) jweClaims() *jweClaims {
 		PKCE: c.CodeVerifier,
 		Prv:  c.Provider,
 		Tool: c.Tool,
+	}
+	if !c.Epoch.IsZero() {
+		jc.Epc = b64.EncodeToString(c.Epoch[:])
 	}
 	if c.Kind == RequestState {
 		jc.Args = b64.EncodeToString(c.ArgsHash[:])
@@ -236,6 +240,16 @@ func decodeJWEClaims(payload []byte, kind Kind) (*Claims, error) {
 		return nil, errMalformed
 	}
 	copy(c.ID[:], id)
+	if jc.Epc != "" {
+		e, ok := decodeB64(jc.Epc)
+		if !ok || len(e) != len(c.Epoch) {
+			return nil, errMalformed
+		}
+		copy(c.Epoch[:], e)
+		if c.Epoch.IsZero() {
+			return nil, errMalformed
+		}
+	}
 	if kind == RequestState {
 		h, ok := decodeB64(jc.Args)
 		if !ok || len(h) != len(c.ArgsHash) {

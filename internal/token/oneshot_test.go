@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/token"
@@ -63,10 +64,17 @@ func TestConsumeLostReply(t *testing.T) {
 // A consumption that failed half-way (the marker written, nothing readable)
 // does not use the token up: after the claim's lease a resend succeeds,
 // once.
+//
+// It runs in a synctest bubble: the default lease passes on the bubble's
+// clock, at once.
 func TestConsumeAfterPartition(t *testing.T) {
+	synctest.Test(t, testConsumeAfterPartition)
+}
+
+func testConsumeAfterPartition(t *testing.T) {
 	st := &lossy{Store: memory.New(nil)}
-	t.Cleanup(func() { st.Close() })
-	s, err := token.NewService(keyring(t, nil, secretA), st, token.WithClaimLease(200*time.Millisecond))
+	defer st.Close()
+	s, err := token.NewService(keyring(t, nil, secretA), st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +89,7 @@ func TestConsumeAfterPartition(t *testing.T) {
 	if _, err := s.Consume(context.Background(), tok, token.Expect{Kind: token.URL}); !errors.Is(err, token.ErrInProgress) {
 		t.Fatalf("during the lease: %v", err)
 	}
-	time.Sleep(250 * time.Millisecond)
+	time.Sleep(token.DefaultClaimLease + time.Millisecond)
 	if _, err := s.Consume(context.Background(), tok, token.Expect{Kind: token.URL}); err != nil {
 		t.Fatalf("resend after the lease: %v", err)
 	}

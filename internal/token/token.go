@@ -10,11 +10,13 @@
 //   - Compact (the default): "ev1." followed by base64url (no padding) of an
 //     envelope sealed for Binding{Purpose: "token/<kind>", Unbound: true}.
 //     A typical URL token has 130 to 160 characters and needs no escaping
-//     in a URL.
+//     in a URL. "ev2." is the same with the store epoch (WithEpoch) among
+//     the claims and the version in the AAD.
 //   - JWE: compact JWE with alg "dir", enc "A256GCM", kid the key ID, under
 //     the "token/jwe" purpose key, for verifiers in other languages.
 //
-// README.md in this directory specifies both formats byte for byte.
+// TOKENS.md, at the root of the repository, specifies both formats byte for
+// byte.
 //
 // Verify checks the format, the key, the tag, the kind, the expiry and the
 // binding the caller expects; every failure is one of ErrInvalid,
@@ -26,6 +28,7 @@
 package token
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
@@ -37,6 +40,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/epoch"
 	"github.com/elicitvault/elicitvault/internal/keyschedule"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
@@ -83,7 +87,7 @@ const MaxTTL = 24 * time.Hour
 type Format int
 
 const (
-	// Compact is "ev1." + base64url(envelope): short, for URLs.
+	// Compact is "ev1." or "ev2." + base64url(envelope): short, for URLs.
 	Compact Format = iota
 	// JWE is a compact JWE (dir, A256GCM), for verifiers in other languages.
 	JWE
@@ -122,6 +126,10 @@ type Claims struct {
 	KeyID keyschedule.KeyID
 	// IssuedAt and Expiry have a resolution of one second; Issue sets them.
 	IssuedAt, Expiry time.Time
+	// Epoch is the store epoch the token was issued in (package
+	// internal/epoch); Issue sets it on a Service with WithEpoch. Zero in
+	// a version 1 token, which carries none.
+	Epoch epoch.ID
 
 	// SessionID and ElicitationID are required; Subject is the
 	// authenticated user, empty when the server has none.
@@ -161,6 +169,10 @@ type Expect struct {
 	ArgsHash                          [sha256.Size]byte
 	// Provider, when not empty, must be an OAuthState's provider.
 	Provider string
+	// AnyEpoch skips the check of the store's epoch, for a caller that
+	// makes it itself (CheckEpoch) and has a use for a token of an earlier
+	// epoch: handing an answer to a call still waiting in its own process.
+	AnyEpoch bool
 }
 
 // tokenError is a sentinel that also matches the envelope's sentinel of the
@@ -194,6 +206,12 @@ var (
 	// (WithClaimLease) ends. It also matches ErrReplayed: only one of the
 	// concurrent consumers gets the claims.
 	ErrInProgress error = &tokenError{"token: being used by another request; try again shortly", ErrReplayed}
+	// ErrStoreReset is returned for a token issued in an earlier epoch of
+	// the store: the store has lost its data since (a restart without
+	// persistence, a flush), and with it the one-shot markers that told
+	// whether the token was used. It also matches ErrReplayed: the token
+	// is refused for good, and the user starts again.
+	ErrStoreReset error = &tokenError{"token: issued before the store lost its data; start again", ErrReplayed}
 	// ErrNoStore is returned by Consume on a Service without a store.
 	ErrNoStore = errors.New("token: no store configured for one-shot use")
 )
@@ -216,6 +234,7 @@ type Service struct {
 	grace  time.Duration
 	lease  time.Duration
 	jwe    map[keyschedule.KeyID][]byte // "token/jwe" purpose keys
+	epochs *epoch.Watcher               // nil: tokens carry no epoch
 
 	encOnce sync.Once // the JWE encrypter under the primary's key
 	enc     jose.Encrypter
@@ -297,7 +316,8 @@ func (s *Service) Issue(c *Claims, ttl time.Duration, f Format) (string, error) 
 	if ttl < time.Second || ttl > MaxTTL {
 		return "", &ClaimsError{"ttl", "must be between 1s and 24h"}
 	}
-	if err := c.check(); err != nil {
+	err := c.check()
+	if err != nil {
 		return "", err
 	}
 	if f != Compact && f != JWE {
@@ -308,6 +328,15 @@ func (s *Service) Issue(c *Claims, ttl time.Duration, f Format) (string, error) 
 	c.IssuedAt = now
 	c.Expiry = now.Add(ttl.Truncate(time.Second))
 	c.KeyID = s.keys.PrimaryKeyID()
+	c.Epoch = epoch.ID{}
+	if s.epochs != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), epochTimeout)
+		c.Epoch, err = s.epochs.Current(ctx)
+		cancel()
+		if err != nil {
+			return "", fmt.Errorf("token: store epoch unknown: %w", err)
+		}
+	}
 	if f == JWE {
 		return s.issueJWE(c)
 	}
@@ -377,7 +406,7 @@ func PeekKeyID(tok string) (keyschedule.KeyID, Format, bool) {
 	if len(tok) > MaxTokenSize {
 		return keyschedule.KeyID{}, 0, false
 	}
-	if strings.HasPrefix(tok, compactPrefix) {
+	if strings.HasPrefix(tok, compactPrefix) || strings.HasPrefix(tok, compactPrefixV2) {
 		sealed, ok := decodeB64(tok[len(compactPrefix):])
 		if !ok {
 			return keyschedule.KeyID{}, 0, false
@@ -406,7 +435,9 @@ func (s *Service) Verify(tok string, want Expect) (*Claims, error) {
 	case len(tok) > MaxTokenSize:
 		return nil, ErrInvalid
 	case strings.HasPrefix(tok, compactPrefix):
-		c, err = s.verifyCompact(tok, want.Kind)
+		c, err = s.verifyCompact(tok, want.Kind, false)
+	case strings.HasPrefix(tok, compactPrefixV2):
+		c, err = s.verifyCompact(tok, want.Kind, true)
 	default:
 		c, err = s.verifyJWE(tok, want.Kind)
 	}
@@ -415,6 +446,12 @@ func (s *Service) Verify(tok string, want Expect) (*Claims, error) {
 	}
 	if !want.matches(c) {
 		return nil, ErrInvalid
+	}
+	if want.AnyEpoch {
+		return c, nil
+	}
+	if err := s.CheckEpoch(c); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/internal/mailbox"
 )
 
 // fakeClock is a clock that moves only when told to.
@@ -30,8 +29,18 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
+// openDriver returns a store and its driver, for the tests that look
+// inside.
+func openDriver(opts *Options) (*store.Portable, *driver) {
+	d := newDriver(opts)
+	return store.New("memory", d, d.now), d
+}
+
+// bufferSize is the number of messages a subscription buffers.
+const bufferSize = 64
+
 // entries returns the number of entries held, expired or not.
-func (s *Store) entries() int {
+func (s *driver) entries() int {
 	n := 0
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -44,7 +53,7 @@ func (s *Store) entries() int {
 
 func TestLazyExpiry(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	s := New(&Options{Clock: clock.Now, SweepInterval: -1})
+	s, d := openDriver(&Options{Clock: clock.Now, SweepInterval: -1})
 	defer s.Close()
 	ctx := t.Context()
 	if err := s.Put(ctx, "k", []byte("v"), clock.Now().Add(time.Second)); err != nil {
@@ -58,14 +67,14 @@ func TestLazyExpiry(t *testing.T) {
 	if _, err := s.Get(ctx, "k"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("Get at expiry: %v, want ErrNotFound", err)
 	}
-	if n := s.entries(); n != 0 {
+	if n := d.entries(); n != 0 {
 		t.Errorf("%d entries left after reading an expired one, want 0", n)
 	}
 }
 
 func TestSweeper(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
-	s := New(&Options{Clock: clock.Now, SweepInterval: time.Millisecond})
+	s, d := openDriver(&Options{Clock: clock.Now, SweepInterval: time.Millisecond})
 	defer s.Close()
 	ctx := t.Context()
 	for i := range 1000 {
@@ -79,9 +88,9 @@ func TestSweeper(t *testing.T) {
 	}
 	clock.Advance(time.Minute)
 	deadline := time.Now().Add(5 * time.Second)
-	for s.entries() != 500 {
+	for d.entries() != 500 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d entries after sweeping, want 500", s.entries())
+			t.Fatalf("%d entries after sweeping, want 500", d.entries())
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -180,8 +189,8 @@ func TestOverflow(t *testing.T) {
 		return s
 	}
 
-	publish(0, mailbox.Size+10)
-	if got, want := drain(), append(seq(0, mailbox.Size), "!"); !slices.Equal(got, want) {
+	publish(0, bufferSize+10)
+	if got, want := drain(), append(seq(0, bufferSize), "!"); !slices.Equal(got, want) {
 		t.Errorf("after overflowing: got %q, want %q", got, want)
 	}
 
@@ -191,12 +200,12 @@ func TestOverflow(t *testing.T) {
 	if got, want := drain(), seq(100, 101); !slices.Equal(got, want) {
 		t.Errorf("after draining: got %q, want %q", got, want)
 	}
-	publish(200, 200+mailbox.Size+1)
+	publish(200, 200+bufferSize+1)
 	// While the notice is the last message buffered, it covers every
 	// message dropped, even when there is room for it again.
 	<-sub.Messages()
 	publish(300, 302)
-	if got, want := drain(), append(seq(201, 200+mailbox.Size), "!"); !slices.Equal(got, want) {
+	if got, want := drain(), append(seq(201, 200+bufferSize), "!"); !slices.Equal(got, want) {
 		t.Errorf("after a second overflow: got %q, want %q", got, want)
 	}
 	publish(400, 401)

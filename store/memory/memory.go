@@ -13,16 +13,13 @@ package memory
 import (
 	"container/heap"
 	"context"
-	"fmt"
 	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/internal/mailbox"
 )
 
 const (
@@ -32,21 +29,19 @@ const (
 	defaultSweepInterval = time.Second
 )
 
-// Store is a store.Store held in memory. Create one with New; the zero value
-// is not usable.
-type Store struct {
+// driver is the memory store's store.Driver.
+type driver struct {
 	now    func() time.Time
 	seed   maphash.Seed
 	shards [numShards]shard
 
-	closed atomic.Bool
-	stop   chan struct{} // closed by Close to stop the sweeper
-	done   chan struct{} // closed by the sweeper when it returns; nil without one
+	stop chan struct{} // closed by Close to stop the sweeper
+	done chan struct{} // closed by the sweeper when it returns; nil without one
 
 	ps pubsub
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.Driver = (*driver)(nil)
 
 // shard is one lock and the entries whose keys hash to it. Its map is nil
 // once the store is closed.
@@ -75,8 +70,13 @@ type Options struct {
 	SweepInterval time.Duration
 }
 
-// New returns an empty Store. Its background sweeper runs until Close.
-func New(opts *Options) *Store {
+// New returns an empty store. Its background sweeper runs until Close.
+func New(opts *Options) *store.Portable {
+	d := newDriver(opts)
+	return store.New("memory", d, d.now)
+}
+
+func newDriver(opts *Options) *driver {
 	c := Options{Clock: time.Now, SweepInterval: defaultSweepInterval}
 	if opts != nil {
 		if opts.Clock != nil {
@@ -86,11 +86,11 @@ func New(opts *Options) *Store {
 			c.SweepInterval = opts.SweepInterval
 		}
 	}
-	s := &Store{
+	s := &driver{
 		now:  c.Clock,
 		seed: maphash.MakeSeed(),
 		stop: make(chan struct{}),
-		ps:   pubsub{subs: make(map[string]map[*subscription]struct{})},
+		ps:   pubsub{subs: make(map[string]map[*func(store.Message)]struct{})},
 	}
 	for i := range s.shards {
 		s.shards[i].m = make(map[string]entry)
@@ -102,21 +102,9 @@ func New(opts *Options) *Store {
 	return s
 }
 
-// begin checks what every operation checks first: that the store is open
-// and that ctx is not done.
-func (s *Store) begin(ctx context.Context) error {
-	if s.closed.Load() {
-		return store.ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memory: %w", err)
-	}
-	return nil
-}
-
 // lock locks and returns the shard of key. The caller must unlock it, and
 // must check for a nil map, which means the store was closed concurrently.
-func (s *Store) lock(key string) *shard {
+func (s *driver) lock(key string) *shard {
 	sh := &s.shards[maphash.String(s.seed, key)%numShards]
 	sh.mu.Lock()
 	return sh
@@ -136,14 +124,7 @@ func (sh *shard) live(key string, now int64) (entry, bool) {
 	return e, true
 }
 
-// Put implements store.Store.
-func (s *Store) Put(ctx context.Context, key string, value []byte, expiry time.Time) error {
-	if err := s.begin(ctx); err != nil {
-		return err
-	}
-	if err := store.CheckWrite(key, value, expiry, s.now()); err != nil {
-		return err
-	}
+func (s *driver) Put(ctx context.Context, key string, value []byte, expiry time.Time) error {
 	sh := s.lock(key)
 	defer sh.mu.Unlock()
 	if sh.m == nil {
@@ -153,14 +134,7 @@ func (s *Store) Put(ctx context.Context, key string, value []byte, expiry time.T
 	return nil
 }
 
-// Get implements store.Store.
-func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	if key == "" {
-		return nil, store.ErrInvalidArgument
-	}
+func (s *driver) Get(ctx context.Context, key string) ([]byte, error) {
 	now := s.now().UnixMilli()
 	sh := s.lock(key)
 	defer sh.mu.Unlock()
@@ -174,14 +148,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	return []byte(e.value), nil
 }
 
-// Take implements store.Store.
-func (s *Store) Take(ctx context.Context, key string) ([]byte, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	if key == "" {
-		return nil, store.ErrInvalidArgument
-	}
+func (s *driver) Take(ctx context.Context, key string) ([]byte, error) {
 	now := s.now().UnixMilli()
 	sh := s.lock(key)
 	defer sh.mu.Unlock()
@@ -196,15 +163,8 @@ func (s *Store) Take(ctx context.Context, key string) ([]byte, error) {
 	return []byte(e.value), nil
 }
 
-// PutIfAbsent implements store.Store.
-func (s *Store) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
-	if err := s.begin(ctx); err != nil {
-		return false, err
-	}
+func (s *driver) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
 	now := s.now()
-	if err := store.CheckWrite(key, value, expiry, now); err != nil {
-		return false, err
-	}
 	sh := s.lock(key)
 	defer sh.mu.Unlock()
 	if sh.m == nil {
@@ -217,15 +177,8 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, value []byte, expir
 	return true, nil
 }
 
-// Swap implements store.Store.
-func (s *Store) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
+func (s *driver) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
 	now := s.now()
-	if err := store.CheckWrite(key, value, expiry, now); err != nil {
-		return nil, err
-	}
 	sh := s.lock(key)
 	defer sh.mu.Unlock()
 	if sh.m == nil {
@@ -239,21 +192,9 @@ func (s *Store) Swap(ctx context.Context, key string, value []byte, expiry time.
 	return old, nil
 }
 
-// CompareAndSwap implements store.Store. The old value must not be nil.
-// When value is nil the entry is deleted and expiry is ignored.
-func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byte, expiry time.Time) (bool, error) {
-	if err := s.begin(ctx); err != nil {
-		return false, err
-	}
+// CompareAndSwap ignores expiry when value is nil.
+func (s *driver) CompareAndSwap(ctx context.Context, key string, old, value []byte, expiry time.Time) (bool, error) {
 	now := s.now()
-	if key == "" || old == nil {
-		return false, store.ErrInvalidArgument
-	}
-	if value != nil {
-		if err := store.CheckWrite(key, value, expiry, now); err != nil {
-			return false, err
-		}
-	}
 	sh := s.lock(key)
 	defer sh.mu.Unlock()
 	if sh.m == nil {
@@ -271,14 +212,7 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byt
 	return true, nil
 }
 
-// Delete implements store.Store.
-func (s *Store) Delete(ctx context.Context, key string) error {
-	if err := s.begin(ctx); err != nil {
-		return err
-	}
-	if key == "" {
-		return store.ErrInvalidArgument
-	}
+func (s *driver) Delete(ctx context.Context, key string) error {
 	sh := s.lock(key)
 	defer sh.mu.Unlock()
 	if sh.m == nil {
@@ -288,20 +222,14 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// Scan implements store.Store. It returns live entries in increasing key
+// Scan returns live entries in increasing key
 // order, starting after the key cursor, and the last key it returns as the
 // next cursor, or "" when no entry is left. Count must be positive.
 //
 // Each call visits every entry and costs O(n log count) time, so a full
 // scan costs O(n²/count · log count): it is meant for maintenance, not for
 // a hot path.
-func (s *Store) Scan(ctx context.Context, cursor string, count int) ([]store.Entry, string, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, "", err
-	}
-	if count <= 0 {
-		return nil, "", store.ErrInvalidArgument
-	}
+func (s *driver) Scan(ctx context.Context, cursor string, count int) ([]store.Entry, string, error) {
 	now := s.now().UnixMilli()
 	// h holds the count smallest keys after cursor seen so far, largest
 	// first, so that a smaller key can replace the largest in O(log count).
@@ -364,7 +292,7 @@ func (h *keyHeap) Pop() any {
 }
 
 // sweep removes expired entries every interval until Close.
-func (s *Store) sweep(interval time.Duration) {
+func (s *driver) sweep(interval time.Duration) {
 	defer close(s.done)
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -380,7 +308,7 @@ func (s *Store) sweep(interval time.Duration) {
 
 // removeExpired removes the expired entries of every shard, locking one
 // shard at a time.
-func (s *Store) removeExpired() {
+func (s *driver) removeExpired() {
 	for i := range s.shards {
 		now := s.now().UnixMilli()
 		sh := &s.shards[i]
@@ -394,13 +322,8 @@ func (s *Store) removeExpired() {
 	}
 }
 
-// Close stops the sweeper, drops every entry and closes the channel of
-// every open subscription. It returns ErrClosed if the store is already
-// closed.
-func (s *Store) Close() error {
-	if !s.closed.CompareAndSwap(false, true) {
-		return store.ErrClosed
-	}
+// Close stops the sweeper and drops every entry.
+func (s *driver) Close() error {
 	close(s.stop)
 	if s.done != nil {
 		<-s.done
@@ -411,112 +334,54 @@ func (s *Store) Close() error {
 		sh.m = nil
 		sh.mu.Unlock()
 	}
-	s.ps.close()
+	s.ps.mu.Lock()
+	s.ps.subs = nil
+	s.ps.mu.Unlock()
 	return nil
 }
 
-// pubsub routes published messages to subscriptions. One mutex guards the
-// routing table and every send on and close of a subscription's channel, so
-// that a channel is never sent on after it is closed, and never closed
-// twice.
+// pubsub routes published messages to the subscriptions' deliver
+// functions, which never block.
 type pubsub struct {
-	mu     sync.Mutex
-	closed bool
-	subs   map[string]map[*subscription]struct{} // by channel
+	mu   sync.Mutex
+	subs map[string]map[*func(store.Message)]struct{} // by channel; nil once closed
 }
 
-// subscription implements store.Subscription.
-type subscription struct {
-	ps      *pubsub
-	channel string
-	box     *mailbox.Box // guarded by ps.mu
-}
-
-// Publish implements store.Store. It never blocks: a subscriber whose
-// buffer is full misses msg, and receives instead, right after the messages
-// it has buffered, a message with Resubscribed set, telling it to read the
-// store again. Publish returns ErrInvalidArgument for an empty channel or a
-// nil msg.
-func (s *Store) Publish(ctx context.Context, channel string, msg []byte) error {
-	if err := s.begin(ctx); err != nil {
-		return err
-	}
-	if channel == "" || msg == nil {
-		return store.ErrInvalidArgument
-	}
+// Publish never blocks: a subscriber whose buffer is full misses msg, and
+// receives instead, right after the messages it has buffered, a message
+// with Resubscribed set, telling it to read the store again.
+func (s *driver) Publish(ctx context.Context, channel string, msg []byte) error {
 	s.ps.mu.Lock()
 	defer s.ps.mu.Unlock()
-	if s.ps.closed {
+	if s.ps.subs == nil {
 		return store.ErrClosed
 	}
-	for sub := range s.ps.subs[channel] {
-		sub.box.Deliver(store.Message{Data: msg})
+	for deliver := range s.ps.subs[channel] {
+		(*deliver)(store.Message{Data: msg})
 	}
 	return nil
 }
 
-// Subscribe implements store.Store. The subscription buffers
-// mailbox.Size messages;
-// see Publish for what happens when its buffer is full. It returns
-// ErrInvalidArgument for an empty channel.
-func (s *Store) Subscribe(ctx context.Context, channel string) (store.Subscription, error) {
-	if err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	if channel == "" {
-		return nil, store.ErrInvalidArgument
-	}
+// Subscribe is active at once.
+func (s *driver) Subscribe(ctx context.Context, channel string, deliver func(store.Message)) (func(), error) {
 	s.ps.mu.Lock()
 	defer s.ps.mu.Unlock()
-	if s.ps.closed {
+	if s.ps.subs == nil {
 		return nil, store.ErrClosed
-	}
-	sub := &subscription{
-		ps:      &s.ps,
-		channel: channel,
-		box:     mailbox.New(),
 	}
 	subs := s.ps.subs[channel]
 	if subs == nil {
-		subs = make(map[*subscription]struct{})
+		subs = make(map[*func(store.Message)]struct{})
 		s.ps.subs[channel] = subs
 	}
-	subs[sub] = struct{}{}
-	return sub, nil
-}
-
-// close closes every subscription and refuses new ones.
-func (ps *pubsub) close() {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	ps.closed = true
-	for _, subs := range ps.subs {
-		for sub := range subs {
-			sub.box.Close()
+	key := &deliver
+	subs[key] = struct{}{}
+	return func() {
+		s.ps.mu.Lock()
+		defer s.ps.mu.Unlock()
+		delete(subs, key)
+		if len(subs) == 0 && s.ps.subs != nil {
+			delete(s.ps.subs, channel)
 		}
-	}
-	ps.subs = nil
-}
-
-// Messages implements store.Subscription.
-func (sub *subscription) Messages() <-chan store.Message { return sub.box.C() }
-
-// Err implements store.Subscription. A memory subscription never fails, so
-// Err always returns nil.
-func (sub *subscription) Err() error { return nil }
-
-// Close implements store.Subscription.
-func (sub *subscription) Close() error {
-	ps := sub.ps
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	if !sub.box.Close() {
-		return nil
-	}
-	subs := ps.subs[sub.channel]
-	delete(subs, sub)
-	if len(subs) == 0 {
-		delete(ps.subs, sub.channel)
-	}
-	return nil
+	}, nil
 }

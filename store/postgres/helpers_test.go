@@ -4,15 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"log/slog"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
 	evpostgres "github.com/elicitvault/elicitvault/store/postgres"
+	"github.com/elicitvault/elicitvault/store/storetest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -24,26 +23,11 @@ func randomName(kind string) string {
 	return "evtest_" + kind + "_" + hex.EncodeToString(b)
 }
 
-// The environment of the backend tests: the server's URL, and the switch
-// that turns a missing server into a failure instead of a skip (CI sets it).
-const (
-	serverEnv  = "ELICITVAULT_POSTGRES_URL"
-	requireEnv = "ELICITVAULT_REQUIRE_BACKENDS"
-)
-
 // serverURL returns the test server's URL, from ELICITVAULT_POSTGRES_URL, or
-// skips t (fails it when ELICITVAULT_REQUIRE_BACKENDS=1).
+// skips t (see storetest.Skip).
 func serverURL(t testing.TB) string {
 	t.Helper()
-	if u := os.Getenv(serverEnv); u != "" {
-		return u
-	}
-	msg := "no PostgreSQL server: set " + serverEnv + " to its URL"
-	if os.Getenv(requireEnv) == "1" {
-		t.Fatalf("%s; %s=1 requires it", msg, requireEnv)
-	}
-	t.Skip(msg)
-	return ""
+	return storetest.ServerURL(t, "ELICITVAULT_POSTGRES_URL", "PostgreSQL")
 }
 
 // withApplicationName returns rawURL with its application_name parameter
@@ -113,7 +97,7 @@ func testLogger(t testing.TB) *slog.Logger {
 
 // openStore opens a store in a schema of its own, dropped when t ends,
 // after the store is closed; opts, when given, sets the other options.
-func openStore(t testing.TB, rawURL string, opts ...evpostgres.Options) (*evpostgres.Store, string) {
+func openStore(t testing.TB, rawURL string, opts ...evpostgres.Options) (*store.Portable, string) {
 	t.Helper()
 	schema := newSchema(t, rawURL)
 	var o evpostgres.Options
@@ -125,20 +109,16 @@ func openStore(t testing.TB, rawURL string, opts ...evpostgres.Options) (*evpost
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	storetest.CloseAtEnd(t, s)
 	return s, schema
 }
 
-// terminate terminates the server processes of the connections named
-// applicationName, and returns how many it terminated.
-func terminate(t testing.TB, conn *pgx.Conn, applicationName string) int {
+// terminate terminates the server processes of the connections whose
+// application_name starts with prefix, and returns how many it terminated.
+func terminate(t testing.TB, conn *pgx.Conn, prefix string) int {
 	t.Helper()
 	rows, err := conn.Query(t.Context(),
-		"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", applicationName)
+		"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE starts_with(application_name, $1)", prefix)
 	if err != nil {
 		t.Fatalf("pg_terminate_backend: %v", err)
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/internal/mailbox"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
@@ -62,53 +61,34 @@ func listenerConfig(pool *pgx.ConnConfig) *pgx.ConnConfig {
 	return cfg
 }
 
-// Publish implements store.Store: pg_notify(channel, base64(msg)). It
-// returns ErrInvalidArgument for an empty channel, a nil msg, or a msg over
-// MaxMessageSize bytes.
-func (s *Store) Publish(ctx context.Context, channel string, msg []byte) error {
-	const op = "publish"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if channel == "" || msg == nil {
-		return fmt.Errorf("postgres: %s: empty channel or nil message: %w", op, store.ErrInvalidArgument)
-	}
+// Publish implements store.Driver: pg_notify(channel, base64(msg)). It
+// returns ErrInvalidArgument for a msg over MaxMessageSize bytes.
+func (s *driver) Publish(ctx context.Context, channel string, msg []byte) error {
 	if len(msg) > MaxMessageSize {
-		return fmt.Errorf("postgres: %s: message of %d bytes, over the %d that NOTIFY carries: %w",
-			op, len(msg), MaxMessageSize, store.ErrInvalidArgument)
+		return fmt.Errorf("message of %d bytes, over the %d that NOTIFY carries: %w", len(msg), MaxMessageSize, store.ErrInvalidArgument)
 	}
 	payload := base64.StdEncoding.EncodeToString(msg)
 	if _, err := s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", channelName(s.schema, channel), payload); err != nil {
-		return s.fail(op, err)
+		return err
 	}
 	return nil
 }
 
-// Subscribe implements store.Store. It returns once the listener connection
-// has run LISTEN for the channel, or when ctx ends. A subscription buffers
-// 64 messages; when its buffer is full, a message is dropped and the
-// subscription receives instead, after the messages it buffered, a message
-// with Resubscribed set.
-func (s *Store) Subscribe(ctx context.Context, channel string) (store.Subscription, error) {
-	const op = "subscribe"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if channel == "" {
-		return nil, fmt.Errorf("postgres: %s: empty channel: %w", op, store.ErrInvalidArgument)
-	}
-	sub, ready, err := s.l.add(channelName(s.schema, channel))
+// Subscribe implements store.Driver. It returns once the listener connection
+// has run LISTEN for the channel, or when ctx ends.
+func (s *driver) Subscribe(ctx context.Context, channel string, deliver func(store.Message)) (func(), error) {
+	sub, ready, err := s.l.add(channelName(s.schema, channel), deliver)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %s: %w", op, err)
+		return nil, err
 	}
 	select {
 	case <-ready:
-		return sub, nil
+		return sub.unsubscribe, nil
 	case <-ctx.Done():
-		sub.Close()
-		return nil, fmt.Errorf("postgres: %s: %w", op, errors.Join(ctx.Err(), s.l.lastError()))
+		sub.unsubscribe()
+		return nil, errors.Join(ctx.Err(), s.l.lastError())
 	case <-s.ctx.Done():
-		return nil, fmt.Errorf("postgres: %s: %w", op, store.ErrClosed)
+		return nil, store.ErrClosed
 	}
 }
 
@@ -125,7 +105,7 @@ func (s *Store) Subscribe(ctx context.Context, channel string) (store.Subscripti
 // subscription's channel, so that a channel is never sent on after it is
 // closed, and never closed twice.
 type listener struct {
-	s      *Store
+	s      *driver
 	config *pgx.ConnConfig
 	done   chan struct{} // closed when run returns
 
@@ -149,7 +129,7 @@ type pchannel struct {
 	ready     chan struct{}
 }
 
-func (l *listener) init(s *Store, config *pgx.ConnConfig) {
+func (l *listener) init(s *driver, config *pgx.ConnConfig) {
 	l.s = s
 	l.config = config
 	l.done = make(chan struct{})
@@ -160,7 +140,7 @@ func (l *listener) init(s *Store, config *pgx.ConnConfig) {
 // add adds a subscription to the channel name, and returns it with a
 // channel closed once the connection listens to name. The first call
 // starts run.
-func (l *listener) add(name string) (*subscription, <-chan struct{}, error) {
+func (l *listener) add(name string, deliver func(store.Message)) (*subscription, <-chan struct{}, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -182,7 +162,7 @@ func (l *listener) add(name string) (*subscription, <-chan struct{}, error) {
 	sub := &subscription{
 		l:    l,
 		name: name,
-		box:  mailbox.New(),
+		send: deliver,
 		// A subscription that joins a channel already listened to is
 		// active at once; any other becomes active with the LISTEN.
 		active: c.listening,
@@ -212,11 +192,6 @@ func (l *listener) lastError() error {
 func (l *listener) close() {
 	l.mu.Lock()
 	l.closed = true
-	for _, c := range l.channels {
-		for sub := range c.subs {
-			sub.box.Close()
-		}
-	}
 	l.channels = nil
 	started := l.started
 	l.mu.Unlock()
@@ -430,40 +405,35 @@ func (l *listener) deliver(n *pgconn.Notification) {
 	}
 }
 
-// subscription implements store.Subscription.
+// subscription is one subscriber of a channel.
 type subscription struct {
 	l      *listener
-	name   string       // the PostgreSQL channel
-	box    *mailbox.Box // guarded by l.mu
-	active bool         // Subscribe returned, or will; guarded by l.mu
+	name   string              // the PostgreSQL channel
+	send   func(store.Message) // the Portable's, which never blocks
+	active bool                // Subscribe returned, or will; guarded by l.mu
+	closed bool                // guarded by l.mu
 }
 
-// deliver sends m on sub's channel without blocking (see package
-// mailbox). The listener must be locked.
-func (sub *subscription) deliver(m store.Message) { sub.box.Deliver(m) }
+// deliver sends m to the subscriber. The listener must be locked.
+func (sub *subscription) deliver(m store.Message) { sub.send(m) }
 
-// Messages implements store.Subscription.
-func (sub *subscription) Messages() <-chan store.Message { return sub.box.C() }
-
-// Err implements store.Subscription. The listener reconnects for as long
-// as the store is open, so a subscription never fails: Err always returns
-// nil.
-func (sub *subscription) Err() error { return nil }
-
-// Close implements store.Subscription. When it closes the last subscription
-// of a channel, the listener runs UNLISTEN for it.
-func (sub *subscription) Close() error {
+// unsubscribe removes sub from the listener. When it removes the last
+// subscription of a channel, the listener runs UNLISTEN for it.
+func (sub *subscription) unsubscribe() {
 	l := sub.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !sub.box.Close() {
-		return nil
+	if sub.closed {
+		return
 	}
+	sub.closed = true
 	c := l.channels[sub.name]
+	if c == nil {
+		return // the listener is closed
+	}
 	delete(c.subs, sub)
 	if len(c.subs) == 0 {
 		delete(l.channels, sub.name)
 		l.changedLocked()
 	}
-	return nil
 }

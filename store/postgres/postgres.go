@@ -81,7 +81,6 @@ import (
 	neturl "net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
@@ -104,22 +103,21 @@ const defaultApplicationName = "elicitvault"
 // cleanupBatch is the number of rows one cleanup statement deletes at most.
 const cleanupBatch = 1000
 
-// Store is a store.Store on PostgreSQL. It is safe for concurrent use.
-type Store struct {
+// driver is the store.Driver on PostgreSQL.
+type driver struct {
 	pool   *pgxpool.Pool
 	own    bool // the pool was made by New, and Close closes it
 	schema string
 	q      queries
 	logger *slog.Logger
 
-	closed atomic.Bool
 	ctx    context.Context // canceled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the cleanup goroutine
 	l      listener
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.Driver = (*driver)(nil)
 
 // Options configures a Store, and Migrate; nil means the defaults.
 type Options struct {
@@ -184,7 +182,7 @@ func (o *Options) config() config {
 // "elicitvault". The parameter listen_url (see Options.ListenURL) is the
 // store's own, removed before the rest goes to pgx. Error text never
 // repeats the URL, which may hold a password.
-func New(ctx context.Context, url string, opts *Options) (*Store, error) {
+func New(ctx context.Context, url string, opts *Options) (*store.Portable, error) {
 	url, listenURL, err := cutListenURL(url)
 	if err != nil {
 		return nil, err
@@ -246,19 +244,19 @@ func cutListenURL(raw string) (rest, listen string, err error) {
 // store's table exists. The caller keeps ownership of pool: Close does not
 // close it. The listener connection is opened with the pool's connection
 // configuration.
-func NewFromPool(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*Store, error) {
+func NewFromPool(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*store.Portable, error) {
 	if pool == nil {
 		return nil, fmt.Errorf("postgres: nil pool: %w", store.ErrInvalidArgument)
 	}
 	return newStore(ctx, pool, false, opts.config())
 }
 
-func newStore(ctx context.Context, pool *pgxpool.Pool, own bool, c config) (*Store, error) {
+func newStore(ctx context.Context, pool *pgxpool.Pool, own bool, c config) (*store.Portable, error) {
 	logger := c.logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Store{
+	s := &driver{
 		pool:   pool,
 		own:    own,
 		schema: c.schema,
@@ -298,7 +296,7 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, own bool, c config) (*Sto
 	if c.cleanupInterval > 0 {
 		s.wg.Go(func() { s.cleanupEvery(c.cleanupInterval) })
 	}
-	return s, nil
+	return store.New("postgres", s, nil), nil
 }
 
 // tableName returns the quoted, schema-qualified name of the table.
@@ -364,108 +362,45 @@ func newQueries(t string) queries {
 	}
 }
 
-// begin checks what every operation checks first: that the store is open
-// and that ctx is not done.
-func (s *Store) begin(ctx context.Context, op string) error {
-	if s.closed.Load() {
-		return fmt.Errorf("postgres: %s: %w", op, store.ErrClosed)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("postgres: %s: %w", op, err)
-	}
-	return nil
-}
-
-// fail wraps an error of the server or the connection.
-func (s *Store) fail(op string, err error) error {
-	if s.closed.Load() {
-		// Close ran while the operation was in flight.
-		return fmt.Errorf("postgres: %s: %w", op, errors.Join(store.ErrClosed, err))
-	}
-	return fmt.Errorf("postgres: %s: %w", op, err)
-}
-
-func checkWrite(op, key string, value []byte, expiry time.Time) error {
-	if err := store.CheckWrite(key, value, expiry, time.Now()); err != nil {
-		return fmt.Errorf("postgres: %s: %w", op, err)
-	}
-	return nil
-}
-
-func checkKey(op, key string) error {
-	if key == "" {
-		return fmt.Errorf("postgres: %s: empty key: %w", op, store.ErrInvalidArgument)
-	}
-	return nil
-}
-
-// Put implements store.Store.
-func (s *Store) Put(ctx context.Context, key string, value []byte, expiry time.Time) error {
-	const op = "put"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := checkWrite(op, key, value, expiry); err != nil {
-		return err
-	}
+// Put implements store.Driver.
+func (s *driver) Put(ctx context.Context, key string, value []byte, expiry time.Time) error {
 	if _, err := s.pool.Exec(ctx, s.q.put, []byte(key), value, expiry); err != nil {
-		return s.fail(op, err)
+		return err
 	}
 	return nil
 }
 
-// Get implements store.Store.
-func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	const op = "get"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := checkKey(op, key); err != nil {
-		return nil, err
-	}
+// Get implements store.Driver.
+func (s *driver) Get(ctx context.Context, key string) ([]byte, error) {
 	var v []byte
 	err := s.pool.QueryRow(ctx, s.q.get, []byte(key)).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}
 	if err != nil {
-		return nil, s.fail(op, err)
+		return nil, err
 	}
 	return nonNil(v), nil
 }
 
-// Take implements store.Store.
-func (s *Store) Take(ctx context.Context, key string) ([]byte, error) {
-	const op = "take"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := checkKey(op, key); err != nil {
-		return nil, err
-	}
+// Take implements store.Driver.
+func (s *driver) Take(ctx context.Context, key string) ([]byte, error) {
 	var v []byte
 	err := s.pool.QueryRow(ctx, s.q.take, []byte(key)).Scan(&v)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, store.ErrNotFound
 	}
 	if err != nil {
-		return nil, s.fail(op, err)
+		return nil, err
 	}
 	return nonNil(v), nil
 }
 
-// PutIfAbsent implements store.Store.
-func (s *Store) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
-	const op = "put if absent"
-	if err := s.begin(ctx, op); err != nil {
-		return false, err
-	}
-	if err := checkWrite(op, key, value, expiry); err != nil {
-		return false, err
-	}
+// PutIfAbsent implements store.Driver.
+func (s *driver) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
 	tag, err := s.pool.Exec(ctx, s.q.putIfAbsent, []byte(key), value, expiry)
 	if err != nil {
-		return false, s.fail(op, err)
+		return false, err
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -480,19 +415,12 @@ const maxSwapAttempts = 100
 // Swap runs the statement again, which locks the row that transaction
 // committed, and so on; a round repeats only when another transaction
 // both inserted and deleted the row in between.
-func (s *Store) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
-	const op = "swap"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := checkWrite(op, key, value, expiry); err != nil {
-		return nil, err
-	}
+func (s *driver) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
 	for range maxSwapAttempts {
 		var old []byte
 		var live, written bool
 		if err := s.pool.QueryRow(ctx, s.q.swap, []byte(key), value, expiry).Scan(&old, &live, &written); err != nil {
-			return nil, s.fail(op, err)
+			return nil, err
 		}
 		switch {
 		case !written:
@@ -503,73 +431,45 @@ func (s *Store) Swap(ctx context.Context, key string, value []byte, expiry time.
 			return nil, nil
 		}
 	}
-	return nil, s.fail(op, fmt.Errorf("the row changed under %d rounds", maxSwapAttempts))
+	return nil, fmt.Errorf("the row changed under %d rounds", maxSwapAttempts)
 }
 
-// CompareAndSwap implements store.Store. It returns ErrInvalidArgument for
-// a nil old.
-func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byte, expiry time.Time) (bool, error) {
-	const op = "compare and swap"
-	if err := s.begin(ctx, op); err != nil {
-		return false, err
-	}
-	if err := checkKey(op, key); err != nil {
-		return false, err
-	}
-	if old == nil {
-		return false, fmt.Errorf("postgres: %s: nil old value: %w", op, store.ErrInvalidArgument)
-	}
+// CompareAndSwap implements store.Driver.
+func (s *driver) CompareAndSwap(ctx context.Context, key string, old, value []byte, expiry time.Time) (bool, error) {
 	var tag pgconn.CommandTag
 	var err error
 	if value == nil {
 		tag, err = s.pool.Exec(ctx, s.q.compareAndDelete, []byte(key), old)
 	} else {
-		if err := checkWrite(op, key, value, expiry); err != nil {
-			return false, err
-		}
 		tag, err = s.pool.Exec(ctx, s.q.compareAndSwap, []byte(key), old, value, expiry)
 	}
 	if err != nil {
-		return false, s.fail(op, err)
+		return false, err
 	}
 	return tag.RowsAffected() == 1, nil
 }
 
-// Delete implements store.Store.
-func (s *Store) Delete(ctx context.Context, key string) error {
-	const op = "delete"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := checkKey(op, key); err != nil {
-		return err
-	}
+// Delete implements store.Driver.
+func (s *driver) Delete(ctx context.Context, key string) error {
 	if _, err := s.pool.Exec(ctx, s.q.del, []byte(key)); err != nil {
-		return s.fail(op, err)
+		return err
 	}
 	return nil
 }
 
-// Scan implements store.Store. It returns ErrInvalidArgument for a count
-// below 1 or a cursor it did not return.
-func (s *Store) Scan(ctx context.Context, cursor string, count int) ([]store.Entry, string, error) {
-	const op = "scan"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, "", err
-	}
-	if count < 1 {
-		return nil, "", fmt.Errorf("postgres: %s: count below 1: %w", op, store.ErrInvalidArgument)
-	}
+// Scan implements store.Driver. It returns ErrInvalidArgument for a cursor
+// it did not return.
+func (s *driver) Scan(ctx context.Context, cursor string, count int) ([]store.Entry, string, error) {
 	after, err := base64.RawURLEncoding.DecodeString(cursor)
 	if err != nil {
-		return nil, "", fmt.Errorf("postgres: %s: malformed cursor: %w", op, store.ErrInvalidArgument)
+		return nil, "", fmt.Errorf("malformed cursor: %w", store.ErrInvalidArgument)
 	}
 	if after == nil {
 		after = []byte{} // key > '' is every key; key > NULL none
 	}
 	rows, err := s.pool.Query(ctx, s.q.scan, after, count)
 	if err != nil {
-		return nil, "", s.fail(op, err)
+		return nil, "", err
 	}
 	entries, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Entry, error) {
 		var key, value []byte
@@ -580,7 +480,7 @@ func (s *Store) Scan(ctx context.Context, cursor string, count int) ([]store.Ent
 		return store.Entry{Key: string(key), Value: nonNil(value), Expiry: expiry}, nil
 	})
 	if err != nil {
-		return nil, "", s.fail(op, err)
+		return nil, "", err
 	}
 	if len(entries) < count {
 		return entries, "", nil
@@ -590,7 +490,7 @@ func (s *Store) Scan(ctx context.Context, cursor string, count int) ([]store.Ent
 }
 
 // cleanupEvery deletes expired rows every interval until Close.
-func (s *Store) cleanupEvery(interval time.Duration) {
+func (s *driver) cleanupEvery(interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -606,7 +506,7 @@ func (s *Store) cleanupEvery(interval time.Duration) {
 }
 
 // cleanup deletes expired rows, in batches, and returns how many.
-func (s *Store) cleanup(ctx context.Context) (int64, error) {
+func (s *driver) cleanup(ctx context.Context) (int64, error) {
 	var n int64
 	for {
 		tag, err := s.pool.Exec(ctx, s.q.cleanup)
@@ -620,13 +520,10 @@ func (s *Store) cleanup(ctx context.Context) (int64, error) {
 	}
 }
 
-// Close implements store.Store. It ends every subscription, stops the
+// Close implements store.Driver. It ends every subscription, stops the
 // cleanup and the listener and waits for their goroutines, and closes the
 // pool if New made it. A second Close returns ErrClosed.
-func (s *Store) Close() error {
-	if !s.closed.CompareAndSwap(false, true) {
-		return store.ErrClosed
-	}
+func (s *driver) Close() error {
 	s.cancel()
 	s.l.close()
 	s.wg.Wait()

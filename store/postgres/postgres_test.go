@@ -27,46 +27,19 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// TestServerDown checks that New reports a server that does not answer,
-// and keeps nothing running.
-func TestServerDown(t *testing.T) {
-	storetest.CheckNoLeaks(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	// Port 1 (tcpmux) is closed on any machine the tests run on.
-	s, err := evpostgres.New(ctx, "postgres://postgres:s3cr3t@127.0.0.1:1/test?sslmode=disable&connect_timeout=5", nil)
-	if err == nil {
-		s.Close()
-		t.Fatal("New succeeded with no server")
-	}
-	if !strings.Contains(err.Error(), "server does not answer") {
-		t.Errorf("New: %v, want an error that says the server does not answer", err)
-	}
-	if strings.Contains(err.Error(), "s3cr3t") {
-		t.Errorf("New's error repeats the password: %v", err)
-	}
-}
-
-// TestInvalidURL checks that a malformed URL is refused without repeating
-// it: it may hold a password.
-func TestInvalidURL(t *testing.T) {
-	for _, url := range []string{
-		"postgres://user:s3cr3t@127.0.0.1:notaport/test",
-		"postgres://user:s3cr3t@127.0.0.1/test?sslmode=s3cr3t",
-		"host=127.0.0.1 password=s3cr3t pool_max_conns=s3cr3t",
-	} {
-		_, err := evpostgres.New(t.Context(), url, nil)
-		if err == nil {
-			t.Errorf("New accepted a malformed URL")
-			continue
-		}
-		if !errors.Is(err, store.ErrInvalidArgument) {
-			t.Errorf("New: %v, want ErrInvalidArgument", err)
-		}
-		if strings.Contains(err.Error(), "s3cr3t") {
-			t.Errorf("New's error repeats the password: %v", err)
-		}
-	}
+// TestNew checks New's errors for a server that does not answer and for
+// malformed URLs, which it must not repeat: they may hold a password.
+func TestNew(t *testing.T) {
+	storetest.CheckNew(t, func(ctx context.Context, url string) (store.Store, error) {
+		return evpostgres.New(ctx, url, nil)
+	},
+		// Port 1 (tcpmux) is closed on any machine the tests run on.
+		"postgres://postgres:s3cr3t@127.0.0.1:1/test?sslmode=disable&connect_timeout=5",
+		[]string{
+			"postgres://user:s3cr3t@127.0.0.1:notaport/test",
+			"postgres://user:s3cr3t@127.0.0.1/test?sslmode=s3cr3t",
+			"host=127.0.0.1 password=s3cr3t pool_max_conns=s3cr3t",
+		}, "s3cr3t")
 }
 
 // TestMissingTable checks that New refuses a database that was never
@@ -253,49 +226,5 @@ func TestChannelLayout(t *testing.T) {
 	err = s.Publish(ctx, "my channel", make([]byte, evpostgres.MaxMessageSize+1))
 	if !errors.Is(err, store.ErrInvalidArgument) || !strings.Contains(err.Error(), "5900") {
 		t.Errorf("Publish over MaxMessageSize: %v, want ErrInvalidArgument naming the limit", err)
-	}
-}
-
-// TestOperationsAfterConnectionsKilled terminates every pooled connection of
-// a store and checks that the store recovers without being reopened. pgx
-// does not retry a statement, so an operation on a connection terminated
-// less than a second ago (the pool pings connections idle longer) may fail
-// once; the store must work again right after.
-func TestOperationsAfterConnectionsKilled(t *testing.T) {
-	url := serverURL(t)
-	conn := connect(t, url)
-	name := randomName("app")
-	s, _ := openStore(t, withApplicationName(t, url, name))
-	ctx := t.Context()
-	expiry := time.Now().Add(time.Minute)
-
-	var wg sync.WaitGroup
-	for i := range 4 {
-		wg.Go(func() {
-			if err := s.Put(ctx, "k", []byte{byte(i)}, expiry); err != nil {
-				t.Errorf("Put: %v", err)
-			}
-		})
-	}
-	wg.Wait()
-	n := terminate(t, conn, name)
-	if n == 0 {
-		t.Fatal("found no connection of the store to terminate")
-	}
-	// Each terminated connection may fail one operation, no more.
-	failures := 0
-	for {
-		err := s.Put(ctx, "k", []byte("after"), expiry)
-		if err == nil {
-			break
-		}
-		failures++
-		t.Logf("Put after %d connections were terminated: %v", n, err)
-		if failures > n {
-			t.Fatalf("the store did not recover after %d failures", failures)
-		}
-	}
-	if got, err := s.Take(ctx, "k"); err != nil || !bytes.Equal(got, []byte("after")) {
-		t.Fatalf("Take after recovering = %q, %v", got, err)
 	}
 }

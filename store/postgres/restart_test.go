@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -36,13 +34,7 @@ type pgServer struct {
 // installed (and fails it when ELICITVAULT_REQUIRE_BACKENDS=1).
 func startPrivatePostgres(t *testing.T) *pgServer {
 	t.Helper()
-	skip := func(msg string) {
-		t.Helper()
-		if os.Getenv(requireEnv) == "1" {
-			t.Fatalf("%s, and %s=1", msg, requireEnv)
-		}
-		t.Skip(msg)
-	}
+	skip := func(msg string) { t.Helper(); storetest.Skip(t, msg) }
 	initdbs, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
 	if len(initdbs) == 0 {
 		skip("PostgreSQL's server binaries are not installed; this test runs a server of its own")
@@ -148,81 +140,29 @@ func (s *pgServer) stop() {
 	s.cmd = nil
 }
 
-// TestServerRestartedUnderLoad stops a PostgreSQL server of the test's own
-// in the middle of a burst of every operation, while a waiter waits for a
-// result, and starts it again on the same port. While it is down every
-// operation fails with a wrapped error (never not-found, never a panic);
-// after it is back the same two stores work again without being recreated,
-// the waiter is resubscribed, and it gets the result written after the
-// restart. Nothing is left running after Close.
+// TestServerRestartedUnderLoad runs storetest.RunRestart on a PostgreSQL
+// server of the test's own, stopped with a fast shutdown.
 func TestServerRestartedUnderLoad(t *testing.T) {
 	srv := startPrivatePostgres(t)
 	ctx := t.Context()
-	{
-		conn, err := pgx.Connect(ctx, srv.url())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := evpostgres.Migrate(ctx, conn, nil); err != nil {
-			t.Fatal(err)
-		}
-		conn.Close(ctx)
+	conn, err := pgx.Connect(ctx, srv.url())
+	if err != nil {
+		t.Fatal(err)
 	}
-	storetest.CheckNoLeaks(t)
-	open := func() *evpostgres.Store {
-		s, err := evpostgres.New(ctx, srv.url(), &evpostgres.Options{Logger: testLogger(t)})
-		if err != nil {
-			t.Fatalf("New: %v", err)
-		}
-		return s
+	if err := evpostgres.Migrate(ctx, conn, nil); err != nil {
+		t.Fatal(err)
 	}
-	node, resolver := open(), open()
-	defer node.Close()
-	defer resolver.Close()
-
-	waiter := storetest.StartWaiter(t, ctx, node, "result-channel", "result")
-	defer waiter.Close()
-
-	burst := storetest.StartBurst(ctx, 6, []store.Store{node, resolver}, func(w int, err error) {
-		if !strings.HasPrefix(err.Error(), "postgres: ") || errors.Is(err, store.ErrClosed) ||
-			errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalidArgument) {
-			t.Errorf("worker %d: %v, want the server's error, wrapped", w, err)
-		}
+	conn.Close(ctx)
+	storetest.RunRestart(t, storetest.Server{
+		Name: "postgres",
+		Open: func(t *testing.T) store.Store {
+			s, err := evpostgres.New(t.Context(), srv.url(), &evpostgres.Options{Logger: testLogger(t)})
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			return s
+		},
+		Stops: []func(*testing.T){func(*testing.T) { srv.stop() }},
+		Start: func(*testing.T) { srv.start() },
 	})
-
-	time.Sleep(200 * time.Millisecond) // the burst runs on a live server
-	before := waiter.Resubscriptions()
-	failedBefore := burst.Failures()
-	srv.stop()
-	time.Sleep(500 * time.Millisecond) // operations meet a server that is down
-	if burst.Failures() == failedBefore {
-		t.Error("no operation failed while the server was down")
-	}
-	srv.start()
-	at := time.Now()
-	deadline := at.Add(30 * time.Second)
-	if !waiter.AwaitResubscribed(before, deadline) {
-		t.Fatal("the waiter's subscription was not resubscribed after the restart")
-	}
-	if w := burst.AwaitRecovered(at, deadline); w >= 0 {
-		t.Fatalf("burst worker %d did not recover after the restart", w)
-	}
-	t.Logf("%d operations failed while the server was down or restarting", burst.Stop())
-
-	if err := resolver.Put(ctx, "result", []byte("the answer"), time.Now().Add(time.Minute)); err != nil {
-		t.Fatal(err)
-	}
-	if err := resolver.Publish(ctx, "result-channel", []byte{1}); err != nil {
-		t.Fatal(err)
-	}
-	if v := waiter.Result(t, 10*time.Second); string(v) != "the answer" {
-		t.Fatalf("the waiter got %q", v)
-	}
-	waiter.Close()
-	if err := resolver.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	if err := node.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
 }

@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/elicitvault/elicitvault/store"
@@ -10,17 +9,19 @@ import (
 )
 
 // TestBackend runs storetest's tests that need a second process on the
-// same data and a subscription connection cut at the server
-// (pg_terminate_backend of the store's listener connection).
+// same data and connections cut at the server (pg_terminate_backend of
+// the store's connections, by their application_name).
 func TestBackend(t *testing.T) {
 	url := serverURL(t)
 	storetest.RunBackend(t, storetest.Backend{
+		Name: "postgres",
 		Open: func(t *testing.T) (store.Store, string, storetest.Cuts) {
 			conn := connect(t, url)
 			name := randomName("app")
 			s, schema := openStore(t, withApplicationName(t, url, name))
 			return s, schema, storetest.Cuts{
 				Subscriptions: func(t *testing.T) int { return terminate(t, conn, name+"/listener") },
+				All:           func(t *testing.T) int { return terminate(t, conn, name) },
 			}
 		},
 		Reopen: func(t *testing.T, schema string) store.Store {
@@ -28,11 +29,7 @@ func TestBackend(t *testing.T) {
 			if err != nil {
 				t.Fatalf("New: %v", err)
 			}
-			t.Cleanup(func() {
-				if err := s.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
-					t.Errorf("Close: %v", err)
-				}
-			})
+			storetest.CloseAtEnd(t, s)
 			return s
 		},
 	})

@@ -20,17 +20,13 @@ import (
 
 // openPrivate opens a store on servers of the test's own, with a random
 // prefix, closed when t ends.
-func openPrivate(t testing.TB, rawURL string, prefix string) *evredis.Store {
+func openPrivate(t testing.TB, rawURL string, prefix string) *store.Portable {
 	t.Helper()
 	s, err := evredis.New(t.Context(), rawURL, &evredis.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	storetest.CloseAtEnd(t, s)
 	return s
 }
 

@@ -35,7 +35,7 @@ const redirectAttempts = 6
 // (redis.Nil included). When the URL set wait_replicas, op runs in a
 // pipeline on the primary of rk followed by WAIT on the same connection,
 // and a write that too few replicas acknowledged returns ErrNotReplicated.
-func (s *Store) write(ctx context.Context, rk string, op func(c commander) redis.Cmder) error {
+func (s *driver) write(ctx context.Context, rk string, op func(c commander) redis.Cmder) error {
 	if s.durability.replicas == 0 {
 		return op(s.client).Err()
 	}

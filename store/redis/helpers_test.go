@@ -4,15 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
 	evredis "github.com/elicitvault/elicitvault/store/redis"
+	"github.com/elicitvault/elicitvault/store/storetest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -37,26 +36,11 @@ func withClientName(t testing.TB, rawURL, name string) string {
 	return u.String()
 }
 
-// The environment of the backend tests: the server's URL, and the switch
-// that turns a missing server into a failure instead of a skip (CI sets it).
-const (
-	serverEnv  = "ELICITVAULT_REDIS_URL"
-	requireEnv = "ELICITVAULT_REQUIRE_BACKENDS"
-)
-
 // serverURL returns the test server's URL, from ELICITVAULT_REDIS_URL, or
-// skips t (fails it when ELICITVAULT_REQUIRE_BACKENDS=1).
+// skips t (see storetest.Skip).
 func serverURL(t testing.TB) string {
 	t.Helper()
-	if u := os.Getenv(serverEnv); u != "" {
-		return u
-	}
-	msg := "no Redis server: set " + serverEnv + " to its URL"
-	if os.Getenv(requireEnv) == "1" {
-		t.Fatalf("%s; %s=1 requires it", msg, requireEnv)
-	}
-	t.Skip(msg)
-	return ""
+	return storetest.ServerURL(t, "ELICITVAULT_REDIS_URL", "Redis")
 }
 
 // admin returns a client of the test server, closed when t ends.
@@ -74,7 +58,7 @@ func admin(t testing.TB, rawURL string) *redis.Client {
 // openStore opens a store with the given prefix (a random one when none is
 // given) and, unless the URL sets one, a random client name. When t ends
 // it closes the store and deletes every key under the prefix.
-func openStore(t testing.TB, rawURL string, prefixes ...string) (*evredis.Store, string) {
+func openStore(t testing.TB, rawURL string, prefixes ...string) (*store.Portable, string) {
 	t.Helper()
 	prefix := randomName("prefix") + ":"
 	if len(prefixes) > 0 {
@@ -84,12 +68,8 @@ func openStore(t testing.TB, rawURL string, prefixes ...string) (*evredis.Store,
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
-			t.Errorf("Close: %v", err)
-		}
-		deletePrefix(t, rawURL, prefix)
-	})
+	t.Cleanup(func() { deletePrefix(t, rawURL, prefix) })
+	storetest.CloseAtEnd(t, s)
 	return s, prefix
 }
 

@@ -8,20 +8,11 @@ import (
 	"sync"
 
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/internal/mailbox"
 	"github.com/redis/go-redis/v9"
 )
 
-// Publish implements store.Store: PUBLISH <prefix>{<channel>} msg. It returns
-// ErrInvalidArgument for an empty channel or a nil msg.
-func (s *Store) Publish(ctx context.Context, channel string, msg []byte) error {
-	const op = "publish"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if channel == "" || msg == nil {
-		return fmt.Errorf("redis: %s: empty channel or nil message: %w", op, store.ErrInvalidArgument)
-	}
+// Publish implements store.Driver: PUBLISH <prefix>{<channel>} msg.
+func (s *driver) Publish(ctx context.Context, channel string, msg []byte) error {
 	h := s.hubFor(channel)
 	var err error
 	if h.sharded {
@@ -30,43 +21,34 @@ func (s *Store) Publish(ctx context.Context, channel string, msg []byte) error {
 		err = s.client.Publish(ctx, h.name(channel), msg).Err()
 	}
 	if err != nil {
-		return s.fail(op, err)
+		return err
 	}
 	return nil
 }
 
-// Subscribe implements store.Store. It returns once Redis has confirmed the
-// subscription, or when ctx ends. A subscription buffers 64 messages; when
-// its buffer is full, a message is dropped and the subscription receives
-// instead, after the messages it buffered, a message with Resubscribed set.
+// Subscribe implements store.Driver. It returns once Redis has confirmed the
+// subscription, or when ctx ends.
 //
 // A channel that already has a subscription is confirmed already, so
 // Subscribe returns at once, even during an outage that go-redis has not
 // detected yet; the new subscription then receives Resubscribed when the
 // connection is back, like the others.
-func (s *Store) Subscribe(ctx context.Context, channel string) (store.Subscription, error) {
-	const op = "subscribe"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if channel == "" {
-		return nil, fmt.Errorf("redis: %s: empty channel: %w", op, store.ErrInvalidArgument)
-	}
+func (s *driver) Subscribe(ctx context.Context, channel string, deliver func(store.Message)) (func(), error) {
 	h := s.hubFor(channel)
-	sub, ready, writeErr, err := h.add(ctx, h.name(channel))
+	sub, ready, writeErr, err := h.add(ctx, h.name(channel), deliver)
 	if err != nil {
-		return nil, fmt.Errorf("redis: %s: %w", op, err)
+		return nil, err
 	}
 	select {
 	case <-ready:
-		return sub, nil
+		return sub.unsubscribe, nil
 	case <-ctx.Done():
-		sub.Close()
+		sub.unsubscribe()
 		// A failed SUBSCRIBE write is retried by go-redis's reconnection,
 		// so it matters only once waiting has failed too.
-		return nil, fmt.Errorf("redis: %s: %w", op, errors.Join(ctx.Err(), writeErr))
+		return nil, errors.Join(ctx.Err(), writeErr)
 	case <-h.stop:
-		return nil, fmt.Errorf("redis: %s: %w", op, store.ErrClosed)
+		return nil, store.ErrClosed
 	}
 }
 
@@ -91,7 +73,7 @@ func (s *Store) Subscribe(ctx context.Context, channel string) (store.Subscripti
 // node), so the hub keeps one connection instead of dialling a new one
 // each time its subscription count comes back from zero.
 type hub struct {
-	s       *Store
+	s       *driver
 	stop    chan struct{} // closed by close
 	sharded bool          // SSUBSCRIBE and SPUBLISH, on a cluster
 	group   string        // the hash tag of the hub's channels, if sharded
@@ -111,7 +93,7 @@ type rchannel struct {
 	ready  chan struct{} // closed when active becomes true
 }
 
-func (h *hub) init(s *Store, sharded bool, group string) {
+func (h *hub) init(s *driver, sharded bool, group string) {
 	h.s = s
 	h.sharded = sharded
 	h.group = group
@@ -125,7 +107,7 @@ func (h *hub) init(s *Store, sharded bool, group string) {
 // add adds a subscription to name. It returns the subscription, a channel
 // closed once the subscription is active, and the error of writing
 // SUBSCRIBE, if any.
-func (h *hub) add(ctx context.Context, name string) (sub *subscription, ready <-chan struct{}, writeErr, err error) {
+func (h *hub) add(ctx context.Context, name string, deliver func(store.Message)) (sub *subscription, ready <-chan struct{}, writeErr, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -149,11 +131,7 @@ func (h *hub) add(ctx context.Context, name string) (sub *subscription, ready <-
 			writeErr = h.ps.Subscribe(ctx, name)
 		}
 	}
-	sub = &subscription{
-		h:    h,
-		name: name,
-		box:  mailbox.New(),
-	}
+	sub = &subscription{h: h, name: name, send: deliver}
 	c.subs[sub] = struct{}{}
 	return sub, c.ready, writeErr, nil
 }
@@ -282,11 +260,6 @@ func (h *hub) close() error {
 	}
 	h.closed = true
 	close(h.stop)
-	for _, c := range h.channels {
-		for sub := range c.subs {
-			sub.box.Close()
-		}
-	}
 	h.channels = nil
 	ps, dones := h.ps, h.dones
 	h.mu.Unlock()
@@ -305,37 +278,33 @@ func (h *hub) close() error {
 	return err
 }
 
-// subscription implements store.Subscription.
+// subscription is one subscriber of a channel.
 type subscription struct {
-	h    *hub
-	name string       // the Redis channel
-	box  *mailbox.Box // guarded by h.mu
+	h      *hub
+	name   string              // the Redis channel
+	send   func(store.Message) // the Portable's, which never blocks
+	closed bool                // guarded by h.mu
 }
 
-// deliver sends m on sub's channel without blocking (see package
-// mailbox). The hub must be locked.
-func (sub *subscription) deliver(m store.Message) { sub.box.Deliver(m) }
+// deliver sends m to the subscriber. The hub must be locked.
+func (sub *subscription) deliver(m store.Message) { sub.send(m) }
 
-// Messages implements store.Subscription.
-func (sub *subscription) Messages() <-chan store.Message { return sub.box.C() }
-
-// Err implements store.Subscription. go-redis reconnects the PubSub for as
-// long as the store is open, so a Redis subscription never fails: Err
-// always returns nil.
-func (sub *subscription) Err() error { return nil }
-
-// Close implements store.Subscription. When it closes the last subscription
-// of a channel, it unsubscribes the channel. That takes effect even if
-// writing UNSUBSCRIBE fails: go-redis forgets the channel at once and does
-// not subscribe it again.
-func (sub *subscription) Close() error {
+// unsubscribe removes sub from its hub. When it removes the last
+// subscription of a channel, it unsubscribes the channel. That takes effect
+// even if writing UNSUBSCRIBE fails: go-redis forgets the channel at once
+// and does not subscribe it again.
+func (sub *subscription) unsubscribe() {
 	h := sub.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if !sub.box.Close() {
-		return nil
+	if sub.closed {
+		return
 	}
+	sub.closed = true
 	c := h.channels[sub.name]
+	if c == nil {
+		return // the hub is closed
+	}
 	delete(c.subs, sub)
 	if len(c.subs) == 0 {
 		delete(h.channels, sub.name)
@@ -345,7 +314,6 @@ func (sub *subscription) Close() error {
 			_ = h.ps.Unsubscribe(context.Background(), sub.name)
 		}
 	}
-	return nil
 }
 
 // channelGroups is the number of groups that a cluster store spreads its
@@ -358,7 +326,7 @@ const channelGroups = 16
 
 // initHubs makes the store's hubs: one for a server or a Sentinel-managed
 // primary, channelGroups on a cluster.
-func (s *Store) initHubs() {
+func (s *driver) initHubs() {
 	if _, ok := s.client.(*redis.ClusterClient); !ok {
 		h := &hub{}
 		h.init(s, false, "")
@@ -373,7 +341,7 @@ func (s *Store) initHubs() {
 }
 
 // hubFor returns the hub of a store channel.
-func (s *Store) hubFor(channel string) *hub {
+func (s *driver) hubFor(channel string) *hub {
 	if len(s.hubs) == 1 {
 		return s.hubs[0]
 	}

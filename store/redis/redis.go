@@ -81,7 +81,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/elicitvault/elicitvault/store"
@@ -91,20 +90,19 @@ import (
 // DefaultPrefix is the key prefix of a Store made without Options.Prefix.
 const DefaultPrefix = "elicitvault:"
 
-// Store is a store.Store on Redis. It is safe for concurrent use.
-type Store struct {
+// driver is the store.Driver on Redis.
+type driver struct {
 	client  redis.UniversalClient
 	own     bool   // the client was made by New, and Close closes it
 	prefix  string // prepended to every key and channel
 	pattern string // the SCAN MATCH pattern of the store's keys
-	closed  atomic.Bool
 	hubs    []*hub // one, or channelGroups on a cluster
 	// durability is what each write waits for (the wait_replicas URL
 	// parameter).
 	durability durability
 }
 
-var _ store.Store = (*Store)(nil)
+var _ store.Driver = (*driver)(nil)
 
 // Options configures a Store; nil means the defaults.
 type Options struct {
@@ -168,7 +166,7 @@ func (o *Options) config() config {
 // New returns an error, and keeps no connection, when the URL is invalid or
 // the server (on a cluster, every primary) does not answer before ctx
 // ends. Error text never repeats the URL, which may hold a password.
-func New(ctx context.Context, url string, opts *Options) (*Store, error) {
+func New(ctx context.Context, url string, opts *Options) (*store.Portable, error) {
 	p, err := parseURL(url)
 	if err != nil {
 		return nil, err
@@ -195,7 +193,7 @@ func New(ctx context.Context, url string, opts *Options) (*Store, error) {
 		}
 		c = redis.NewFailoverClient(o)
 	}
-	s, err := newStore(c, true, cfg)
+	s, err := newDriver(c, true, cfg)
 	if err != nil {
 		c.Close()
 		return nil, err
@@ -216,7 +214,7 @@ func New(ctx context.Context, url string, opts *Options) (*Store, error) {
 			return nil, fmt.Errorf("redis: a cluster primary does not answer: %w", err)
 		}
 	}
-	return s, nil
+	return store.New("redis", s, nil), nil
 }
 
 // mergeTLS returns a copy of tc that checks the name and minimum version
@@ -248,18 +246,22 @@ func withTLS(opt, fromURL *tls.Config, scheme string) (*tls.Config, error) {
 // *redis.Client or a failover client. The caller keeps ownership of
 // client: Close does not close it. NewFromClient does not contact the
 // server.
-func NewFromClient(client redis.UniversalClient, opts *Options) (*Store, error) {
+func NewFromClient(client redis.UniversalClient, opts *Options) (*store.Portable, error) {
 	if client == nil {
 		return nil, fmt.Errorf("redis: nil client: %w", store.ErrInvalidArgument)
 	}
-	return newStore(client, false, opts.config())
+	d, err := newDriver(client, false, opts.config())
+	if err != nil {
+		return nil, err
+	}
+	return store.New("redis", d, nil), nil
 }
 
-func newStore(client redis.UniversalClient, own bool, c config) (*Store, error) {
+func newDriver(client redis.UniversalClient, own bool, c config) (*driver, error) {
 	if strings.ContainsAny(c.prefix, "{}") {
 		return nil, fmt.Errorf("redis: the key prefix must not contain braces: %w", store.ErrInvalidArgument)
 	}
-	s := &Store{
+	s := &driver{
 		client:  client,
 		own:     own,
 		prefix:  c.prefix,
@@ -270,18 +272,18 @@ func newStore(client redis.UniversalClient, own bool, c config) (*Store, error) 
 }
 
 // redisKey returns the Redis key of a store key.
-func (s *Store) redisKey(key string) string {
+func (s *driver) redisKey(key string) string {
 	return s.prefix + "{" + key + "}"
 }
 
 // redisChannel returns the Redis channel of a store channel.
-func (s *Store) redisChannel(channel string) string {
+func (s *driver) redisChannel(channel string) string {
 	return s.prefix + "{" + channel + "}"
 }
 
 // storeKey returns the store key of a Redis key, and false if the Redis key
 // is not laid out as redisKey lays keys out.
-func (s *Store) storeKey(rk string) (string, bool) {
+func (s *driver) storeKey(rk string) (string, bool) {
 	rest, ok := strings.CutPrefix(rk, s.prefix+"{")
 	if !ok {
 		return "", false
@@ -293,76 +295,26 @@ func (s *Store) storeKey(rk string) (string, bool) {
 	return key, true
 }
 
-// begin checks what every operation checks first: that the store is open
-// and that ctx is not done.
-func (s *Store) begin(ctx context.Context, op string) error {
-	if s.closed.Load() {
-		return fmt.Errorf("redis: %s: %w", op, store.ErrClosed)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("redis: %s: %w", op, err)
-	}
-	return nil
-}
-
-// fail wraps an error of the server or the connection.
-func (s *Store) fail(op string, err error) error {
-	if errors.Is(err, redis.ErrClosed) && s.closed.Load() {
-		// Close ran while the operation was in flight.
-		return fmt.Errorf("redis: %s: %w", op, store.ErrClosed)
-	}
-	return fmt.Errorf("redis: %s: %w", op, err)
-}
-
-// checkWrite validates the arguments of a write.
-func checkWrite(op, key string, value []byte, expiry time.Time) error {
-	if err := store.CheckWrite(key, value, expiry, time.Now()); err != nil {
-		return fmt.Errorf("redis: %s: %w", op, err)
-	}
-	return nil
-}
-
-func checkKey(op, key string) error {
-	if key == "" {
-		return fmt.Errorf("redis: %s: empty key: %w", op, store.ErrInvalidArgument)
-	}
-	return nil
-}
-
-// Put implements store.Store: SET key value PXAT expiry.
-func (s *Store) Put(ctx context.Context, key string, value []byte, expiry time.Time) error {
-	const op = "put"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := checkWrite(op, key, value, expiry); err != nil {
-		return err
-	}
+// Put implements store.Driver: SET key value PXAT expiry.
+func (s *driver) Put(ctx context.Context, key string, value []byte, expiry time.Time) error {
 	rk := s.redisKey(key)
 	err := s.write(ctx, rk, func(c commander) redis.Cmder {
 		return c.Do(ctx, "SET", rk, value, "PXAT", expiry.UnixMilli())
 	})
 	if err != nil {
-		return s.fail(op, err)
+		return err
 	}
 	return nil
 }
 
-// Get implements store.Store: GET key.
-func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
-	const op = "get"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := checkKey(op, key); err != nil {
-		return nil, err
-	}
+// Get implements store.Driver: GET key.
+func (s *driver) Get(ctx context.Context, key string) ([]byte, error) {
 	v, err := s.client.Get(ctx, s.redisKey(key)).Bytes()
 	if err == redis.Nil {
 		return nil, store.ErrNotFound
 	}
 	if err != nil {
-		return nil, s.fail(op, err)
+		return nil, err
 	}
 	return v, nil
 }
@@ -371,14 +323,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 // under a receipt of this call for a few seconds, so that go-redis's retry
 // of a call whose reply it lost (a timeout, a connection cut) gets the
 // value instead of finding it gone.
-func (s *Store) Take(ctx context.Context, key string) ([]byte, error) {
-	const op = "take"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := checkKey(op, key); err != nil {
-		return nil, err
-	}
+func (s *driver) Take(ctx context.Context, key string) ([]byte, error) {
 	rk := s.redisKey(key)
 	// The receipt's name is this call's: go-redis sends the same script
 	// again when it retries the call.
@@ -406,7 +351,7 @@ func (s *Store) Take(ctx context.Context, key string) ([]byte, error) {
 	if err == redis.Nil {
 		return nil, store.ErrNotFound
 	}
-	return nil, s.fail(op, err)
+	return nil, err
 }
 
 // takeReceiptTTL bounds how long a taken value stays under its receipt,
@@ -435,15 +380,8 @@ end
 return redis.call('GET', KEYS[2])
 `)
 
-// PutIfAbsent implements store.Store: SET key value PXAT expiry NX.
-func (s *Store) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
-	const op = "put if absent"
-	if err := s.begin(ctx, op); err != nil {
-		return false, err
-	}
-	if err := checkWrite(op, key, value, expiry); err != nil {
-		return false, err
-	}
+// PutIfAbsent implements store.Driver: SET key value PXAT expiry NX.
+func (s *driver) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
 	rk := s.redisKey(key)
 	err := s.write(ctx, rk, func(c commander) redis.Cmder {
 		return c.Do(ctx, "SET", rk, value, "PXAT", expiry.UnixMilli(), "NX")
@@ -452,20 +390,13 @@ func (s *Store) PutIfAbsent(ctx context.Context, key string, value []byte, expir
 		return false, nil
 	}
 	if err != nil {
-		return false, s.fail(op, err)
+		return false, err
 	}
 	return true, nil
 }
 
-// Swap implements store.Store: SET key value PXAT expiry GET.
-func (s *Store) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
-	const op = "swap"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := checkWrite(op, key, value, expiry); err != nil {
-		return nil, err
-	}
+// Swap implements store.Driver: SET key value PXAT expiry GET.
+func (s *driver) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
 	rk := s.redisKey(key)
 	var cmd *redis.Cmd
 	err := s.write(ctx, rk, func(c commander) redis.Cmder {
@@ -480,7 +411,7 @@ func (s *Store) Swap(ctx context.Context, key string, value []byte, expiry time.
 		return nil, nil
 	}
 	if err != nil {
-		return nil, s.fail(op, err)
+		return nil, err
 	}
 	return []byte(old), nil
 }
@@ -507,22 +438,7 @@ return 1
 
 // CompareAndSwap implements store.Store with a Lua script, which Redis runs
 // atomically. It returns ErrInvalidArgument for a nil old.
-func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byte, expiry time.Time) (bool, error) {
-	const op = "compare and swap"
-	if err := s.begin(ctx, op); err != nil {
-		return false, err
-	}
-	if err := checkKey(op, key); err != nil {
-		return false, err
-	}
-	if old == nil {
-		return false, fmt.Errorf("redis: %s: nil old value: %w", op, store.ErrInvalidArgument)
-	}
-	if value != nil {
-		if err := checkWrite(op, key, value, expiry); err != nil {
-			return false, err
-		}
-	}
+func (s *driver) CompareAndSwap(ctx context.Context, key string, old, value []byte, expiry time.Time) (bool, error) {
 	rk := s.redisKey(key)
 	keys := []string{rk}
 	var cmd *redis.Cmd
@@ -544,35 +460,25 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byt
 		n, err = cmd.Int64()
 	}
 	if err != nil {
-		return false, s.fail(op, err)
+		return false, err
 	}
 	return n == 1, nil
 }
 
-// Delete implements store.Store: DEL key.
-func (s *Store) Delete(ctx context.Context, key string) error {
-	const op = "delete"
-	if err := s.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := checkKey(op, key); err != nil {
-		return err
-	}
+// Delete implements store.Driver: DEL key.
+func (s *driver) Delete(ctx context.Context, key string) error {
 	rk := s.redisKey(key)
 	err := s.write(ctx, rk, func(c commander) redis.Cmder { return c.Del(ctx, rk) })
 	if err != nil {
-		return s.fail(op, err)
+		return err
 	}
 	return nil
 }
 
-// Close implements store.Store. It ends every subscription, closes the
+// Close implements store.Driver. It ends every subscription, closes the
 // Pub/Sub connection and waits for the goroutine that reads it, and closes
 // the client if New made it. A second Close returns ErrClosed.
-func (s *Store) Close() error {
-	if !s.closed.CompareAndSwap(false, true) {
-		return store.ErrClosed
-	}
+func (s *driver) Close() error {
 	var err error
 	for _, h := range s.hubs {
 		err = errors.Join(err, h.close())
@@ -582,10 +488,7 @@ func (s *Store) Close() error {
 			err = errors.Join(err, cerr)
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("redis: close: %w", err)
-	}
-	return nil
+	return err
 }
 
 // globEscape escapes the bytes that SCAN MATCH patterns give a meaning.

@@ -1,12 +1,10 @@
 package redis_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,46 +22,19 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// TestServerDown checks that New reports a server that does not answer,
-// and keeps nothing running.
-func TestServerDown(t *testing.T) {
-	storetest.CheckNoLeaks(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	// Port 1 (tcpmux) is closed on any machine the tests run on.
-	s, err := evredis.New(ctx, "redis://127.0.0.1:1/0?max_retries=-1", nil)
-	if err == nil {
-		s.Close()
-		t.Fatal("New succeeded with no server")
-	}
-	if !strings.Contains(err.Error(), "server does not answer") {
-		t.Errorf("New: %v, want an error that says the server does not answer", err)
-	}
-	if errors.Is(err, store.ErrInvalidArgument) {
-		t.Errorf("New: %v matches ErrInvalidArgument", err)
-	}
-}
-
-// TestInvalidURL checks that a malformed URL is refused without repeating
-// it: it may hold a password.
-func TestInvalidURL(t *testing.T) {
-	for _, url := range []string{
-		"redis://user:s3cr3t/pass@127.0.0.1:6379/0",
-		"http://user:s3cr3t@127.0.0.1/",
-		"redis://user:s3cr3t@127.0.0.1:6379/notadb",
-	} {
-		_, err := evredis.New(t.Context(), url, nil)
-		if err == nil {
-			t.Errorf("New accepted a malformed URL")
-			continue
-		}
-		if !errors.Is(err, store.ErrInvalidArgument) {
-			t.Errorf("New: %v, want ErrInvalidArgument", err)
-		}
-		if strings.Contains(err.Error(), "s3cr3t") {
-			t.Errorf("New's error repeats the password: %v", err)
-		}
-	}
+// TestNew checks New's errors for a server that does not answer and for
+// malformed URLs, which it must not repeat: they may hold a password.
+func TestNew(t *testing.T) {
+	storetest.CheckNew(t, func(ctx context.Context, url string) (store.Store, error) {
+		return evredis.New(ctx, url, nil)
+	},
+		// Port 1 (tcpmux) is closed on any machine the tests run on.
+		"redis://user:s3cr3t@127.0.0.1:1/0?max_retries=-1",
+		[]string{
+			"redis://user:s3cr3t/pass@127.0.0.1:6379/0",
+			"http://user:s3cr3t@127.0.0.1/",
+			"redis://user:s3cr3t@127.0.0.1:6379/notadb",
+		}, "s3cr3t")
 }
 
 func TestOptions(t *testing.T) {
@@ -203,37 +174,6 @@ func TestScanCursor(t *testing.T) {
 	}
 	if _, _, err := s.Scan(t.Context(), "", 0); !errors.Is(err, store.ErrInvalidArgument) {
 		t.Errorf("Scan with count 0: %v, want ErrInvalidArgument", err)
-	}
-}
-
-// TestOperationsAfterConnectionsKilled kills every ordinary connection of a
-// store and checks that the store keeps working without being reopened.
-func TestOperationsAfterConnectionsKilled(t *testing.T) {
-	url := serverURL(t)
-	c := admin(t, url)
-	name := randomName("client")
-	s, _ := openStore(t, withClientName(t, url, name))
-	ctx := t.Context()
-	expiry := time.Now().Add(time.Minute)
-
-	// Open a few connections, so that several sit idle in the pool.
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Go(func() {
-			if err := s.Put(ctx, "k", []byte{byte(i)}, expiry); err != nil {
-				t.Errorf("Put: %v", err)
-			}
-		})
-	}
-	wg.Wait()
-	if n := killClients(t, c, "normal", name); n == 0 {
-		t.Fatal("found no connection of the store to kill")
-	}
-	if err := s.Put(ctx, "k", []byte("after"), expiry); err != nil {
-		t.Fatalf("Put after the connections were killed: %v", err)
-	}
-	if got, err := s.Take(ctx, "k"); err != nil || !bytes.Equal(got, []byte("after")) {
-		t.Fatalf("Take after the connections were killed = %q, %v", got, err)
 	}
 }
 

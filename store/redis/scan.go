@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"sort"
@@ -75,35 +76,27 @@ func (c scanCursor) String() string {
 	return b.String()
 }
 
-// Scan implements store.Store. It returns up to count entries; see the
-// package documentation for how. It returns ErrInvalidArgument for a count
-// below 1 or a cursor it did not return.
-func (s *Store) Scan(ctx context.Context, cursor string, count int) ([]store.Entry, string, error) {
-	const op = "scan"
-	if err := s.begin(ctx, op); err != nil {
-		return nil, "", err
-	}
-	if count < 1 {
-		return nil, "", fmt.Errorf("redis: %s: count below 1: %w", op, store.ErrInvalidArgument)
-	}
+// Scan implements store.Driver. It returns up to count entries; see the
+// package documentation for how.
+func (s *driver) Scan(ctx context.Context, cursor string, count int) ([]store.Entry, string, error) {
 	if _, ok := s.client.(*redis.Ring); ok {
 		// SCAN on one shard would silently miss the keys of the others.
-		return nil, "", fmt.Errorf("redis: %s: not supported on a ring client", op)
+		return nil, "", errors.New("not supported on a ring client")
 	}
 	if cc, ok := s.client.(*redis.ClusterClient); ok {
 		return s.scanCluster(ctx, cc, cursor, count)
 	}
 	c, ok := parseCursor(cursor)
 	if !ok {
-		return nil, "", fmt.Errorf("redis: %s: malformed cursor: %w", op, store.ErrInvalidArgument)
+		return nil, "", fmt.Errorf("malformed cursor: %w", store.ErrInvalidArgument)
 	}
 	keys, c, err := s.scanNode(ctx, s.client, c, count)
 	if err != nil {
-		return nil, "", s.fail(op, err)
+		return nil, "", err
 	}
 	entries, err := s.read(ctx, keys)
 	if err != nil {
-		return nil, "", s.fail(op, err)
+		return nil, "", err
 	}
 	return entries, c.String(), nil
 }
@@ -116,7 +109,7 @@ type scanner interface {
 // scanNode collects up to count keys of one server: first those the
 // cursor carries, then those SCAN returns. It returns them and the cursor
 // after them.
-func (s *Store) scanNode(ctx context.Context, node scanner, c scanCursor, count int) ([]string, scanCursor, error) {
+func (s *driver) scanNode(ctx context.Context, node scanner, c scanCursor, count int) ([]string, scanCursor, error) {
 	var keys []string
 	seen := make(map[string]bool)
 	n := min(count, len(c.pending))
@@ -161,30 +154,29 @@ func (s *Store) scanNode(ctx context.Context, node scanner, c scanCursor, count 
 // during a scan gives the slots to a replica whose SCAN cursor differs:
 // entries of that shard may then be returned twice or, if the shard's
 // scan restarts late, missed in that call only, never returned expired.
-func (s *Store) scanCluster(ctx context.Context, cc *redis.ClusterClient, cursor string, count int) ([]store.Entry, string, error) {
-	const op = "scan"
+func (s *driver) scanCluster(ctx context.Context, cc *redis.ClusterClient, cursor string, count int) ([]store.Entry, string, error) {
 	shard := 0
 	var c scanCursor
 	if cursor != "" {
 		i, inner, ok := strings.Cut(cursor, "~")
 		n, err := strconv.Atoi(i)
 		if !ok || err != nil || n < 0 || n > 16384 || inner == "" {
-			return nil, "", fmt.Errorf("redis: %s: malformed cursor: %w", op, store.ErrInvalidArgument)
+			return nil, "", fmt.Errorf("malformed cursor: %w", store.ErrInvalidArgument)
 		}
 		if c, ok = parseCursor(inner); !ok {
-			return nil, "", fmt.Errorf("redis: %s: malformed cursor: %w", op, store.ErrInvalidArgument)
+			return nil, "", fmt.Errorf("malformed cursor: %w", store.ErrInvalidArgument)
 		}
 		shard = n
 	}
 	primaries, err := clusterPrimaries(ctx, cc)
 	if err != nil {
-		return nil, "", s.fail(op, err)
+		return nil, "", err
 	}
 	var keys []string
 	for shard < len(primaries) && len(keys) < count {
 		got, next, err := s.scanNode(ctx, primaries[shard], c, count-len(keys))
 		if err != nil {
-			return nil, "", s.fail(op, err)
+			return nil, "", err
 		}
 		keys = append(keys, got...)
 		c = next
@@ -195,7 +187,7 @@ func (s *Store) scanCluster(ctx context.Context, cc *redis.ClusterClient, cursor
 	}
 	entries, err := s.read(ctx, keys)
 	if err != nil {
-		return nil, "", s.fail(op, err)
+		return nil, "", err
 	}
 	if shard >= len(primaries) {
 		return entries, "", nil
@@ -259,7 +251,7 @@ func clusterPrimaries(ctx context.Context, cc *redis.ClusterClient) ([]*redis.Cl
 
 // read returns the value and expiry of each live key of keys, reading each
 // key's pair in one MULTI/EXEC block so that the two belong together.
-func (s *Store) read(ctx context.Context, keys []string) ([]store.Entry, error) {
+func (s *driver) read(ctx context.Context, keys []string) ([]store.Entry, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -315,7 +307,7 @@ return {v, redis.call('PEXPIRETIME', KEYS[1])}
 
 // readCluster is read on a cluster: one script per key, pipelined, which
 // go-redis sends to each key's primary.
-func (s *Store) readCluster(ctx context.Context, keys []string) ([]store.Entry, error) {
+func (s *driver) readCluster(ctx context.Context, keys []string) ([]store.Entry, error) {
 	cmds := make([]*redis.Cmd, len(keys))
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {

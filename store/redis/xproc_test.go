@@ -1,7 +1,6 @@
 package redis_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/elicitvault/elicitvault/store"
@@ -10,17 +9,21 @@ import (
 )
 
 // TestBackend runs storetest's tests that need a second process on the
-// same data and a subscription connection cut at the server (CLIENT KILL
-// of the store's Pub/Sub connection).
+// same data and connections cut at the server (CLIENT KILL of the store's
+// connections, by their client name).
 func TestBackend(t *testing.T) {
 	url := serverURL(t)
 	storetest.RunBackend(t, storetest.Backend{
+		Name: "redis",
 		Open: func(t *testing.T) (store.Store, string, storetest.Cuts) {
 			c := admin(t, url)
 			name := randomName("client")
 			s, prefix := openStore(t, withClientName(t, url, name))
 			return s, prefix, storetest.Cuts{
 				Subscriptions: func(t *testing.T) int { return killClients(t, c, "pubsub", name) },
+				All: func(t *testing.T) int {
+					return killClients(t, c, "pubsub", name) + killClients(t, c, "normal", name)
+				},
 			}
 		},
 		Reopen: func(t *testing.T, prefix string) store.Store {
@@ -28,11 +31,7 @@ func TestBackend(t *testing.T) {
 			if err != nil {
 				t.Fatalf("New: %v", err)
 			}
-			t.Cleanup(func() {
-				if err := s.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
-					t.Errorf("Close: %v", err)
-				}
-			})
+			storetest.CloseAtEnd(t, s)
 			return s
 		},
 	})

@@ -17,6 +17,10 @@ import (
 // need more than a fresh store: a second process on the same data, and
 // connections cut at the server.
 type Backend struct {
+	// Name is the backend's name, which starts its stores' errors
+	// ("redis", "postgres").
+	Name string
+
 	// Open opens a store in a namespace of its own (a Redis key prefix, a
 	// PostgreSQL schema), closes it and removes the namespace when t ends,
 	// and returns the namespace and the cuts of that store.
@@ -34,6 +38,10 @@ type Cuts struct {
 	// Subscriptions closes the connection(s) that carry the store's
 	// subscriptions and returns how many it closed.
 	Subscriptions func(t *testing.T) int
+
+	// All closes every connection of the store and returns how many it
+	// closed.
+	All func(t *testing.T) int
 }
 
 // RunBackend runs the tests that need a Backend:
@@ -47,6 +55,9 @@ type Cuts struct {
 //     twice; each subscription receives Resubscribed, then the messages
 //     published afterwards; a channel subscribed afterwards works; Close
 //     leaves nothing running.
+//   - Terminated: every connection of a store is cut five times under a
+//     burst of every operation and a waiter; each operation fails cleanly,
+//     at most one per connection cut, and the waiter gets its result.
 //
 // A backend's test calls it from one top-level test; the child process of
 // CrossProcess runs that same test, so RunBackend must be reached before
@@ -58,6 +69,7 @@ func RunBackend(t *testing.T, b Backend) {
 	}
 	t.Run("CrossProcess", func(t *testing.T) { testCrossProcess(t, b) })
 	t.Run("SubscriptionsCut", func(t *testing.T) { testSubscriptionsCut(t, b) })
+	t.Run("Terminated", func(t *testing.T) { testTerminated(t, b) })
 }
 
 // childEnv holds, in the child process of CrossProcess, the namespace of
@@ -258,4 +270,39 @@ func RecvData(t testing.TB, sub store.Subscription, timeout time.Duration) []byt
 			t.Fatalf("no message after %v", timeout)
 		}
 	}
+}
+
+// CloseAtEnd closes s when t ends, and fails t if Close fails for any
+// reason but that s was closed already.
+func CloseAtEnd(t testing.TB, s store.Store) {
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil && !errors.Is(err, store.ErrClosed) {
+			t.Errorf("Close: %v", err)
+		}
+	})
+}
+
+// RequireEnv is the variable that turns a missing server or tool into a
+// test failure instead of a skip. CI sets it to 1: there a skip is a
+// failure.
+const RequireEnv = "ELICITVAULT_REQUIRE_BACKENDS"
+
+// Skip skips t with msg, or fails it when RequireEnv is 1.
+func Skip(t testing.TB, msg string) {
+	t.Helper()
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf("%s, and %s=1", msg, RequireEnv)
+	}
+	t.Skip(msg)
+}
+
+// ServerURL returns the test server's URL from env, or skips t (see
+// Skip); server names the server in the message.
+func ServerURL(t testing.TB, env, server string) string {
+	t.Helper()
+	if u := os.Getenv(env); u != "" {
+		return u
+	}
+	Skip(t, "no "+server+" server: set "+env+" to its URL")
+	return ""
 }

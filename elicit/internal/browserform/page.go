@@ -1,24 +1,16 @@
 package browserform
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
-	"strings"
-)
 
-// The page's only style sheet and script are inline, and the policy admits
-// exactly them by hash: nothing else can run or load.
-const pageStyle = `body{font:16px/1.5 system-ui,sans-serif;max-width:36em;margin:2em auto;padding:0 1em;color:#222}
-.code{font:bold 1.4em monospace;letter-spacing:.05em;padding:.3em .6em;border:2px solid #444;display:inline-block}
-label{display:block;margin-top:1em;font-weight:600}.desc{font-weight:normal;color:#555;font-size:.9em}
-input[type=text],input[type=email],input[type=url],input[type=date],input[type=number],select{width:100%;padding:.4em;box-sizing:border-box}
-.choice{font-weight:normal;display:block}.problem{color:#b00020}.actions{margin-top:1.5em}button{padding:.5em 1.2em;margin-right:.5em}`
+	schema "github.com/elicitvault/elicitvault/elicit/internal/form"
+
+	"github.com/elicitvault/elicitvault/elicit/internal/page"
+)
 
 // pageScript polls the form's status and closes the page once it ended.
 const pageScript = `(function(){var s=document.getElementById("status");if(!s)return;var u=s.getAttribute("data-url");
@@ -26,27 +18,9 @@ function poll(){fetch(u,{cache:"no-store"}).then(function(r){return r.ok?r.json(
 if(j.state!=="pending"){document.body.textContent="This request has ended. You can close this page.";window.close();}else{setTimeout(poll,1500);}
 }).catch(function(){setTimeout(poll,3000);});}setTimeout(poll,1500);})();`
 
-func hashSource(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-}
-
-var contentSecurityPolicy = "default-src 'none'; style-src " + hashSource(pageStyle) +
-	"; script-src " + hashSource(pageScript) +
-	"; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-
-func setSecurityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	// same-origin, not no-referrer: under no-referrer a browser sends
-	// "Origin: null" with the form's POST, which the Origin check must
-	// refuse (sandboxed frames send it too). No referrer leaves the origin.
-	h.Set("Referrer-Policy", "same-origin")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Cross-Origin-Opener-Policy", "same-origin")
-	h.Set("Cross-Origin-Resource-Policy", "same-origin")
-}
+// formPages is the policy of the form and its ended pages: the form posts
+// to itself (page.SameOrigin) and polls its status with pageScript.
+var formPages = page.New(page.SameOrigin, pageScript)
 
 var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
@@ -78,8 +52,8 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 {{end}}
 <div class="actions">
 <button type="submit" name="_action" value="accept" id="accept">Submit</button>
-<button type="submit" name="_action" value="decline" id="decline" formnovalidate>Decline</button>
-<button type="submit" name="_action" value="cancel" id="cancel" formnovalidate>Cancel</button>
+<button type="submit" name="_action" value="decline" id="decline" class="secondary" formnovalidate>Decline</button>
+<button type="submit" name="_action" value="cancel" id="cancel" class="secondary" formnovalidate>Cancel</button>
 </div>
 </form>
 <p id="status" data-url="{{.StatusURL}}"></p>
@@ -115,62 +89,67 @@ type optionView struct {
 
 // formPage renders f, filled with the posted values (or the schema's
 // defaults) and the problems found in them.
-func formPage(f *form, posted url.Values, problems map[string]string) []byte {
+func formPage(f *form, posted url.Values, problems map[string]string) pageData {
 	d := pageData{
 		Title:     "Your input is requested",
-		Style:     template.CSS(pageStyle),
+		Style:     template.CSS(page.Style),
 		Script:    template.JS(pageScript),
 		Form:      map[string]string{"code": f.code, "message": f.message, "nonce": f.nonce},
 		Problems:  problems,
 		Action:    "/f/" + f.id,
 		StatusURL: "/f/" + f.id + "/status?n=" + f.nonce,
 	}
-	for _, fl := range f.fields {
-		d.Fields = append(d.Fields, viewOf(fl, posted, problems[fl.name]))
+	for i := range f.fields {
+		fl := &f.fields[i]
+		d.Fields = append(d.Fields, viewOf(fl, posted, problems[fl.Name]))
 	}
-	return render(d)
+	return d
 }
 
-func viewOf(f field, posted url.Values, problem string) fieldView {
-	v := fieldView{Name: f.name, Title: f.title, Description: f.description, Required: f.required, Problem: problem, Attrs: map[string]string{}}
-	values := posted[f.name]
+func viewOf(f *schema.Field, posted url.Values, problem string) fieldView {
+	title := f.Title
+	if title == "" {
+		title = f.Name
+	}
+	v := fieldView{Name: f.Name, Title: title, Description: f.Description, Required: f.Required, Problem: problem, Attrs: map[string]string{}}
+	values := posted[f.Name]
 	if posted == nil {
-		values = defaultValues(f.def)
+		values = defaultValues(f.Default)
 	}
 	first := ""
 	if len(values) > 0 {
 		first = values[0]
 	}
-	switch f.kind {
-	case kindBoolean:
+	switch f.Kind {
+	case schema.Boolean:
 		v.Kind, v.Checked = "boolean", first == "true"
-	case kindMultiSelect, kindSelect:
+	case schema.MultiSelect, schema.Enum:
 		v.Kind = "select"
-		if f.kind == kindMultiSelect {
+		if f.Kind == schema.MultiSelect {
 			v.Kind = "multi"
 		}
-		for _, o := range f.options {
-			sel := false
-			for _, x := range values {
-				sel = sel || x == o.value
+		for _, o := range f.Options {
+			title := o.Title
+			if title == "" {
+				title = o.Value
 			}
-			v.Options = append(v.Options, optionView{o.value, o.title, sel})
+			v.Options = append(v.Options, optionView{o.Value, title, slices.Contains(values, o.Value)})
 		}
-	case kindNumber, kindInteger:
+	case schema.Number, schema.Integer:
 		v.Kind, v.InputType, v.Value = "input", "number", first
 		v.Attrs["step"] = "any"
-		if f.kind == kindInteger {
+		if f.Kind == schema.Integer {
 			v.Attrs["step"] = "1"
 		}
-		if f.minimum != nil {
-			v.Attrs["min"] = strconv.FormatFloat(*f.minimum, 'g', -1, 64)
+		if f.Minimum != nil {
+			v.Attrs["min"] = strconv.FormatFloat(*f.Minimum, 'g', -1, 64)
 		}
-		if f.maximum != nil {
-			v.Attrs["max"] = strconv.FormatFloat(*f.maximum, 'g', -1, 64)
+		if f.Maximum != nil {
+			v.Attrs["max"] = strconv.FormatFloat(*f.Maximum, 'g', -1, 64)
 		}
 	default:
 		v.Kind, v.Value = "input", first
-		switch f.format {
+		switch f.Format {
 		case "email":
 			v.InputType = "email"
 		case "uri":
@@ -184,52 +163,36 @@ func viewOf(f field, posted url.Values, problem string) fieldView {
 		default:
 			v.InputType = "text"
 		}
-		if f.minLength != nil {
-			v.Attrs["minlength"] = strconv.Itoa(*f.minLength)
+		if f.MinLength != nil {
+			v.Attrs["minlength"] = strconv.Itoa(*f.MinLength)
 		}
-		if f.maxLength != nil {
-			v.Attrs["maxlength"] = strconv.Itoa(*f.maxLength)
+		if f.MaxLength != nil {
+			v.Attrs["maxlength"] = strconv.Itoa(*f.MaxLength)
 		}
 	}
 	return v
 }
 
-// defaultValues turns a schema default into form values.
-func defaultValues(def json.RawMessage) []string {
-	if len(def) == 0 {
+// defaultValues turns a field's default (string, float64, bool or
+// []string) into form values.
+func defaultValues(def any) []string {
+	switch x := def.(type) {
+	case nil:
 		return nil
-	}
-	var x any
-	if json.Unmarshal(def, &x) != nil {
-		return nil
-	}
-	switch x := x.(type) {
-	case []any:
-		out := make([]string, 0, len(x))
-		for _, e := range x {
-			out = append(out, scalarText(e))
-		}
-		return out
-	default:
-		return []string{scalarText(x)}
-	}
-}
-
-func scalarText(x any) string {
-	switch x := x.(type) {
-	case string:
+	case []string:
 		return x
+	case string:
+		return []string{x}
 	case bool:
-		return strconv.FormatBool(x)
+		return []string{strconv.FormatBool(x)}
 	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
+		return []string{strconv.FormatFloat(x, 'g', -1, 64)}
 	}
-	b, _ := json.Marshal(x)
-	return strings.Trim(string(b), `"`)
+	return nil
 }
 
-func endedPage(st formState) []byte {
-	d := pageData{Style: template.CSS(pageStyle), Script: template.JS(pageScript)}
+func endedPage(st formState) pageData {
+	d := pageData{Style: template.CSS(page.Style), Script: template.JS(pageScript)}
 	switch st {
 	case stateAnswered:
 		d.Title, d.Body = "Thank you", "Your answer was sent. You can close this page."
@@ -238,20 +201,9 @@ func endedPage(st formState) []byte {
 	default:
 		d.Title, d.Body = "This request has ended", "You can close this page."
 	}
-	return render(d)
+	return d
 }
 
-func render(d pageData) []byte {
-	var b bytes.Buffer
-	if err := pageTemplate.Execute(&b, d); err != nil {
-		// The template and its data are ours: a failure is a bug.
-		panic("browserform: template: " + err.Error())
-	}
-	return b.Bytes()
-}
-
-func writePage(w http.ResponseWriter, code int, page []byte) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(code)
-	w.Write(page)
+func writePage(w http.ResponseWriter, code int, d pageData) {
+	formPages.Write(w, code, pageTemplate, d)
 }

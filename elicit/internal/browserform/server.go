@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	schema "github.com/elicitvault/elicitvault/elicit/internal/form"
 )
 
 var (
@@ -224,7 +226,7 @@ const (
 type form struct {
 	id, nonce, code string
 	message         string
-	fields          []field
+	fields          []schema.Field
 	validate        func(map[string]any) error
 	expires         time.Time
 
@@ -250,7 +252,7 @@ func (f *form) end(st formState, r Result) bool {
 // (no DNS rebinding), and a POST comes from this server's own page.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		setSecurityHeaders(w.Header())
+		formPages.SetHeaders(w.Header())
 		if r.Host != s.host {
 			http.Error(w, "wrong host", http.StatusForbidden)
 			return

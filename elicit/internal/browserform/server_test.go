@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	schema "github.com/elicitvault/elicitvault/elicit/internal/form"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -142,7 +144,7 @@ func TestSubmitOnceAndValidated(t *testing.T) {
 	bad.Set("age", "12")
 	bad["tags"] = []string{"red", "green", "blue"}
 	code, body := post(t, p, bad, nil)
-	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "below the minimum 18") || !strings.Contains(body, "choose at most 2") {
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, "is less than the minimum 18") || !strings.Contains(body, "has more than 2 items") {
 		t.Fatalf("invalid answer: %d\n%s", code, body)
 	}
 	code, _ = post(t, p, validAnswer(nonce), nil)
@@ -153,8 +155,8 @@ func TestSubmitOnceAndValidated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Action != Accept || res.Content["age"] != int64(36) || res.Content["warehouse"] != "lisbon" ||
-		res.Content["subscribe"] != true || res.Content["ratio"] != 0.25 || len(res.Content["tags"].([]any)) != 2 {
+	if res.Action != Accept || res.Content["age"] != 36.0 || res.Content["warehouse"] != "lisbon" ||
+		res.Content["subscribe"] != true || res.Content["ratio"] != 0.25 || len(res.Content["tags"].([]string)) != 2 {
 		t.Fatalf("result = %+v", res)
 	}
 	if code, _ := post(t, p, validAnswer(nonce), nil); code != http.StatusConflict {
@@ -363,8 +365,56 @@ func TestOptionalFieldsLeftEmpty(t *testing.T) {
 	}
 	for _, bad := range []string{"NaN", "+Inf", "-Inf"} {
 		form.Set("ratio", bad)
-		if _, problems := parseContent(fields, form); problems["ratio"] != "not a number" {
+		if _, problems := parseContent(fields, form); problems["ratio"] != "is not a number" {
 			t.Errorf("ratio %s: problems %v", bad, problems)
+		}
+	}
+}
+
+// everyRule is everyKind as the rest of elicit parses it, for checking
+// what the page accepts.
+func everyRule(tb testing.TB) *schema.Schema {
+	raw, err := json.Marshal(everyKind())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := schema.Parse(raw)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// TestPageChecksEveryRule: what the page's own checks cover (formats,
+// integers) is checked again on the server, by the field model elicit
+// validates with: a page that skipped them is refused the same way.
+func TestPageChecksEveryRule(t *testing.T) {
+	fields, err := fieldsOf(everyKind())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := url.Values{"name": {"Ada"}, "email": {"ada@example.com"}, "age": {"36"}, "warehouse": {"berlin"}}
+	for _, c := range []struct{ field, value, problem string }{
+		{"email", "not an address", "is not a valid email address"},
+		{"website", "no scheme", "is not a valid URI"},
+		{"birthday", "2026-02-30", "is not a valid date (YYYY-MM-DD)"},
+		{"meeting", "tomorrow", "is not a valid date-time (RFC 3339)"},
+		{"age", "36.5", "is not an integer"},
+		{"tags", "red", ""},
+	} {
+		form := url.Values{}
+		for k, v := range ok {
+			form[k] = v
+		}
+		form.Set(c.field, c.value)
+		content, problems := parseContent(fields, form)
+		if problems[c.field] != c.problem {
+			t.Errorf("%s=%q: problem %q, want %q", c.field, c.value, problems[c.field], c.problem)
+		}
+		if c.problem == "" {
+			if _, err := everyRule(t).Check(content); err != nil {
+				t.Errorf("%s=%q accepted, but the schema refuses it: %v", c.field, c.value, err)
+			}
 		}
 	}
 }

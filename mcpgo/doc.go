@@ -1,0 +1,85 @@
+// Package mcpgo is elicitvault for servers and clients built on
+// github.com/mark3labs/mcp-go (v1.2.1). It is a module of its own, released
+// in lockstep with the core module, so that a go-sdk user never downloads
+// mcp-go (store/layout_test.go holds it).
+//
+// Today the module holds mcpgo/client, elicit/client's checks as an
+// mcp-go client.ElicitationHandler. The server front-end maps mcp-go's
+// request, session, capabilities, middleware and transport onto the
+// SDK-neutral engine (internal/engine) and is built as below; each line
+// names the mcp-go calls it uses, so that a reviewer can check that
+// nothing waits in mcp-go's memory.
+//
+// # Which protocol, which capabilities
+//
+// server.RequestProtocolVersion(ctx) and mcp.IsModernProtocol choose the
+// path once per call. Capabilities are read per request, never from an
+// earlier one: server.RequestProtocolInfoFromContext(ctx).ClientCapabilities
+// on 2026-07-28 (the request's _meta), and, before it,
+// server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo).
+// GetClientCapabilities() (the initialize handshake). An empty
+// mcp.ElicitationCapability is form mode only; URL mode needs its URL
+// field.
+//
+// # Blocking elicitation (2025-06-18, 2025-11-25)
+//
+// The engine seals the pending record in the store first, then sends the
+// request itself through the session:
+// ClientSessionFromContext(ctx).(server.SessionWithElicitation).
+// RequestElicitation(ctx, mcp.ElicitationRequest{...}), with the form's
+// schema as a json.RawMessage so that the fields keep the server's order.
+// The tool handler never returns an input-required result to a client of
+// these versions: mcp-go's legacy bridge (server/mrtr.go
+// resolveMultiRoundTrip) would then run the elicitation and keep the
+// answer in process memory, and re-run the tool with it, so an answer
+// landing on another node (URL mode, the LLM-mediated fallback) would not
+// reach the call. In URL mode the client's reply is only its consent; the
+// call waits on the store for the completion, wherever the page was
+// answered, and then sends notifications/elicitation/complete with
+// MCPServer.SendElicitationComplete(ctx, session, elicitationID) on the
+// session that asked (SendNotificationToSpecificClient when the call that
+// asked has already returned, after -32042).
+//
+// -32042: the tool handler returns mcp.URLElicitationRequiredError{
+// Elicitations: ...}; mcp-go's handlerError turns it into the JSON-RPC error
+// with its data on these versions only (on 2026-07-28 the code is reserved,
+// and URL mode is an input request instead).
+//
+// Progress while waiting: when the request has
+// request.Params.Meta.ProgressToken, the wait sends
+// MCPServer.SendNotificationToClient(ctx, "notifications/progress",
+// {"progressToken", "progress", "message"}) on its interval. Close on the
+// engine ends every wait; mcp-go's RequestElicitation returns when its
+// context is done.
+//
+// # Input requests (2026-07-28)
+//
+// A call that must ask returns server.NewInputRequestBuilder(sealed).
+// Elicit(key, params).ToolResult(), where sealed is elicitvault's
+// requestState: sealed, one-shot, bound to the call (tool, arguments,
+// subject). The retry carries request.Params.RequestState and
+// request.Params.InputResponses (read with server.ElicitationResponse).
+// A tampered, replayed or foreign state is JSON-RPC -32602 before the tool
+// handler runs. mcp-go has no way to answer -32602 from a hook or a
+// middleware (an OnRequestInitialization error is -32600; a handler's error
+// is -32603), so the check sits at the transport, in front of mcp-go: an
+// http.Handler that reads a tools/call whose params carry a requestState,
+// opens and claims it with the engine and either answers -32602 itself or
+// passes the request on to server.StreamableHTTPServer with the opened
+// state in the request's context (which mcp-go hands to the tool handler,
+// after WithHTTPContextFunc); and, for stdio, the same check on each line
+// between the reader and server.StdioServer.Listen.
+//
+// # Installing it, fallbacks, pages
+//
+// The calls reach the engine through server.WithToolHandlerMiddleware (or
+// MCPServer.Use), which puts the per-call peer in the context, and
+// server.WithHooks for the session's end (AddOnUnregisterSession ends its
+// waits) and its start. The fallbacks are ordinary mcp-go tools,
+// registered with MCPServer.AddTool: sendElicitationResult, the
+// LLM-mediated answer. The URL-mode pages, the browser form and the consent
+// page are an http.Handler mounted beside server.NewStreamableHTTPServer
+// on the same mux (its WithEndpointPath keeps MCP at /mcp), and served on
+// their own listener for a stdio server. elicitvault's hooks (and the otel
+// module) see the same events on both SDKs because they are the engine's.
+package mcpgo

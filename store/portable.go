@@ -1,0 +1,394 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A Driver is the raw operations of one backend, as gocloud.dev's drivers
+// are: [New] wraps it in the [Portable] that callers use, and the Portable
+// does what every backend must do alike, so that a Driver does not.
+//
+// A Portable calls a Driver only with checked arguments (see
+// [ErrInvalidArgument]), only while it is open and with a ctx that is not
+// done yet, and calls Close once. A Driver returns [ErrNotFound] for an
+// absent or expired key, its own errors unwrapped (the Portable prefixes
+// them with the backend's name and the operation's), and
+// [ErrInvalidArgument] for what only it can check (a malformed Scan cursor,
+// a message too large).
+type Driver interface {
+	Put(ctx context.Context, key string, value []byte, expiry time.Time) error
+	Get(ctx context.Context, key string) ([]byte, error)
+	Take(ctx context.Context, key string) ([]byte, error)
+	PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error)
+	Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error)
+	// CompareAndSwap deletes the entry when value is nil.
+	CompareAndSwap(ctx context.Context, key string, old, value []byte, expiry time.Time) (bool, error)
+	Delete(ctx context.Context, key string) error
+	Scan(ctx context.Context, cursor string, count int) ([]Entry, string, error)
+	Publish(ctx context.Context, channel string, msg []byte) error
+
+	// Subscribe starts calling deliver with the messages of channel, and
+	// returns once the subscription is active. deliver never blocks and
+	// may be called from any goroutine; after unsubscribe returns it is
+	// not called again, and unsubscribe is called at most once.
+	Subscribe(ctx context.Context, channel string, deliver func(Message)) (unsubscribe func(), err error)
+
+	// Close releases the driver's resources; no deliver runs after it.
+	Close() error
+}
+
+// Portable is the [Store] every backend returns: it checks arguments,
+// refuses every operation after Close with [ErrClosed], prefixes errors with the
+// backend's name and the operation's, and gives each subscription its own
+// buffer, so that a Driver implements only its raw operations.
+type Portable struct {
+	name string
+	d    Driver
+	now  func() time.Time
+
+	closed atomic.Bool
+	mu     sync.Mutex
+	subs   map[*subscription]struct{} // nil once closed
+}
+
+var _ Store = (*Portable)(nil)
+
+// New returns the Portable store over d. name prefixes its errors ("redis",
+// "postgres"); now, when not nil, replaces time.Now for the check that an
+// expiry is not past.
+func New(name string, d Driver, now func() time.Time) *Portable {
+	if now == nil {
+		now = time.Now
+	}
+	return &Portable{name: name, d: d, now: now, subs: make(map[*subscription]struct{})}
+}
+
+// begin checks that p is open and ctx is not done.
+func (p *Portable) begin(ctx context.Context, op string) error {
+	if p.closed.Load() {
+		return p.wrap(op, ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return p.wrap(op, err)
+	}
+	return nil
+}
+
+func (p *Portable) wrap(op string, err error) error {
+	return fmt.Errorf("%s: %s: %w", p.name, op, err)
+}
+
+// fail wraps an error of the driver. ErrNotFound stays bare; an error of an
+// operation that Close overtook also matches ErrClosed.
+func (p *Portable) fail(op string, err error) error {
+	switch {
+	case err == nil || err == ErrNotFound:
+		return err
+	case p.closed.Load() && !errors.Is(err, ErrClosed):
+		return p.wrap(op, errors.Join(ErrClosed, err))
+	}
+	return p.wrap(op, err)
+}
+
+func (p *Portable) checkKey(op, key string) error {
+	if key == "" {
+		return p.wrap(op, fmt.Errorf("empty key: %w", ErrInvalidArgument))
+	}
+	return nil
+}
+
+func (p *Portable) checkWrite(op, key string, value []byte, expiry time.Time) error {
+	if err := CheckWrite(key, value, expiry, p.now()); err != nil {
+		return p.wrap(op, err)
+	}
+	return nil
+}
+
+// Put implements Store.
+func (p *Portable) Put(ctx context.Context, key string, value []byte, expiry time.Time) error {
+	const op = "put"
+	if err := p.begin(ctx, op); err != nil {
+		return err
+	}
+	if err := p.checkWrite(op, key, value, expiry); err != nil {
+		return err
+	}
+	return p.fail(op, p.d.Put(ctx, key, value, expiry))
+}
+
+// Get implements Store.
+func (p *Portable) Get(ctx context.Context, key string) ([]byte, error) {
+	const op = "get"
+	if err := p.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	if err := p.checkKey(op, key); err != nil {
+		return nil, err
+	}
+	v, err := p.d.Get(ctx, key)
+	return v, p.fail(op, err)
+}
+
+// Take implements Store.
+func (p *Portable) Take(ctx context.Context, key string) ([]byte, error) {
+	const op = "take"
+	if err := p.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	if err := p.checkKey(op, key); err != nil {
+		return nil, err
+	}
+	v, err := p.d.Take(ctx, key)
+	return v, p.fail(op, err)
+}
+
+// PutIfAbsent implements Store.
+func (p *Portable) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
+	const op = "put if absent"
+	if err := p.begin(ctx, op); err != nil {
+		return false, err
+	}
+	if err := p.checkWrite(op, key, value, expiry); err != nil {
+		return false, err
+	}
+	ok, err := p.d.PutIfAbsent(ctx, key, value, expiry)
+	return ok, p.fail(op, err)
+}
+
+// Swap implements Store.
+func (p *Portable) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
+	const op = "swap"
+	if err := p.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	if err := p.checkWrite(op, key, value, expiry); err != nil {
+		return nil, err
+	}
+	old, err := p.d.Swap(ctx, key, value, expiry)
+	return old, p.fail(op, err)
+}
+
+// CompareAndSwap implements Store. It returns ErrInvalidArgument for a nil
+// old.
+func (p *Portable) CompareAndSwap(ctx context.Context, key string, old, value []byte, expiry time.Time) (bool, error) {
+	const op = "compare and swap"
+	if err := p.begin(ctx, op); err != nil {
+		return false, err
+	}
+	if err := p.checkKey(op, key); err != nil {
+		return false, err
+	}
+	if old == nil {
+		return false, p.wrap(op, fmt.Errorf("nil old value: %w", ErrInvalidArgument))
+	}
+	if value != nil {
+		if err := p.checkWrite(op, key, value, expiry); err != nil {
+			return false, err
+		}
+	}
+	ok, err := p.d.CompareAndSwap(ctx, key, old, value, expiry)
+	return ok, p.fail(op, err)
+}
+
+// Delete implements Store.
+func (p *Portable) Delete(ctx context.Context, key string) error {
+	const op = "delete"
+	if err := p.begin(ctx, op); err != nil {
+		return err
+	}
+	if err := p.checkKey(op, key); err != nil {
+		return err
+	}
+	return p.fail(op, p.d.Delete(ctx, key))
+}
+
+// Scan implements Store. It returns ErrInvalidArgument for a count below 1
+// or a cursor that no Scan of this backend returned.
+func (p *Portable) Scan(ctx context.Context, cursor string, count int) ([]Entry, string, error) {
+	const op = "scan"
+	if err := p.begin(ctx, op); err != nil {
+		return nil, "", err
+	}
+	if count < 1 {
+		return nil, "", p.wrap(op, fmt.Errorf("count below 1: %w", ErrInvalidArgument))
+	}
+	entries, next, err := p.d.Scan(ctx, cursor, count)
+	if err != nil {
+		return nil, "", p.fail(op, err)
+	}
+	return entries, next, nil
+}
+
+// Publish implements Store. It returns ErrInvalidArgument for an empty
+// channel or a nil msg.
+func (p *Portable) Publish(ctx context.Context, channel string, msg []byte) error {
+	const op = "publish"
+	if err := p.begin(ctx, op); err != nil {
+		return err
+	}
+	if channel == "" || msg == nil {
+		return p.wrap(op, fmt.Errorf("empty channel or nil message: %w", ErrInvalidArgument))
+	}
+	return p.fail(op, p.d.Publish(ctx, channel, msg))
+}
+
+// Subscribe implements Store. A subscription buffers 64 messages; when its
+// buffer is full, a message is dropped and the subscription receives
+// instead, after the messages it buffered, a message with Resubscribed set,
+// telling it to read the store again. It returns ErrInvalidArgument for an
+// empty channel.
+func (p *Portable) Subscribe(ctx context.Context, channel string) (Subscription, error) {
+	const op = "subscribe"
+	if err := p.begin(ctx, op); err != nil {
+		return nil, err
+	}
+	if channel == "" {
+		return nil, p.wrap(op, fmt.Errorf("empty channel: %w", ErrInvalidArgument))
+	}
+	sub := &subscription{p: p, box: newMailbox()}
+	p.mu.Lock()
+	if p.subs == nil {
+		p.mu.Unlock()
+		return nil, p.wrap(op, ErrClosed)
+	}
+	p.subs[sub] = struct{}{}
+	p.mu.Unlock()
+	unsubscribe, err := p.d.Subscribe(ctx, channel, sub.deliver)
+	if err != nil {
+		p.forget(sub)
+		sub.mu.Lock()
+		sub.box.close()
+		sub.mu.Unlock()
+		return nil, p.fail(op, err)
+	}
+	sub.mu.Lock()
+	sub.unsubscribe = unsubscribe
+	ended := sub.box.closed // Close of the store overtook the driver
+	sub.mu.Unlock()
+	if ended {
+		unsubscribe()
+		return nil, p.wrap(op, ErrClosed)
+	}
+	return sub, nil
+}
+
+// forget removes sub from the open subscriptions, and reports whether it
+// was there.
+func (p *Portable) forget(sub *subscription) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.subs[sub]; !ok {
+		return false
+	}
+	delete(p.subs, sub)
+	return true
+}
+
+// Close implements Store: it closes the driver, then ends every
+// subscription. A second Close returns ErrClosed.
+func (p *Portable) Close() error {
+	if !p.closed.CompareAndSwap(false, true) {
+		return ErrClosed
+	}
+	err := p.d.Close()
+	p.mu.Lock()
+	subs := p.subs
+	p.subs = nil
+	p.mu.Unlock()
+	for sub := range subs {
+		sub.mu.Lock()
+		sub.box.close()
+		sub.mu.Unlock()
+	}
+	if err != nil {
+		return p.wrap("close", err)
+	}
+	return nil
+}
+
+// subscription implements Subscription over a driver's deliver callback.
+type subscription struct {
+	p           *Portable
+	mu          sync.Mutex // serialises deliver and close of box
+	box         *mailbox
+	unsubscribe func() // set once the driver's Subscribe returned
+}
+
+func (sub *subscription) deliver(m Message) {
+	sub.mu.Lock()
+	sub.box.deliver(m)
+	sub.mu.Unlock()
+}
+
+// Messages implements Subscription.
+func (sub *subscription) Messages() <-chan Message { return sub.box.ch }
+
+// Err implements Subscription. Every backend recovers its subscriptions
+// for as long as the store is open, so Err always returns nil.
+func (sub *subscription) Err() error { return nil }
+
+// Close implements Subscription.
+func (sub *subscription) Close() error {
+	sub.mu.Lock()
+	first := sub.box.close()
+	unsubscribe := sub.unsubscribe
+	sub.mu.Unlock()
+	if first && sub.p.forget(sub) && unsubscribe != nil {
+		unsubscribe()
+	}
+	return nil
+}
+
+// mailboxSize is the number of data messages a subscription buffers.
+const mailboxSize = 64
+
+// mailbox is one subscription's channel of messages. It buffers
+// mailboxSize data messages plus one slot that only a notice may take.
+// When a data message does not fit it is dropped and a Resubscribed notice
+// takes its place, so the subscriber learns that it must read the store
+// again; a notice is not repeated while the last one sent is still
+// buffered. The caller serialises deliver and close, so sends never block.
+type mailbox struct {
+	ch      chan Message
+	noticed bool // a notice is the last message sent on ch
+	closed  bool
+}
+
+func newMailbox() *mailbox { return &mailbox{ch: make(chan Message, mailboxSize+1)} }
+
+// deliver sends m without blocking, dropping a data message that does not
+// fit in favour of a Resubscribed notice. The data is copied. deliver after
+// close does nothing.
+func (b *mailbox) deliver(m Message) {
+	if b.closed {
+		return
+	}
+	if !m.Resubscribed && len(b.ch) < cap(b.ch)-1 {
+		b.ch <- Message{Data: bytes.Clone(m.Data)}
+		b.noticed = false
+		return
+	}
+	if b.noticed && len(b.ch) > 0 {
+		return // the last message sent is a notice not yet received
+	}
+	if len(b.ch) < cap(b.ch) {
+		b.ch <- Message{Resubscribed: true}
+		b.noticed = true
+	}
+}
+
+// close closes the channel and reports whether this call closed it.
+func (b *mailbox) close() bool {
+	if b.closed {
+		return false
+	}
+	b.closed = true
+	close(b.ch)
+	return true
+}
