@@ -50,7 +50,7 @@ func TestAnswerFaults(t *testing.T) {
 		{name: "2026-07-28-form", run: mrtrTrial(elicit.ModeForm)},
 		{name: "2026-07-28-url", run: mrtrTrial(elicit.ModeURL)},
 	}
-	for _, b := range faultBackends(t) {
+	for _, b := range sharedBackends("evfault") {
 		t.Run(b.name, func(t *testing.T) {
 			for _, p := range paths {
 				t.Run(p.name, func(t *testing.T) { runFaultPath(t, b, p) })
@@ -178,18 +178,20 @@ func (f *faultStore) Subscribe(ctx context.Context, ch string) (sub store.Subscr
 	return sub, err
 }
 
-// faultBackend makes a fresh namespace on a real server and returns a
-// function that opens store clients on it.
-type faultBackend struct {
+// sharedBackend makes a fresh namespace on a real server (a Redis prefix,
+// a PostgreSQL schema, named kind and a random suffix, removed when the
+// test ends) and returns a function that opens store clients on it, as the
+// processes of a cluster have.
+type sharedBackend struct {
 	name      string
 	namespace func(t *testing.T) (open func() store.Store)
 }
 
-func faultBackends(t *testing.T) []faultBackend {
-	return []faultBackend{
+func sharedBackends(kind string) []sharedBackend {
+	return []sharedBackend{
 		{name: "redis", namespace: func(t *testing.T) func() store.Store {
 			raw := serverURL(t, redisEnv)
-			prefix, _ := redisPrefix(t, raw, "evfault")
+			prefix, _ := redisPrefix(t, raw, kind)
 			return func() store.Store {
 				s, err := redis.New(t.Context(), raw, &redis.Options{Prefix: prefix})
 				if err != nil {
@@ -202,7 +204,7 @@ func faultBackends(t *testing.T) []faultBackend {
 		{name: "postgres", namespace: func(t *testing.T) func() store.Store {
 			raw := serverURL(t, postgresEnv)
 			ctx := context.Background()
-			schema := "evfault_" + randomName()
+			schema := kind + "_" + randomName()
 			pool, err := pgxpool.New(ctx, raw)
 			if err != nil {
 				t.Fatal(err)
@@ -454,7 +456,7 @@ func acceptPage(link, base string) error {
 
 // runFaultPath records the commands of a clean trial of p, then faults
 // each with each kind, in a fresh cluster per trial.
-func runFaultPath(t *testing.T, b faultBackend, p faultPath) {
+func runFaultPath(t *testing.T, b sharedBackend, p faultPath) {
 	open := b.namespace(t)
 	a, b2 := open(), open()
 	clean, stop := newFaultCluster(t, a, b2)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,10 +18,6 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/postgres"
-	"github.com/elicitvault/elicitvault/store/redis"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -38,44 +33,9 @@ const pendingLoopEnv = "ELICITVAULT_PENDING_LOOP"
 // that fewer than the cap are pending whenever a client asks. No call is
 // refused, however many times the loop goes round the cap.
 func TestPendingAcrossNodes(t *testing.T) {
-	t.Run("redis", func(t *testing.T) {
-		prefix, _ := redisPrefix(t, serverURL(t, redisEnv), "evpending")
-		pendingLoop(t, func() store.Store {
-			s, err := redis.New(t.Context(), serverURL(t, redisEnv), &redis.Options{Prefix: prefix})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		})
-	})
-	t.Run("postgres", func(t *testing.T) {
-		raw := serverURL(t, postgresEnv)
-		ctx := context.Background()
-		schema := "evpending_" + randomName()
-		pool, err := pgxpool.New(ctx, raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := postgres.Migrate(ctx, pool, &postgres.Options{Schema: schema}); err != nil {
-			pool.Close()
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if _, err := pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-				t.Errorf("dropping the test schema: %v", err)
-			}
-			pool.Close()
-		})
-		pendingLoop(t, func() store.Store {
-			s, err := postgres.New(ctx, raw, &postgres.Options{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		})
-	})
+	for _, b := range sharedBackends("evpending") {
+		t.Run(b.name, func(t *testing.T) { pendingLoop(t, b.namespace(t)) })
+	}
 }
 
 type pendingProfile struct {
