@@ -85,7 +85,7 @@ func elicitSession(b *testing.B, server *mcp.Server) *mcp.ServerSession {
 // confirmingClient connects a client that accepts every elicitation with
 // {"confirm": true} to server over in-memory transports at version, and
 // returns both sides of the session, closed when b ends.
-func confirmingClient(b *testing.B, server *mcp.Server, version string) (*mcp.ServerSession, *mcp.ClientSession) {
+func confirmingClient(b testing.TB, server *mcp.Server, version string) (*mcp.ServerSession, *mcp.ClientSession) {
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
 	ss, err := server.Connect(ctx, st, nil)

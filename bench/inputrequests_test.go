@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -10,6 +11,7 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 )
 
@@ -49,31 +51,33 @@ func BenchmarkInputRequests(b *testing.B) {
 		benchInputRequests(b, s)
 	})
 	b.Run("memory", func(b *testing.B) {
-		keys, err := ring.New([]byte("bench secret: thirty-two bytes or more"), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
 		st := memory.New(nil)
 		b.Cleanup(func() { st.Close() })
-		ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-		ev.Install(s)
-		mcp.AddTool(s, &mcp.Tool{Name: "confirm"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			ok, err := elicit.Confirm(ctx, req, elicitMessage)
-			if err != nil {
-				return nil, nil, err
-			}
-			text := "false"
-			if ok {
-				text = "true"
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
-		})
-		benchInputRequests(b, s)
+		benchInputRequests(b, confirmServer(b, st))
 	})
+}
+
+// confirmServer returns a server with elicitvault over st and a tool,
+// confirm, that asks elicit.Confirm and answers "true" or "false".
+func confirmServer(tb testing.TB, st store.Store) *mcp.Server {
+	keys, err := ring.New([]byte("bench secret: thirty-two bytes or more"), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	ev.Install(s)
+	mcp.AddTool(s, &mcp.Tool{Name: "confirm"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		ok, err := elicit.Confirm(ctx, req, elicitMessage)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(ok)}}}, nil, nil
+	})
+	return s
 }
 
 func benchInputRequests(b *testing.B, s *mcp.Server) {

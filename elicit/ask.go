@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,7 +18,7 @@ func (e *Elicitor) ask(ctx context.Context, req *mcp.CallToolRequest, r *Request
 		return nil, err
 	}
 	r.Call = call
-	r.ID = randomID()
+	r.ID = engine.RandomID()
 	ttl := o.ttl
 	if ttl <= 0 {
 		ttl = e.ttl

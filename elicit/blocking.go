@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,8 +49,8 @@ func (e *Elicitor) sending(next mcp.MethodHandler) mcp.MethodHandler {
 func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
 	call := r.Call
 	expiry := e.now().Add(ttl)
-	s := e.slot(call.subject, call.session, r.ID, expiry)
-	s.local = r.Mode == ModeForm // the client's reply is the answer
+	s := e.slot(call.who, r.ID, expiry)
+	s.Local = r.Mode == ModeForm // the client's reply is the answer
 	rec := &pendingRecord{Mode: r.Mode, Tool: call.Tool, Expiry: expiry.UnixMilli()}
 	params := &mcp.ElicitParams{Mode: string(r.Mode), Message: r.Message}
 	switch r.Mode {
@@ -66,11 +67,11 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 		params.ElicitationID = r.ID
 	}
 
-	first, err := s.begin(ctx, rec)
+	first, err := e.begin(ctx, s, rec)
 	if err != nil {
 		return nil, err
 	}
-	defer s.end(ctx)
+	defer s.End(ctx)
 	if r.Mode == ModeForm {
 		return e.blockingForm(ctx, r, s, first, params, ttl)
 	}
@@ -188,7 +189,7 @@ func (e *Elicitor) waitErrAfter(ctx context.Context, rr *resultReader) error {
 // goroutine, as a bare ServerSession.Elicit would be, and a watcher
 // follows the elicitation's channel (it owns sub) and cancels the request
 // when that news comes.
-func (e *Elicitor) blockingForm(ctx context.Context, r *Request, s *slot, sub store.Subscription, params *mcp.ElicitParams, ttl time.Duration) (*Response, error) {
+func (e *Elicitor) blockingForm(ctx context.Context, r *Request, s *engine.Slot, sub store.Subscription, params *mcp.ElicitParams, ttl time.Duration) (*Response, error) {
 	wctx, cancel := context.WithTimeout(ctx, ttl)
 	defer cancel()
 	rctx, stop := context.WithCancel(wctx)
@@ -207,7 +208,7 @@ func (e *Elicitor) blockingForm(ctx context.Context, r *Request, s *slot, sub st
 				if !ok {
 					// The subscription ended: subscribe again, then read.
 					sub.Close()
-					ns, err := e.store.Subscribe(rctx, s.channel())
+					ns, err := e.store.Subscribe(rctx, s.Channel())
 					if err != nil {
 						if rctx.Err() == nil {
 							news <- result{err: fmt.Errorf("elicit: subscribe: %w", err)}
@@ -290,9 +291,9 @@ func (e *Elicitor) waitErr(ctx context.Context) error {
 // place (the slot's end removes it): a read whose reply is lost, or a
 // waiter that dies before the answer reaches the tool, must not have
 // consumed it (issue 26).
-func (e *Elicitor) readResult(ctx context.Context, s *slot) (res *Response, ok bool, err error) {
+func (e *Elicitor) readResult(ctx context.Context, s *engine.Slot) (res *Response, ok bool, err error) {
 	var rr resultRecord
-	err = s.get(ctx, purposeResult, &rr)
+	err = s.Get(ctx, engine.PurposeResult, &rr)
 	if errors.Is(err, ErrUnknownElicitation) {
 		return nil, false, nil
 	}
@@ -331,7 +332,7 @@ const (
 // none is due.
 type resultReader struct {
 	e       *Elicitor
-	s       *slot
+	s       *engine.Slot
 	delay   time.Duration // the delay before the retry of a failed read
 	poll    time.Duration // the delay before the next read after an empty one
 	retry   <-chan time.Time
@@ -343,7 +344,7 @@ type resultReader struct {
 // next one.
 func (r *resultReader) read(ctx context.Context) (*Response, bool, error) {
 	res, ok, err := r.e.readResult(ctx, r.s)
-	var se *storeError
+	var se *engine.StoreError
 	switch {
 	case err != nil && errors.As(err, &se) && ctx.Err() == nil:
 		r.lastErr = err

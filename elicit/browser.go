@@ -72,12 +72,12 @@ func (e *Elicitor) viaBrowser(ctx context.Context, r *Request, ttl time.Duration
 	// store, the session's one pending elicitation.
 	call := r.Call
 	expiry := e.now().Add(ttl)
-	s := e.slot(call.subject, call.session, r.ID, expiry)
-	first, err := s.begin(ctx, &pendingRecord{Mode: ModeForm, Via: viaBrowser, Schema: r.Schema.raw, Tool: call.Tool, Expiry: expiry.UnixMilli()})
+	s := e.slot(call.who, r.ID, expiry)
+	first, err := e.begin(ctx, s, &pendingRecord{Mode: ModeForm, Via: viaBrowser, Schema: r.Schema.raw, Tool: call.Tool, Expiry: expiry.UnixMilli()})
 	if err != nil {
 		return nil, err
 	}
-	defer s.end(ctx)
+	defer s.End(ctx)
 	sub := &subscription{first}
 	defer func() { sub.Close() }()
 
@@ -153,12 +153,12 @@ func (e *Elicitor) urlViaBrowser(ctx context.Context, r *Request, ttl time.Durat
 	}
 	call := r.Call
 	expiry := e.now().Add(ttl)
-	s := e.slot(call.subject, call.session, r.ID, expiry)
-	first, err := s.begin(ctx, &pendingRecord{Mode: ModeURL, Via: viaBrowser, Tool: call.Tool, Expiry: expiry.UnixMilli()})
+	s := e.slot(call.who, r.ID, expiry)
+	first, err := e.begin(ctx, s, &pendingRecord{Mode: ModeURL, Via: viaBrowser, Tool: call.Tool, Expiry: expiry.UnixMilli()})
 	if err != nil {
 		return nil, err
 	}
-	defer s.end(ctx)
+	defer s.End(ctx)
 	sub := &subscription{first}
 	defer func() { sub.Close() }()
 	e.announce(ctx, call, r.Message, link, "")

@@ -1,14 +1,13 @@
 package elicit
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"weak"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -32,8 +31,7 @@ type Call struct {
 	FormMode, URLMode bool
 
 	req      *mcp.CallToolRequest
-	session  string // the session ID, or a process-local one
-	subject  string // the authenticated user, or ""
+	who      engine.Identity
 	logLevel string // the client's logging level, "" when it set none
 	progress any    // the call's progress token, or nil
 }
@@ -51,12 +49,8 @@ func (e *Elicitor) newCall(req *mcp.CallToolRequest) (*Call, error) {
 	if req == nil || req.Session == nil || req.Params == nil {
 		return nil, ErrNoSession
 	}
-	c := &Call{Tool: req.Params.Name, req: req}
-	if req.Extra != nil && req.Extra.TokenInfo != nil {
-		c.subject = req.Extra.TokenInfo.UserID
-	}
+	c := &Call{Tool: req.Params.Name, req: req, who: e.identity(req)}
 	info := e.sessions.info(req.Session)
-	c.session = e.sessionOf(req)
 	var caps *mcp.ClientCapabilities
 	c.Protocol, caps = clientCapabilities(req.Session, req.Params.GetMeta())
 	c.FormMode, c.URLMode = modes(caps)
@@ -70,20 +64,27 @@ func (e *Elicitor) newCall(req *mcp.CallToolRequest) (*Call, error) {
 	return c, nil
 }
 
-// sessionOf returns the session state of req is bound to: the transport's
-// session ID; for a stateless HTTP server (the only kind that speaks
-// 2026-07-28 over HTTP), where every request has a session of its own and
-// may arrive on another node, none (sessionless: state is bound to the
-// subject alone); otherwise (stdio, in-memory) a process-local ID of the
-// connection.
-func (e *Elicitor) sessionOf(req *mcp.CallToolRequest) string {
-	if id := req.Session.ID(); id != "" {
-		return "s:" + id
+// identity is the identity of the call req: its authenticated user
+// (TokenInfo.UserID) and its session, the transport's session ID; for a
+// stateless HTTP server (the only kind that speaks 2026-07-28 over HTTP),
+// where every request has a session of its own and may arrive on another
+// node, none (engine.Sessionless: state is bound to the subject alone);
+// otherwise (stdio, in-memory) a process-local ID of the connection. req
+// must have a session.
+func (e *Elicitor) identity(req *mcp.CallToolRequest) engine.Identity {
+	var who engine.Identity
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		who.Subject = req.Extra.TokenInfo.UserID
 	}
-	if req.Extra != nil && req.Extra.Header != nil {
-		return sessionless
+	switch id := req.Session.ID(); {
+	case id != "":
+		who.Session = engine.TransportSession(id)
+	case req.Extra != nil && req.Extra.Header != nil:
+		who.Session = engine.Sessionless
+	default:
+		who.Session = e.sessions.info(req.Session).id
 	}
-	return e.sessions.info(req.Session).id
+	return who
 }
 
 // clientCapabilities returns the protocol version and the capabilities of
@@ -146,17 +147,10 @@ func (s *sessions) info(ss *mcp.ServerSession) *sessionInfo {
 	if v, ok := s.m.Load(wp); ok {
 		return v.(*sessionInfo)
 	}
-	info := &sessionInfo{id: "l:" + randomID()}
+	info := &sessionInfo{id: engine.LocalSession()}
 	if v, loaded := s.m.LoadOrStore(wp, info); loaded {
 		return v.(*sessionInfo)
 	}
 	runtime.AddCleanup(ss, func(wp weak.Pointer[mcp.ServerSession]) { s.m.Delete(wp) }, wp)
 	return info
-}
-
-// randomID returns 128 random bits as base64url.
-func randomID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/keyring"
@@ -134,6 +135,7 @@ type Policy func(ctx context.Context, call *Call, r *Request) (*Response, error)
 // Create one per server with New and install it with Install. It is safe
 // for concurrent use.
 type Elicitor struct {
+	engine   *engine.Engine
 	keys     *ring.Keyring
 	store    store.Store
 	tokens   *token.Service
@@ -142,8 +144,6 @@ type Elicitor struct {
 	hooks    []Hooks
 	fallback Policy
 	sessions sessions
-	quota    *quota
-	leftover leftover
 
 	maxPendingSize int
 	claimLease     time.Duration
@@ -169,8 +169,8 @@ type Elicitor struct {
 // callCancel ends one tool call in progress; session and subject are
 // those of its binding ("" when the call has none).
 type callCancel struct {
-	cancel           context.CancelCauseFunc
-	session, subject string
+	cancel context.CancelCauseFunc
+	who    engine.Identity
 }
 
 // New returns an Elicitor that seals its state with keys into st.
@@ -188,7 +188,6 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		maxSize:  cfg.MaxContentSize,
 		hooks:    append([]Hooks(nil), cfg.Hooks...),
 		fallback: cfg.Unsupported,
-		quota:    newQuota(cfg),
 
 		maxPendingSize: cfg.MaxPendingSize,
 		claimLease:     cfg.ClaimLease,
@@ -232,12 +231,28 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 	if e.claimLease > 0 {
 		topts = append(topts, token.WithClaimLease(e.claimLease))
 	}
-	ts, err := token.NewService(e.keys, st, topts...)
+	eng, err := engine.New(e.keys, st, (*urlEnder)(e), limits(cfg), topts...)
 	if err != nil {
 		return nil, err
 	}
-	e.tokens = ts
+	e.engine, e.tokens = eng, eng.Tokens()
 	return e, nil
+}
+
+// Engine returns the SDK-neutral engine e runs on, for the packages of
+// this module built on an Elicitor (elicit/oauth). Its type is internal to
+// the module.
+func (e *Elicitor) Engine() *engine.Engine { return e.engine }
+
+// CallIdentity returns the identity of the tool call req, as e binds the
+// call's state: for the packages of this module built on an Elicitor
+// (elicit/oauth), which bind their own records to it. It is ErrNoSession
+// for a request without a session.
+func (e *Elicitor) CallIdentity(req *mcp.CallToolRequest) (engine.Identity, error) {
+	if req == nil || req.Session == nil {
+		return engine.Identity{}, ErrNoSession
+	}
+	return e.identity(req), nil
 }
 
 // Close ends every tool call of the Elicitor's servers that is in progress:
@@ -264,10 +279,7 @@ func (e *Elicitor) Close() error {
 func (e *Elicitor) track(ctx context.Context, req *mcp.CallToolRequest) (_ context.Context, done func(), err error) {
 	c := &callCancel{}
 	if req != nil && req.Session != nil {
-		c.session = e.sessionOf(req)
-		if req.Extra != nil && req.Extra.TokenInfo != nil {
-			c.subject = req.Extra.TokenInfo.UserID
-		}
+		c.who = e.identity(req)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/elicitvault/elicitvault/elicit/internal/form"
+	"github.com/elicitvault/elicitvault/internal/engine"
 )
 
 var (
@@ -64,7 +65,7 @@ var (
 	// ErrTooManyPending is returned when an elicitation would exceed
 	// Config.MaxPending or Config.MaxPendingPerSubject: nothing was sent
 	// or written.
-	ErrTooManyPending = errors.New("elicit: too many pending elicitations")
+	ErrTooManyPending = engine.ErrTooManyPending
 
 	// ErrSecretUnavailable is returned for an answer that this node cannot
 	// use up safely: the secret the elicitation was asked under, which
@@ -84,7 +85,7 @@ var (
 	// ErrUnknownElicitation is returned for an answer to an elicitation that
 	// does not exist (any more), or that belongs to another session or
 	// subject. It is deliberately one error.
-	ErrUnknownElicitation = errors.New("elicit: unknown elicitation")
+	ErrUnknownElicitation = engine.ErrUnknownElicitation
 
 	// ErrInputRequired is matched by the error Form, Confirm and URL return
 	// on protocol 2026-07-28 when the answer is not in the request yet. The

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/keyschedule"
 	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/store"
@@ -85,17 +86,17 @@ func (e *Elicitor) pendingResult(ctx context.Context, req *mcp.CallToolRequest, 
 	}
 	p := rd.pending
 	expiry := e.now().Add(p.ttl)
-	s := e.slot(call.subject, call.session, p.id, expiry)
+	s := e.slot(call.who, p.id, expiry)
 	rec := &pendingRecord{
 		Mode: p.mode, Via: viaModel, Schema: p.schema, Tool: req.Params.Name, Expiry: expiry.UnixMilli(),
 		FP: p.fp, Args: req.Params.Arguments, Answers: rd.answers, State: rd.state,
 		Marker: e.keys.PrimaryKeyID().String(),
 	}
-	if err := s.putPending(ctx, rec); err != nil {
+	if err := e.putPending(ctx, s, rec); err != nil {
 		return nil, err
 	}
-	if err := s.claim(ctx); err != nil {
-		s.end(ctx)
+	if err := s.Claim(ctx); err != nil {
+		s.End(ctx)
 		return nil, err
 	}
 	e.leave(req.Session, s)
@@ -211,9 +212,9 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 	// The record opens only for the subject and session it was sealed
 	// for: another caller finds nothing, which is the same error as an
 	// elicitation that never existed.
-	s := e.slot(call.subject, call.session, in.ElicitID, time.Time{})
+	s := e.slot(call.who, in.ElicitID, time.Time{})
 	var rec pendingRecord
-	if err := s.get(ctx, purposePending, &rec); err != nil {
+	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
 		if errors.Is(err, ErrUnknownElicitation) {
 			if res, ok := e.replayLookup(ctx, req, s, &in); ok {
 				return res, nil
@@ -222,8 +223,8 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 		}
 		return nil, err
 	}
-	s.expiry = time.UnixMilli(rec.Expiry)
-	if rec.Via != viaModel || (rec.Mode != ModeForm && rec.Mode != ModeURL) || !s.expiry.After(e.now()) {
+	s.Expiry = time.UnixMilli(rec.Expiry)
+	if rec.Via != viaModel || (rec.Mode != ModeForm && rec.Mode != ModeURL) || !s.Expiry.After(e.now()) {
 		return toolError(req.Session, ErrUnknownElicitation), nil
 	}
 
@@ -233,7 +234,7 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 		// The page decides: its answer, once given, is the answer; before
 		// it, the model may only refuse for the user.
 		var page resultRecord
-		err := s.get(ctx, purposeResult, &page)
+		err := s.Get(ctx, engine.PurposeResult, &page)
 		switch {
 		case err == nil && !page.Superseded:
 			a.Action = page.Action
@@ -257,15 +258,15 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 		return toolError(req.Session, fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
 	}
 
-	mk, err := s.markerKey(rec.Marker)
+	mk, err := e.markerKey(s, rec.Marker)
 	if err != nil {
 		return toolError(req.Session, err), nil
 	}
-	fp := s.answerFP(rec.Marker, &in)
+	fp := e.answerFP(s, rec.Marker, &in)
 	// The answer is used up (Commit) before the tool continues; a claim
 	// that fails before (a store fault) is given back, or ends with its
 	// lease, so that a resend of the answer completes it.
-	use, err := oneshot.Claim(ctx, e.store, mk, fp, oneshot.Options{Lease: e.lease(), Expiry: s.expiry, Now: e.now})
+	use, err := oneshot.Claim(ctx, e.store, mk, fp, oneshot.Options{Lease: e.lease(), Expiry: s.Expiry, Now: e.now})
 	var replayed *oneshot.Replayed
 	switch {
 	case errors.As(err, &replayed):
@@ -290,8 +291,8 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 	// their expiry ends them if this node does not get there).
 	defer func() {
 		ctx := context.WithoutCancel(ctx)
-		s.end(ctx)
-		s.release(ctx)
+		s.End(ctx)
+		s.Release(ctx)
 	}()
 
 	rd := &round{answers: append(rec.Answers, a), state: rec.State, continued: true}
@@ -306,7 +307,7 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 		// Kept, sealed, with the marker: a resend of this answer (its
 		// reply lost) gets this result instead of running the tool again.
 		if b, merr := json.Marshal(tr); merr == nil && len(b) <= e.maxPendingSize {
-			if sealed, serr := e.keys.SealRecord(s.binding(purposeReplay), b, s.expiry); serr == nil {
+			if sealed, serr := e.keys.SealRecord(s.Binding(engine.PurposeReplay), b, s.Expiry); serr == nil {
 				use.Finish(context.WithoutCancel(ctx), sealed)
 			}
 		}
@@ -328,7 +329,7 @@ func (e *Elicitor) lease() time.Duration {
 
 // answerFP is the fingerprint of an answer, keyed under the marker's
 // secret: the marker's value shows storage nothing of the answer.
-func (s *slot) answerFP(keyID string, in *fallbackInput) []byte {
+func (e *Elicitor) answerFP(s *engine.Slot, keyID string, in *fallbackInput) []byte {
 	var content any
 	json.Unmarshal(in.Content, &content)
 	canon, _ := json.Marshal(struct {
@@ -340,10 +341,10 @@ func (s *slot) answerFP(keyID string, in *fallbackInput) []byte {
 			A Action `json:"a"`
 		}{in.Action})
 	}
-	b := s.binding(purposeAnswer)
-	b.RecordID = s.id + "\x00" + string(canon)
+	b := s.Binding(engine.PurposeAnswer)
+	b.RecordID = s.ID + "\x00" + string(canon)
 	if id, err := keyschedule.ParseKeyID(keyID); err == nil {
-		if k, ok := s.e.keys.StoreKeyUnder(id, b); ok {
+		if k, ok := e.keys.StoreKeyUnder(id, b); ok {
 			return []byte(k)
 		}
 	}
@@ -353,13 +354,13 @@ func (s *slot) answerFP(keyID string, in *fallbackInput) []byte {
 // replayLookup finds, for an answer to an elicitation that is no longer
 // pending, the result its first sending got: the same answer resent after
 // its reply was lost. It looks under every secret of the keyring.
-func (e *Elicitor) replayLookup(ctx context.Context, req *mcp.CallToolRequest, s *slot, in *fallbackInput) (mcp.Result, bool) {
+func (e *Elicitor) replayLookup(ctx context.Context, req *mcp.CallToolRequest, s *engine.Slot, in *fallbackInput) (mcp.Result, bool) {
 	for _, id := range e.keys.KeyIDs() {
-		mk, ok := e.keys.StoreKeyUnder(id, s.binding(purposeUsed))
+		mk, ok := e.keys.StoreKeyUnder(id, s.Binding(engine.PurposeUsed))
 		if !ok {
 			continue
 		}
-		if sealed, err := oneshot.Lookup(ctx, e.store, mk, s.answerFP(id.String(), in)); err == nil {
+		if sealed, err := oneshot.Lookup(ctx, e.store, mk, e.answerFP(s, id.String(), in)); err == nil {
 			return e.replayed(req, s, sealed), true
 		}
 	}
@@ -368,8 +369,8 @@ func (e *Elicitor) replayLookup(ctx context.Context, req *mcp.CallToolRequest, s
 
 // replayed opens a kept result and marks it as a replay
 // (MetaElicitationReplayed).
-func (e *Elicitor) replayed(req *mcp.CallToolRequest, s *slot, sealed []byte) mcp.Result {
-	pt, err := e.keys.OpenRecord(s.binding(purposeReplay), sealed)
+func (e *Elicitor) replayed(req *mcp.CallToolRequest, s *engine.Slot, sealed []byte) mcp.Result {
+	pt, err := e.keys.OpenRecord(s.Binding(engine.PurposeReplay), sealed)
 	var res mcp.CallToolResult
 	if err != nil || json.Unmarshal(pt, &res) != nil {
 		return toolError(req.Session, ErrAnswered)
@@ -386,12 +387,12 @@ func (e *Elicitor) replayed(req *mcp.CallToolRequest, s *slot, sealed []byte) mc
 // which every node that still holds that secret agrees on. A node without
 // it fails closed (ErrSecretUnavailable): keying the marker under its own
 // primary would let it and a node that holds the secret both win.
-func (s *slot) markerKey(keyID string) (string, error) {
+func (e *Elicitor) markerKey(s *engine.Slot, keyID string) (string, error) {
 	id, err := keyschedule.ParseKeyID(keyID)
 	if err != nil {
 		return "", ErrUnknownElicitation
 	}
-	key, ok := s.e.keys.StoreKeyUnder(id, s.binding(purposeUsed))
+	key, ok := e.keys.StoreKeyUnder(id, s.Binding(engine.PurposeUsed))
 	if !ok {
 		return "", ErrSecretUnavailable
 	}

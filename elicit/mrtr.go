@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,12 +36,6 @@ import (
 // bound to the tool name, the hash of the arguments, the session (when
 // the transport has one) and the subject, valid for the elicitation's TTL,
 // and consumed once.
-
-// sessionless is the session of a binding on a stateless HTTP server,
-// where every request may arrive on a new connection and another node:
-// there state is bound to the subject alone (and a requestState to tool
-// and arguments too).
-const sessionless = "-"
 
 // asked is the elicitation a round asked for.
 type asked struct {
@@ -104,7 +99,7 @@ type round struct {
 
 	// ended are the slots of the URL-mode answers delivered to the
 	// handler, whose records settle removes.
-	ended []*slot
+	ended []*engine.Slot
 }
 
 type roundKey struct{}
@@ -132,7 +127,7 @@ func (rd *round) settle(ctx context.Context) {
 		rd.use.Release(context.WithoutCancel(ctx))
 	}
 	for _, s := range rd.ended {
-		s.end(ctx)
+		s.End(ctx)
 	}
 }
 
@@ -173,11 +168,11 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 					}
 					// Used up: its records go once the run is over, not
 					// before the handler has the answer (issue 26).
-					rd.ended = append(rd.ended, e.slot(r.Call.subject, r.Call.session, r.ID, time.Time{}))
+					rd.ended = append(rd.ended, e.slot(r.Call.who, r.ID, time.Time{}))
 					return res, nil
 				}
 				if a.Action != Accept {
-					e.slot(r.Call.subject, r.Call.session, r.ID, time.Time{}).end(ctx)
+					e.slot(r.Call.who, r.ID, time.Time{}).End(ctx)
 				}
 			}
 			if err := rd.deliver(ctx, i); err != nil {
@@ -230,8 +225,8 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 		if err != nil {
 			return nil, err
 		}
-		s := e.slot(r.Call.subject, r.Call.session, r.ID, expiry)
-		if err := s.putPending(ctx, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
+		s := e.slot(r.Call.who, r.ID, expiry)
+		if err := e.putPending(ctx, s, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
 			return nil, err
 		}
 		e.leave(r.Call.req.Session, s)
@@ -325,18 +320,13 @@ var inputRequiredResult = sync.OnceValues(func() (*mcp.CallToolResult, error) {
 	return &res, err
 })
 
-// callBinding is what a requestState is bound to.
-func (e *Elicitor) callBinding(req *mcp.CallToolRequest) (session, subject string, args [32]byte, err error) {
-	session = e.sessionOf(req)
-	if req.Extra != nil && req.Extra.TokenInfo != nil {
-		subject = req.Extra.TokenInfo.UserID
-	}
-	args, err = token.HashArgs(req.Params.Arguments)
-	return
+// stateBinding is what the requestState of req is bound to.
+func (e *Elicitor) stateBinding(req *mcp.CallToolRequest) (engine.StateBinding, error) {
+	return engine.BindState(e.identity(req), req.Params.Name, req.Params.Arguments)
 }
 
 func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl time.Duration) (string, error) {
-	session, subject, args, err := e.callBinding(req)
+	b, err := e.stateBinding(req)
 	if err != nil {
 		return "", fmt.Errorf("elicit: %w", err)
 	}
@@ -347,18 +337,7 @@ func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl ti
 	if len(pt) > token.MaxStateSize {
 		return "", ErrTooLarge
 	}
-	if ttl < time.Second {
-		ttl = time.Second
-	}
-	return e.tokens.Issue(&token.Claims{
-		Kind:          token.RequestState,
-		SessionID:     session,
-		Subject:       subject,
-		ElicitationID: st.Asked.ID,
-		Tool:          req.Params.Name,
-		ArgsHash:      args,
-		State:         pt,
-	}, ttl.Round(time.Second), token.Compact)
+	return e.engine.IssueState(b, st.Asked.ID, pt, ttl)
 }
 
 // continueRound verifies and claims the requestState of a retried call
@@ -373,26 +352,20 @@ func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl ti
 // response asks the question again.
 func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) (answers []answered, state []byte, use *oneshot.Use, err error) {
 	p := req.Params
-	session, subject, args, err := e.callBinding(req)
+	b, err := e.stateBinding(req)
 	if err != nil {
 		return nil, nil, nil, errBadState
 	}
-	c, err := e.tokens.Verify(p.RequestState, token.Expect{
-		Kind: token.RequestState, SessionID: session, Subject: subject, Tool: p.Name, ArgsHash: args,
-	})
-	if err == nil {
-		use, err = e.tokens.Claim(ctx, c)
-	}
+	c, use, err := e.engine.ClaimState(ctx, b, p.RequestState)
 	switch {
 	case errors.Is(err, token.ErrInProgress):
 		return nil, nil, nil, ErrAnswerInProgress
-	case errors.Is(err, token.ErrExpired), errors.Is(err, token.ErrInvalid),
-		errors.Is(err, token.ErrUnknownKey), errors.Is(err, token.ErrReplayed):
+	case errors.Is(err, engine.ErrBadState):
 		return nil, nil, nil, errBadState
 	case err != nil:
-		return nil, nil, nil, fmt.Errorf("elicit: requestState: %w", err)
+		return nil, nil, nil, err
 	}
-	answers, state, fresh, err := e.roundAnswers(ctx, c, p, session, subject)
+	answers, state, fresh, err := e.roundAnswers(ctx, c, p, b.Who)
 	switch {
 	case err != nil:
 		use.Release(context.WithoutCancel(ctx))
@@ -412,7 +385,7 @@ func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) 
 // roundAnswers reads the answers of a verified requestState and the
 // client's response to its input request; fresh reports whether there is
 // one.
-func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, p *mcp.CallToolParamsRaw, session, subject string) (answers []answered, state []byte, fresh bool, err error) {
+func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, p *mcp.CallToolParamsRaw, who engine.Identity) (answers []answered, state []byte, fresh bool, err error) {
 	var st requestState
 	if err := json.Unmarshal(c.State, &st); err != nil || st.Asked == nil || st.Asked.ID != c.ElicitationID {
 		return nil, nil, false, errBadState
@@ -423,7 +396,7 @@ func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, p *mcp.Cal
 		// A URL-mode elicitation asked with a new ID; this one's record
 		// goes.
 		if st.Asked.Mode == ModeURL {
-			e.slot(subject, session, st.Asked.ID, time.Time{}).end(ctx)
+			e.slot(who, st.Asked.ID, time.Time{}).End(ctx)
 		}
 		return st.Answers, st.State, false, nil
 	}
@@ -449,27 +422,27 @@ func ours(state string) bool {
 // awaitURL waits for the callback of a URL-mode elicitation the client
 // accepted in an earlier round, then notifies the client.
 func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) (*Response, error) {
-	s := e.slot(r.Call.subject, r.Call.session, r.ID, time.Time{})
-	first, err := e.store.Subscribe(ctx, s.channel())
+	s := e.slot(r.Call.who, r.ID, time.Time{})
+	first, err := e.store.Subscribe(ctx, s.Channel())
 	if err != nil {
 		return nil, fmt.Errorf("elicit: subscribe: %w", err)
 	}
 	sub := &subscription{first}
 	defer func() { sub.Close() }()
 	var rec pendingRecord
-	if err := s.get(ctx, purposePending, &rec); err != nil {
+	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
 		// Gone: expired, or ended after an earlier run delivered it.
 		if res, ok, err := e.readResult(ctx, s); ok || err != nil {
 			return res, err
 		}
 		return nil, ErrTimeout
 	}
-	s.expiry = time.UnixMilli(rec.Expiry)
+	s.Expiry = time.UnixMilli(rec.Expiry)
 	rctx, end := resume(ctx, e.hooks, rec.Mode, rec.Carried)
-	res, err := e.await(rctx, s.expiry, s, sub)
+	res, err := e.await(rctx, s.Expiry, s, sub)
 	end(err)
 	if err != nil {
-		s.end(ctx)
+		s.End(ctx)
 		return nil, err
 	}
 	notifyComplete(ctx, r.Call.req.Session, r.ID) // accepted or declined on the page

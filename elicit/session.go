@@ -1,11 +1,9 @@
 package elicit
 
 import (
-	"context"
 	"net/http"
-	"sync"
-	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,7 +30,7 @@ func (e *Elicitor) EndSessionOnDelete(h http.Handler) http.Handler {
 				if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 					subject = ti.UserID
 				}
-				e.endCalls("s:"+id, subject)
+				e.endCalls(engine.Identity{Subject: subject, Session: engine.TransportSession(id)})
 			}
 		}
 		h.ServeHTTP(w, r)
@@ -40,16 +38,16 @@ func (e *Elicitor) EndSessionOnDelete(h http.Handler) http.Handler {
 }
 
 // endCalls ends the tool calls in progress of one session and subject.
-func (e *Elicitor) endCalls(session, subject string) {
-	e.endCallsWith(session, subject, ErrSessionEnded)
+func (e *Elicitor) endCalls(who engine.Identity) {
+	e.endCallsWith(who, ErrSessionEnded)
 }
 
 // endCallsWith ends them with cause, an error that is ErrSessionEnded.
-func (e *Elicitor) endCallsWith(session, subject string, cause error) {
+func (e *Elicitor) endCallsWith(who engine.Identity, cause error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for c := range e.calls {
-		if c.session == session && c.subject == subject {
+		if c.who == who {
 			c.cancel(cause)
 		}
 	}
@@ -70,43 +68,19 @@ func (e *Elicitor) heldByCap(session string) bool {
 	return false
 }
 
-// leftover is what sessions left pending in the store, to delete when the
-// session ends: elicitations that nothing waits for.
-type leftover struct {
-	mu sync.Mutex
-	m  map[string]map[string]leftRecord // session → elicitation ID → record
-}
-
-type leftRecord struct {
-	subject string
-	expiry  time.Time
-}
-
 // leave records that the slot's session left its elicitation pending, and
 // makes sure the session's end removes it.
-func (e *Elicitor) leave(ss *mcp.ServerSession, s *slot) {
-	if !s.realSession() || ss == nil {
+func (e *Elicitor) leave(ss *mcp.ServerSession, s *engine.Slot) {
+	if ss == nil || !e.engine.Leave(s) {
 		return
 	}
-	l := &e.leftover
-	l.mu.Lock()
-	if l.m == nil {
-		l.m = make(map[string]map[string]leftRecord)
-	}
-	ids, ok := l.m[s.session]
-	if !ok {
-		ids = make(map[string]leftRecord)
-		l.m[s.session] = ids
-	}
-	ids[s.id] = leftRecord{subject: s.subject, expiry: s.expiry}
-	l.mu.Unlock()
 	// Recorded first, checked second: a table that drops the session
 	// after this check deletes the record.
-	if e.heldByCap(s.session) {
+	if e.heldByCap(s.Who.Session) {
 		return
 	}
 	if info := e.sessions.info(ss); info.watched.CompareAndSwap(false, true) {
-		session := s.session
+		session := s.Who.Session
 		go func() {
 			ss.Wait()
 			e.sessionEnded(session)
@@ -114,30 +88,5 @@ func (e *Elicitor) leave(ss *mcp.ServerSession, s *slot) {
 	}
 }
 
-// forget drops an elicitation that ended from the leftovers.
-func (e *Elicitor) forget(s *slot) {
-	l := &e.leftover
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if ids, ok := l.m[s.session]; ok {
-		delete(ids, s.id)
-		if len(ids) == 0 {
-			delete(l.m, s.session)
-		}
-	}
-}
-
 // sessionEnded deletes what the session left pending.
-func (e *Elicitor) sessionEnded(session string) {
-	l := &e.leftover
-	l.mu.Lock()
-	ids := l.m[session]
-	delete(l.m, session)
-	l.mu.Unlock()
-	ctx := context.Background()
-	for id, r := range ids {
-		s := e.slot(r.subject, session, id, r.expiry)
-		s.end(ctx)
-		s.release(ctx)
-	}
-}
+func (e *Elicitor) sessionEnded(session string) { e.engine.SessionEnded(session) }

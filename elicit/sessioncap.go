@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -353,7 +354,7 @@ func (c *sessionCap) drop(s *liveSession) {
 	c.countLocked(s.client, -1)
 	s.ss = nil // the go-sdk closed it
 	c.mu.Unlock()
-	c.e.sessionEnded("s:" + s.id)
+	c.e.sessionEnded(engine.TransportSession(s.id))
 }
 
 // expire closes s once it has been idle for the timeout.
@@ -371,7 +372,7 @@ func (c *sessionCap) expire(s *liveSession) {
 // close ends the waiting calls of a session taken from the table with
 // cause, then closes it, and deletes what it left pending.
 func (c *sessionCap) close(s *liveSession, cause error) {
-	c.e.endCallsWith("s:"+s.id, s.subject, cause)
+	c.e.endCallsWith(engine.Identity{Subject: s.subject, Session: engine.TransportSession(s.id)}, cause)
 	c.mu.Lock()
 	ss := s.ss
 	s.ss = nil
@@ -382,13 +383,13 @@ func (c *sessionCap) close(s *liveSession, cause error) {
 		if ss != nil {
 			ss.Close()
 		}
-		c.e.sessionEnded("s:" + s.id)
+		c.e.sessionEnded(engine.TransportSession(s.id))
 	}()
 }
 
 // holds reports whether the table holds the session, for leave.
 func (c *sessionCap) holds(session string) bool {
-	id, ok := strings.CutPrefix(session, "s:")
+	id, ok := engine.TransportID(session)
 	if !ok {
 		return false
 	}

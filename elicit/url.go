@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
@@ -75,9 +77,9 @@ func (*goneError) Is(target error) bool {
 // it, by this page, so that no waiter is needed; one handed to the model
 // keeps it for the model's sendElicitationResult.
 func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Action) (err error) {
-	s := e.slot(c.Subject, c.SessionID, c.ElicitationID, time.Time{})
+	s := e.slot(engine.ClaimsIdentity(c), c.ElicitationID, time.Time{})
 	var rec pendingRecord
-	if err := s.get(ctx, purposePending, &rec); err != nil {
+	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
 		if errors.Is(err, ErrUnknownElicitation) {
 			return errGone
 		}
@@ -88,18 +90,18 @@ func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Actio
 	if rec.Mode != ModeURL {
 		return errGone
 	}
-	s.expiry = time.UnixMilli(rec.Expiry)
-	if !s.expiry.After(e.now()) {
+	s.Expiry = time.UnixMilli(rec.Expiry)
+	if !s.Expiry.After(e.now()) {
 		return errGone
 	}
 	res := &resultRecord{Action: action}
 	if rec.Done != "" {
-		done := e.slot(c.Subject, c.SessionID, "done:"+rec.Done, s.expiry)
-		if err := done.put(ctx, purposeResult, &resultRecord{Action: action, ID: c.ElicitationID, Expiry: rec.Expiry}); err != nil {
+		done := e.slot(engine.ClaimsIdentity(c), "done:"+rec.Done, s.Expiry)
+		if err := done.Put(ctx, engine.PurposeResult, &resultRecord{Action: action, ID: c.ElicitationID, Expiry: rec.Expiry}); err != nil {
 			return err
 		}
 	}
-	return s.resolve(ctx, res)
+	return s.Resolve(ctx, res)
 }
 
 // issueURL issues the callback token of r and returns the link to send.
@@ -109,8 +111,8 @@ func (e *Elicitor) issueURL(r *Request, ttl time.Duration, o *options) (string, 
 	}
 	tok, err := e.tokens.Issue(&token.Claims{
 		Kind:          token.URL,
-		SessionID:     r.Call.session,
-		Subject:       r.Call.subject,
+		SessionID:     r.Call.who.Session,
+		Subject:       r.Call.who.Subject,
 		ElicitationID: r.ID,
 	}, ttl.Round(time.Second), token.Compact)
 	if err != nil {
@@ -177,19 +179,19 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 	}
 
 	expiry := e.now().Add(ttl)
-	s := e.slot(call.subject, call.session, r.ID, expiry)
+	s := e.slot(call.who, r.ID, expiry)
 	link, err := e.issueURL(r, ttl, o)
 	if err != nil {
 		return nil, err
 	}
-	first, err := s.begin(ctx, &pendingRecord{Mode: ModeURL, Tool: call.Tool, Expiry: expiry.UnixMilli(), Done: fp})
+	first, err := e.begin(ctx, s, &pendingRecord{Mode: ModeURL, Tool: call.Tool, Expiry: expiry.UnixMilli(), Done: fp})
 	if err != nil {
 		return nil, err
 	}
 	ss := call.req.Session
 	go func() {
 		wctx := context.WithoutCancel(ctx)
-		defer s.end(wctx)
+		defer s.End(wctx)
 		sub := &subscription{first}
 		defer func() { sub.Close() }()
 		// The page wrote the answer for the retry; this only tells the
@@ -209,8 +211,8 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 // reply is lost, or a node that dies before the commit, leaves it for the
 // next retry.
 func (e *Elicitor) takeDone(ctx context.Context, call *Call, fp string) (*Response, error) {
-	done := e.slot(call.subject, call.session, "done:"+fp, time.Time{})
-	b := done.binding(purposeResult)
+	done := e.slot(call.who, "done:"+fp, time.Time{})
+	b := done.Binding(engine.PurposeResult)
 	var dr resultRecord
 	var key string
 	var sealed []byte
@@ -220,9 +222,9 @@ func (e *Elicitor) takeDone(ctx context.Context, call *Call, fp string) (*Respon
 			continue
 		}
 		if err != nil {
-			return nil, &storeError{err}
+			return nil, &engine.StoreError{Err: err}
 		}
-		if done.open(purposeResult, v, &dr) == nil {
+		if pt, err := e.keys.OpenRecord(b, v); err == nil && json.Unmarshal(pt, &dr) == nil {
 			key, sealed = k, v
 			break
 		}
@@ -232,8 +234,8 @@ func (e *Elicitor) takeDone(ctx context.Context, call *Call, fp string) (*Respon
 	}
 	// The marker is the answered elicitation's: a later elicitation with
 	// the same fingerprint has a marker of its own.
-	m := e.slot(call.subject, call.session, "done:"+fp+"/"+dr.ID, time.UnixMilli(dr.Expiry))
-	use, err := oneshot.Claim(ctx, e.store, m.key(purposeUsed), []byte{1}, oneshot.Options{Lease: e.lease(), Expiry: m.expiry, Now: e.now})
+	m := e.slot(call.who, "done:"+fp+"/"+dr.ID, time.UnixMilli(dr.Expiry))
+	use, err := oneshot.Claim(ctx, e.store, m.Key(engine.PurposeUsed), []byte{1}, oneshot.Options{Lease: e.lease(), Expiry: m.Expiry, Now: e.now})
 	switch {
 	case errors.Is(err, oneshot.ErrUsed), errors.Is(err, store.ErrInvalidArgument):
 		return nil, nil // used by an earlier retry, or expired: ask again
@@ -250,7 +252,7 @@ func (e *Elicitor) takeDone(ctx context.Context, call *Call, fp string) (*Respon
 		// Only this answer: a newer one under the same key stays.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		e.store.CompareAndSwap(ctx, key, sealed, nil, m.expiry)
+		e.store.CompareAndSwap(ctx, key, sealed, nil, m.Expiry)
 	}()
 	return &Response{Action: dr.Action}, nil
 }
@@ -265,9 +267,9 @@ type subscription struct {
 // slot's channel; the caller reads the store after it, as after every
 // message. When the wait (wctx) ends meanwhile, it returns the wait's own
 // error.
-func (e *Elicitor) resubscribe(ctx, wctx context.Context, s *slot, sub *subscription) error {
+func (e *Elicitor) resubscribe(ctx, wctx context.Context, s *engine.Slot, sub *subscription) error {
 	sub.Close()
-	ns, err := e.store.Subscribe(wctx, s.channel())
+	ns, err := e.store.Subscribe(wctx, s.Channel())
 	if err != nil {
 		if wctx.Err() != nil {
 			return e.waitErr(ctx)
@@ -281,7 +283,7 @@ func (e *Elicitor) resubscribe(ctx, wctx context.Context, s *slot, sub *subscrip
 // await waits for the slot's result until expiry, reading the store first,
 // then after every message and every resubscription. It ends with
 // ErrTimeout at expiry, or ctx's error.
-func (e *Elicitor) await(ctx context.Context, expiry time.Time, s *slot, sub *subscription) (*Response, error) {
+func (e *Elicitor) await(ctx context.Context, expiry time.Time, s *engine.Slot, sub *subscription) (*Response, error) {
 	wctx, cancel := context.WithDeadline(ctx, expiry)
 	defer cancel()
 	local, done := e.waiting.wait(s)

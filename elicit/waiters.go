@@ -3,6 +3,7 @@ package elicit
 import (
 	"sync"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/token"
 )
 
@@ -16,11 +17,14 @@ type waiters struct {
 	m  map[waiterKey]chan *Response
 }
 
-type waiterKey struct{ subject, session, id string }
+type waiterKey struct {
+	who engine.Identity
+	id  string
+}
 
 // wait registers the call waiting for s's answer; done unregisters it.
-func (w *waiters) wait(s *slot) (answer <-chan *Response, done func()) {
-	k := waiterKey{s.subject, s.session, s.id}
+func (w *waiters) wait(s *engine.Slot) (answer <-chan *Response, done func()) {
+	k := waiterKey{s.Who, s.ID}
 	ch := make(chan *Response, 1)
 	w.mu.Lock()
 	if w.m == nil {
@@ -40,7 +44,7 @@ func (w *waiters) wait(s *slot) (answer <-chan *Response, done func()) {
 // deliver hands action to the call waiting on this node for the
 // elicitation of verified claims c, and reports whether one was.
 func (w *waiters) deliver(c *token.Claims, action Action) bool {
-	k := waiterKey{c.Subject, c.SessionID, c.ElicitationID}
+	k := waiterKey{engine.ClaimsIdentity(c), c.ElicitationID}
 	w.mu.Lock()
 	ch, ok := w.m[k]
 	if ok {

@@ -26,16 +26,22 @@ const (
 	e2eBenchPairsEnv   = "ELICITVAULT_E2EBENCH_PAIRS"   // interleaved pairs per cell, default 5
 	e2eBenchStoresEnv  = "ELICITVAULT_E2EBENCH_STORES"  // comma-separated subset of memory,redis,postgres
 	e2eBenchVersionEnv = "ELICITVAULT_E2EBENCH_VERSION" // one protocol version instead of both
+	e2eBenchBareEnv    = "ELICITVAULT_E2EBENCH_BARE"    // the baseline's SDK: go-sdk (default) or mcp-go
 )
+
+// bareServers are the baselines by SDK: the binary bareServerBin builds.
+var bareServers = map[string]string{"go-sdk": "bare", "mcp-go": "baremcpgo"}
 
 var (
 	bareOnce sync.Once
-	bareBin  string
+	bareDir  string
 	bareErr  error
 )
 
-// bareServerBin builds the baseline server (internal/bare) once.
-func bareServerBin(t *testing.T) string {
+// bareServerBin builds the baseline servers once and returns the path of
+// one: "bare" (internal/bare, on the go-sdk) or "baremcpgo"
+// (internal/baremcpgo, on mark3labs/mcp-go).
+func bareServerBin(t *testing.T, name string) string {
 	t.Helper()
 	bareOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "elicitvault-bare-")
@@ -43,25 +49,26 @@ func bareServerBin(t *testing.T) string {
 			bareErr = err
 			return
 		}
-		bareBin = filepath.Join(dir, "bare")
-		out, err := exec.Command("go", "build", "-o", bareBin, "./internal/bare").CombinedOutput()
+		bareDir = dir
+		out, err := exec.Command("go", "build", "-o", dir, "./internal/bare", "./internal/baremcpgo").CombinedOutput()
 		if err != nil {
-			bareErr = fmt.Errorf("go build ./internal/bare: %v\n%s", err, out)
+			bareErr = fmt.Errorf("go build ./internal/bare ./internal/baremcpgo: %v\n%s", err, out)
 		}
 	})
 	if bareErr != nil {
 		t.Fatal(bareErr)
 	}
-	return bareBin
+	return filepath.Join(bareDir, name)
 }
 
 var bareListenRE = regexp.MustCompile(`^bare: MCP at (http://\S+)/mcp$`)
 
-// startBare starts the baseline server and returns its MCP endpoint and
-// process ID; it is killed when the test ends.
-func startBare(t *testing.T) (endpoint string, pid int) {
+// startBare starts the baseline server name (see bareServerBin) and
+// returns its MCP endpoint and process ID; it is killed when the test
+// ends.
+func startBare(t *testing.T, name string) (endpoint string, pid int) {
 	t.Helper()
-	cmd := exec.Command(bareServerBin(t), "--addr", "127.0.0.1:0")
+	cmd := exec.Command(bareServerBin(t, name), "--addr", "127.0.0.1:0")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -117,7 +124,9 @@ func median(xs []float64) float64 {
 // once), the same go-sdk clients over Streamable HTTP and the same routing
 // by protocol version, against `elicitvault serve` and against a bare
 // go-sdk server (internal/bare: ServerSession.Elicit before 2026-07-28,
-// an input-required result with a plain requestState on 2026-07-28). For
+// an input-required result with a plain requestState on 2026-07-28), or,
+// with ELICITVAULT_E2EBENCH_BARE=mcp-go, its mcp-go twin
+// (internal/baremcpgo), the baseline of the mcp-go front-end. For
 // each store (memory, Redis, PostgreSQL), protocol generation and 1 and
 // 16 sessions it runs pairs of measurements, alternating which server
 // goes first, and prints the medians of the ratios elicitvault ÷ bare of
@@ -134,6 +143,14 @@ func TestE2EBench(t *testing.T) {
 		maxRoundTrips: 1 << 40,
 	}
 	pairs := envInt(e2eBenchPairsEnv, 5)
+	sdk := os.Getenv(e2eBenchBareEnv)
+	if sdk == "" {
+		sdk = "go-sdk"
+	}
+	bareName, ok := bareServers[sdk]
+	if !ok {
+		t.Fatalf("%s: unknown SDK %q (go-sdk or mcp-go)", e2eBenchBareEnv, sdk)
+	}
 	stores := []string{"memory", "redis", "postgres"}
 	if v := os.Getenv(e2eBenchStoresEnv); v != "" {
 		stores = strings.Split(v, ",")
@@ -152,7 +169,7 @@ func TestE2EBench(t *testing.T) {
 		t.Run(st, func(t *testing.T) {
 			ev := startKillableServe(t, "--store", open(t))
 			evPID := ev.cmd.Process.Pid
-			bare, barePID := startBare(t)
+			bare, barePID := startBare(t, bareName)
 			versions := []string{"2025-11-25", "2026-07-28"}
 			if v := os.Getenv(e2eBenchVersionEnv); v != "" {
 				versions = []string{v}
@@ -189,8 +206,8 @@ func TestE2EBench(t *testing.T) {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nelicitvault serve ÷ bare go-sdk server, delete_contacts accepted at once; medians of %d interleaved pairs of %v; %d cores\n",
-		pairs, spec.d, runtime.NumCPU())
+	fmt.Fprintf(&b, "\nelicitvault serve ÷ bare %s server, delete_contacts accepted at once; medians of %d interleaved pairs of %v; %d cores\n",
+		sdk, pairs, spec.d, runtime.NumCPU())
 	fmt.Fprintf(&b, "%-10s %-11s %8s %14s %12s %10s %10s   %s\n", "store", "protocol", "sessions", "CPU/trip", "throughput", "p50", "p99", "bare: CPU/trip, trips/s, p50 (median)")
 	for _, c := range cells {
 		cpuBound, tputBound, p50Bound := 1.4, 0.75, 2.0

@@ -46,8 +46,8 @@ func TestMain(m *testing.M) {
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}
-	if bareBin != "" {
-		os.RemoveAll(filepath.Dir(bareBin))
+	if bareDir != "" {
+		os.RemoveAll(bareDir)
 	}
 	os.Exit(code)
 }
@@ -175,40 +175,11 @@ func startServe(t *testing.T, env []string, args ...string) *serveProc {
 // goClient is a go-sdk client that answers elicitations from a queue and
 // records the completion notifications.
 type goClient struct {
-	t        *testing.T
-	mu       sync.Mutex
-	answers  []*mcp.ElicitResult
-	asked    []*mcp.ElicitParams
-	complete chan string
-	// visit, when set, opens the URL of a URL-mode elicitation after the
-	// client replied, as a browser would.
-	visit func(u string)
+	user[*mcp.ElicitResult, *mcp.ElicitParams]
 }
 
 func newGoClient(t *testing.T) *goClient {
-	return &goClient{t: t, complete: make(chan string, 8)}
-}
-
-// answer queues answers for the next elicitations; one with no answer
-// left is cancelled.
-func (c *goClient) answer(res ...*mcp.ElicitResult) {
-	c.mu.Lock()
-	c.answers = append(c.answers, res...)
-	c.mu.Unlock()
-}
-
-// setVisit sets the function that opens the URL of an accepted URL-mode
-// elicitation (nil: none is opened).
-func (c *goClient) setVisit(visit func(u string)) {
-	c.mu.Lock()
-	c.visit = visit
-	c.mu.Unlock()
-}
-
-func (c *goClient) elicitations() []*mcp.ElicitParams {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]*mcp.ElicitParams(nil), c.asked...)
+	return &goClient{newUser[*mcp.ElicitResult, *mcp.ElicitParams](t)}
 }
 
 func (c *goClient) options() *mcp.ClientOptions {
@@ -216,24 +187,17 @@ func (c *goClient) options() *mcp.ClientOptions {
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{
 			Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}},
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			c.mu.Lock()
-			c.asked = append(c.asked, req.Params)
-			res := &mcp.ElicitResult{Action: "cancel"}
-			if len(c.answers) > 0 {
-				res, c.answers = c.answers[0], c.answers[1:]
+			res, ok, visit := c.take(req.Params)
+			if !ok {
+				res = &mcp.ElicitResult{Action: "cancel"}
 			}
-			visit := c.visit
-			c.mu.Unlock()
 			if req.Params.Mode == "url" && res.Action == "accept" && visit != nil {
-				go func() {
-					time.Sleep(20 * time.Millisecond)
-					visit(req.Params.URL)
-				}()
+				open(visit, req.Params.URL)
 			}
 			return res, nil
 		},
 		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
-			c.complete <- req.Params.ElicitationID
+			c.completed(req.Params.ElicitationID)
 		},
 	}
 }
@@ -250,22 +214,6 @@ func (c *goClient) connect(endpoint, version string) *mcp.ClientSession {
 	}
 	c.t.Cleanup(func() { cs.Close() })
 	return cs
-}
-
-// waitComplete waits for the completion notification of elicitation id.
-func (c *goClient) waitComplete(id string) {
-	c.t.Helper()
-	timeout := time.After(15 * time.Second)
-	for {
-		select {
-		case got := <-c.complete:
-			if got == id {
-				return
-			}
-		case <-timeout:
-			c.t.Fatalf("no notifications/elicitation/complete for the elicitation within 15s")
-		}
-	}
 }
 
 // callText calls a tool and returns its text and whether it is an error

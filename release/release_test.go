@@ -38,8 +38,10 @@ var published = []string{".", "store/redis", "store/postgres", "otel", "mcpgo", 
 // would commit), and then, in a fresh module outside the workspace, gets
 // the core module and both backends from it, builds a small server that
 // uses them and runs it on the memory store (and on Redis and PostgreSQL
-// when ELICITVAULT_REDIS_URL and ELICITVAULT_POSTGRES_URL are set), and
-// installs the CLI with go install …@version. The rest of the module graph
+// when ELICITVAULT_REDIS_URL and ELICITVAULT_POSTGRES_URL are set), checks
+// that mark3labs/mcp-go is nowhere in that consumer's graph, builds and
+// runs an mcp-go consumer of the mcpgo module, and installs the CLI with
+// go install …@version. The rest of the module graph
 // comes from the machine's usual proxy.
 func TestOutsideConsumer(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
@@ -127,10 +129,34 @@ func TestOutsideConsumer(t *testing.T) {
 		}
 	}
 	graph := run(t, consumer, env, "go", "mod", "graph")
-	for _, bad := range []string{"testcontainers", "docker", "/store/internal/"} {
+	// A go-sdk user never downloads mcp-go: it is the mcpgo module's.
+	for _, bad := range []string{"testcontainers", "docker", "/store/internal/", "mark3labs"} {
 		if strings.Contains(graph, bad) {
 			t.Errorf("the consumer's module graph holds %q", bad)
 		}
+	}
+
+	// An mcp-go user gets the mcpgo module at the release, and builds.
+	mcpgoConsumer := filepath.Join(tmp, "consumer-mcpgo")
+	writeFile(t, filepath.Join(mcpgoConsumer, "go.mod"), "module example.com/consumermcpgo\n\ngo 1.25.5\n")
+	writeFile(t, filepath.Join(mcpgoConsumer, "main.go"), `package main
+
+import (
+	"fmt"
+
+	"github.com/elicitvault/elicitvault/mcpgo/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+func main() {
+	h := client.New(nil)
+	fmt.Println("consumer-mcpgo:", len(h.Options(mcp.ClientCapabilities{})), h.Capabilities() == nil)
+}
+`)
+	run(t, mcpgoConsumer, env, "go", "get", modulePrefix+"/mcpgo@"+version)
+	run(t, mcpgoConsumer, env, "go", "mod", "tidy")
+	if out := run(t, mcpgoConsumer, env, "go", "run", "."); !strings.Contains(out, "consumer-mcpgo: 1 true") {
+		t.Errorf("the mcp-go consumer printed %q", out)
 	}
 
 	// go install of the CLI at the release, outside any module.

@@ -69,6 +69,7 @@ func ops(s store.Store, key, channel string, value []byte, expiry time.Time, cou
 // TestPortableChecksBeforeTheDriver holds that bad arguments never reach a
 // driver, and that each error names the backend and the operation.
 func TestPortableChecksBeforeTheDriver(t *testing.T) {
+	t.Parallel()
 	p := store.New("test", &refusingDriver{t: t}, nil)
 	defer p.Close()
 	for op, err := range ops(p, "", "", nil, time.Now().Add(-time.Second), 0) {
@@ -84,6 +85,7 @@ func TestPortableChecksBeforeTheDriver(t *testing.T) {
 // TestPortableClosed holds that after Close no operation reaches the
 // driver, each returns ErrClosed, and the driver is closed once.
 func TestPortableClosed(t *testing.T) {
+	t.Parallel()
 	d := &refusingDriver{t: t}
 	p := store.New("test", d, nil)
 	if err := p.Close(); err != nil {
@@ -106,6 +108,7 @@ func TestPortableClosed(t *testing.T) {
 // under the operation's name and still matches with errors.Is, and that
 // ErrNotFound comes back bare.
 func TestPortableWrapsDriverErrors(t *testing.T) {
+	t.Parallel()
 	failure := errors.New("connection reset")
 	p := store.New("test", &refusingDriver{t: t, failure: failure}, nil)
 	defer p.Close()

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
-	"github.com/elicitvault/elicitvault/elicit/internal/urlend"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -233,7 +232,7 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Pro
 		if code != "" {
 			c.putOutcome(ctx, id, p, code, cl.Expiry.Add(time.Minute))
 		}
-		err := urlend.End(ctx, c.e, cl, string(a))
+		err := c.eng.EndURL(ctx, cl, string(a))
 		if errors.Is(err, elicit.ErrUnknownElicitation) {
 			pd = pageExpired
 		} else if err != nil {

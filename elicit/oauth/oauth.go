@@ -27,15 +27,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"runtime"
-	"sync"
 	"time"
-	"weak"
 
 	"golang.org/x/oauth2"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/elicit/internal/parts"
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/epoch"
 	"github.com/elicitvault/elicitvault/internal/ring"
@@ -144,6 +141,7 @@ func (e *ProviderError) Is(target error) bool {
 // safe for concurrent use.
 type Connector struct {
 	e         *elicit.Elicitor
+	eng       *engine.Engine
 	keys      *ring.Keyring
 	store     store.Store
 	tokens    *token.Service
@@ -155,7 +153,6 @@ type Connector struct {
 	providers map[string]*Provider
 	callbacks map[string]*Provider // by the path of the redirect URL
 	hosts     map[string]string    // the Host of each page, by its path
-	local     sync.Map             // weak.Pointer[mcp.ServerSession] → elicit's session ID
 }
 
 // New returns a Connector for the providers.
@@ -163,20 +160,20 @@ func New(cfg *Config, providers ...*Provider) (*Connector, error) {
 	if cfg == nil || cfg.Elicitor == nil {
 		return nil, errors.New("oauth: New needs an Elicitor")
 	}
-	keys, st, ok := parts.Of(cfg.Elicitor)
-	if !ok {
+	eng := cfg.Elicitor.Engine()
+	if eng == nil {
 		return nil, errors.New("oauth: New needs an Elicitor made by elicit.New")
 	}
 	start, err := url.Parse(cfg.StartURL)
 	if err != nil || start.Scheme == "" || start.Host == "" {
 		return nil, errors.New("oauth: StartURL must be an absolute URL")
 	}
-	ts, err := token.NewService(keys, st, token.WithEpoch(epoch.NewWatcher(st, epoch.Options{Now: keys.Sealer().Now})))
+	ts, err := token.NewService(eng.Keys(), eng.Store(), token.WithEpoch(epoch.NewWatcher(eng.Store(), epoch.Options{Now: eng.Keys().Sealer().Now})))
 	if err != nil {
 		return nil, err
 	}
 	c := &Connector{
-		e: cfg.Elicitor, keys: keys, store: st, tokens: ts, start: start,
+		e: cfg.Elicitor, eng: eng, keys: eng.Keys(), store: eng.Store(), tokens: ts, start: start,
 		user: cfg.User, ttl: cfg.CredentialTTL, lease: cfg.RefreshLease, hc: cfg.HTTPClient,
 		providers: map[string]*Provider{}, callbacks: map[string]*Provider{},
 		hosts: map[string]string{start.Path: start.Host},
@@ -277,17 +274,11 @@ func (c *Connector) Connect(ctx context.Context, req *mcp.CallToolRequest, provi
 	if msg == "" {
 		msg = "Connect your " + p.Name + " account"
 	}
-	opts = append(opts[:len(opts):len(opts)], elicit.WithLink(c.link(req, p)))
+	opts = append(opts[:len(opts):len(opts)], elicit.WithLink(c.link(p)))
 	for try := 0; ; try++ {
 		action, err := elicit.URL(ctx, req, msg, opts...)
 		if err != nil {
 			return nil, err
-		}
-		if id.session == "" && id.subject == "" {
-			// A stdio session learned its ID in the link builder.
-			if id, err = c.identity(req); err != nil {
-				return nil, err
-			}
 		}
 		outcome, _ := c.takeOutcome(ctx, id, p)
 		if action != elicit.Accept {
@@ -400,15 +391,16 @@ func (c *Connector) Disconnect(ctx context.Context, req *mcp.CallToolRequest, pr
 	return errors.Join(errs...)
 }
 
-// identity is whom a credential belongs to.
+// identity is whom a credential belongs to: the call's authenticated
+// user, or else, on a server without authentication, its session.
 type identity struct {
 	subject string // the authenticated user, or ""
-	session string // without a user: elicit's session ID of the call
+	session string // without a user: the call's session (engine.Identity)
 }
 
 // Store bindings: a user's credential is bound to (subject, "u"); a
 // session's, on a server without authentication, to ("", session). "u"
-// is never one of elicit's session IDs ("s:…", "l:…", "sessionless").
+// is never a session of engine.Identity ("s:…", "l:…", engine.Sessionless).
 const (
 	purposeCredential = "oauth/credential"
 	purposeOutcome    = "oauth/outcome"
@@ -424,27 +416,26 @@ func (id identity) binding(purpose, provider string) envelope.Binding {
 	return envelope.Binding{Purpose: purpose, SessionID: id.session, RecordID: provider}
 }
 
-// identity mirrors elicit's binding of a call: the authenticated user; or
-// else the transport's session ID; or else (stdio, in-memory) the
-// process-local ID the elicitation's token named, once known. A stateless
-// HTTP call without a user has none.
-func (c *Connector) identity(req *mcp.CallToolRequest) (identity, error) {
-	if req == nil || req.Session == nil {
-		return identity{}, elicit.ErrNoSession
-	}
-	if req.Extra != nil && req.Extra.TokenInfo != nil && req.Extra.TokenInfo.UserID != "" {
-		return identity{subject: req.Extra.TokenInfo.UserID}, nil
-	}
-	if id := req.Session.ID(); id != "" {
-		return identity{session: "s:" + id}, nil
-	}
-	if req.Extra != nil && req.Extra.Header != nil {
+// ownerOf is whom the credentials of the call with identity who belong
+// to. A stateless HTTP call without a user has no owner: ErrNoIdentity.
+func ownerOf(who engine.Identity) (identity, error) {
+	switch {
+	case who.Subject != "":
+		return identity{subject: who.Subject}, nil
+	case !who.HasSession():
 		return identity{}, ErrNoIdentity
 	}
-	if v, ok := c.local.Load(weak.Make(req.Session)); ok {
-		return identity{session: v.(string)}, nil
+	return identity{session: who.Session}, nil
+}
+
+// identity is whom the credentials of the call req belong to, from the
+// Elicitor's identity of the call.
+func (c *Connector) identity(req *mcp.CallToolRequest) (identity, error) {
+	who, err := c.e.CallIdentity(req)
+	if err != nil {
+		return identity{}, err
 	}
-	return identity{}, nil // learned by the link builder
+	return ownerOf(who)
 }
 
 // claimsIdentity is the identity of a state token's claims.
@@ -458,15 +449,12 @@ func claimsIdentity(cl *token.Claims) identity {
 // link returns the link builder for elicit.URL: it trades the elicitation's
 // callback token for an oauth-state token with the same binding and the
 // provider, and links to the start page with it.
-func (c *Connector) link(req *mcp.CallToolRequest, p *Provider) func(string) string {
+func (c *Connector) link(p *Provider) func(string) string {
 	return func(tok string) string {
 		u := *c.start
 		cl, err := c.tokens.Verify(tok, token.Expect{Kind: token.URL})
 		if err != nil {
 			return u.String() // the page says the link is invalid
-		}
-		if cl.Subject == "" && req.Session.ID() == "" {
-			c.remember(req.Session, cl.SessionID)
 		}
 		ttl := cl.Expiry.Sub(c.now()).Truncate(time.Second)
 		if ttl < time.Second {
@@ -483,14 +471,6 @@ func (c *Connector) link(req *mcp.CallToolRequest, p *Provider) func(string) str
 		q.Set("state", state)
 		u.RawQuery = q.Encode()
 		return u.String()
-	}
-}
-
-// remember keeps elicit's process-local session ID of a stdio session.
-func (c *Connector) remember(ss *mcp.ServerSession, id string) {
-	wp := weak.Make(ss)
-	if _, loaded := c.local.LoadOrStore(wp, id); !loaded {
-		runtime.AddCleanup(ss, func(wp weak.Pointer[mcp.ServerSession]) { c.local.Delete(wp) }, wp)
 	}
 }
 

@@ -94,10 +94,16 @@ func newAEADCache(max int) *aeadCache {
 // collision costs a derivation, never a wrong key. (Seeded hashes of every
 // field take twice as long, on the hot path of every Seal and Open.)
 func (c *aeadCache) hash(k *cacheKey) uint64 {
+	return c.hashFields(k.id, k.unbound, k.purpose, k.subject, k.session)
+}
+
+// hashFields is hash of the key with these fields, which need not be
+// gathered into a cacheKey first.
+func (c *aeadCache) hashFields(id keyschedule.KeyID, unbound bool, purpose, subject, session string) uint64 {
 	const m = 0x9E3779B97F4A7C15 // odd: multiplying by it is a bijection
-	h := maphash.String(c.seed, k.session)
-	x := uint64(binary.BigEndian.Uint32(k.id[:]))<<32 | uint64(shape(k.purpose))<<16 | uint64(shape(k.subject))
-	if k.unbound {
+	h := maphash.String(c.seed, session)
+	x := uint64(binary.BigEndian.Uint32(id[:]))<<32 | uint64(shape(purpose))<<16 | uint64(shape(subject))
+	if unbound {
 		x ^= 1 << 63
 	}
 	h = (h ^ x) * m
@@ -117,9 +123,16 @@ func (c *aeadCache) slot(h uint64) *atomic.Pointer[cacheEntry] {
 }
 
 func (c *aeadCache) get(k cacheKey) *cacheEntry {
-	h := c.hash(&k)
+	return c.lookup(k.id, &Binding{Purpose: k.purpose, Subject: k.subject, SessionID: k.session, Unbound: k.unbound})
+}
+
+// lookup returns the entry of the key of secret id and binding b, or nil.
+// The hit through the table, the path of every warm Seal and Open, builds
+// no cacheKey and takes no lock.
+func (c *aeadCache) lookup(id keyschedule.KeyID, b *Binding) *cacheEntry {
+	h := c.hashFields(id, b.Unbound, b.Purpose, b.Subject, b.SessionID)
 	slot := c.slot(h)
-	if e := slot.Load(); e != nil && e.hash == h && e.key == k {
+	if e := slot.Load(); e != nil && e.hash == h && e.isFor(id, b) {
 		if !e.used.Load() {
 			e.used.Store(true)
 		}
@@ -128,13 +141,21 @@ func (c *aeadCache) get(k cacheKey) *cacheEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[h]
-	if !ok || e.key != k {
+	if !ok || !e.isFor(id, b) {
 		return nil
 	}
 	c.toFront(e)
 	e.used.Store(false)
 	slot.Store(e)
 	return e
+}
+
+// isFor reports whether e holds the key of secret id and binding b: the
+// whole key compared, the session ID (which tells keys apart) first.
+func (e *cacheEntry) isFor(id keyschedule.KeyID, b *Binding) bool {
+	k := &e.key
+	return k.session == b.SessionID && k.id == id && k.unbound == b.Unbound &&
+		k.subject == b.Subject && k.purpose == b.Purpose
 }
 
 // put adds the AEAD a for k and returns its entry.
@@ -230,8 +251,10 @@ func (e *cacheEntry) buildAAD(b *Binding, header []byte) (aad []byte, pooled *[]
 	return append(aad, b.RecordID...), nil, nil
 }
 
-// releaseAAD clears what buildAAD wrote that is not the key's own (header
-// and record ID) and gives the buffer back.
+// releaseAAD gives the buffer of an AAD from buildAAD back. An AAD holds
+// no secret, only the record's header and binding, which the entry keeps
+// anyway: the entry's own buffer is not cleared, and a pooled one only so
+// that it keeps no binding of an entry evicted since.
 func (e *cacheEntry) releaseAAD(aad []byte, pooled *[]byte) {
 	if pooled != nil {
 		clear(aad)
@@ -241,11 +264,8 @@ func (e *cacheEntry) releaseAAD(aad []byte, pooled *[]byte) {
 		}
 		return
 	}
-	n := len(e.scratch)
-	clear(aad[:HeaderSize])
-	clear(aad[n:])
 	if cap(aad) <= 4096 {
-		e.scratch = aad[:n] // keep room a long record ID made
+		e.scratch = aad[:len(e.scratch)] // keep room a long record ID made
 	}
 	e.busy.Store(false)
 }

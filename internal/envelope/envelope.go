@@ -205,16 +205,16 @@ func (s *Sealer) Now() time.Time { return s.now() }
 
 // Seal seals plaintext for binding b, to be opened until expiry.
 func (s *Sealer) Seal(b Binding, plaintext []byte, expiry time.Time) ([]byte, error) {
-	return s.seal(s.primary, b, plaintext, expiry)
+	return s.seal(s.primary, &b, plaintext, expiry)
 }
 
-func (s *Sealer) seal(secret *keyschedule.Secret, b Binding, plaintext []byte, expiry time.Time) ([]byte, error) {
-	e, header, err := s.sealingEntry(secret, &b, expiry)
+func (s *Sealer) seal(secret *keyschedule.Secret, b *Binding, plaintext []byte, expiry time.Time) ([]byte, error) {
+	e, header, err := s.sealingEntry(secret, b, expiry)
 	if err != nil {
 		return nil, err
 	}
 	out := append(make([]byte, 0, Overhead+len(plaintext)), header[:]...)
-	aad, pooled, err := e.buildAAD(&b, header[:])
+	aad, pooled, err := e.buildAAD(b, header[:])
 	if err != nil {
 		return nil, err
 	}
@@ -381,18 +381,17 @@ func (s *Sealer) Reseal(b Binding, sealed []byte) ([]byte, error) {
 		return nil, err
 	}
 	defer clear(pt)
-	return s.seal(s.primary, b, pt, time.UnixMilli(expiry))
+	return s.seal(s.primary, &b, pt, time.UnixMilli(expiry))
 }
 
 // entry returns the cache entry of (secret, binding's key), deriving the
 // key on a miss. A binding that breaks the rules is never in the cache, so
 // b is checked on a miss only.
 func (s *Sealer) entry(secret *keyschedule.Secret, b *Binding) (*cacheEntry, error) {
-	k := keyFor(secret.KeyID(), b)
-	if e := s.cache.get(k); e != nil {
+	if e := s.cache.lookup(secret.KeyID(), b); e != nil {
 		return e, nil
 	}
-	return s.derive(secret, b, k)
+	return s.derive(secret, b, keyFor(secret.KeyID(), b))
 }
 
 // derive derives the key for b, sets up its AEAD and caches it. It is a

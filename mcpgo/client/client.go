@@ -18,8 +18,8 @@
 // error's text, which never carries a value the user typed), where
 // elicit/client on the go-sdk sends a refusal as invalid params (-32602);
 // and its Streamable HTTP transport gives a server's request 30 seconds,
-// after which the context of the UI is done and the Handler answers
-// cancel.
+// after which the context of the UI is done and no answer reaches the
+// server: a form UI for people should say so.
 package client
 
 import (

@@ -282,16 +282,17 @@ func CloseAtEnd(t testing.TB, s store.Store) {
 	})
 }
 
-// RequireEnv is the variable that turns a missing server or tool into a
+// requireEnv is the variable that turns a missing server or tool into a
 // test failure instead of a skip. CI sets it to 1: there a skip is a
 // failure.
-const RequireEnv = "ELICITVAULT_REQUIRE_BACKENDS"
+const requireEnv = "ELICITVAULT_REQUIRE_BACKENDS"
 
-// Skip skips t with msg, or fails it when RequireEnv is 1.
+// Skip skips t with msg, or fails it when ELICITVAULT_REQUIRE_BACKENDS is
+// 1 (CI sets it: there a skip is a failure).
 func Skip(t testing.TB, msg string) {
 	t.Helper()
-	if os.Getenv(RequireEnv) == "1" {
-		t.Fatalf("%s, and %s=1", msg, RequireEnv)
+	if os.Getenv(requireEnv) == "1" {
+		t.Fatalf("%s, and %s=1", msg, requireEnv)
 	}
 	t.Skip(msg)
 }

@@ -351,6 +351,7 @@ func TestRefusesSchemasOutsideTheSubset(t *testing.T) {
 // minItems applies to a value that is there); a number that is not finite
 // is refused.
 func TestOptionalFieldsLeftEmpty(t *testing.T) {
+	t.Parallel()
 	fields, err := fieldsOf(everyKind())
 	if err != nil {
 		t.Fatal(err)
@@ -389,6 +390,7 @@ func everyRule(tb testing.TB) *schema.Schema {
 // integers) is checked again on the server, by the field model elicit
 // validates with: a page that skipped them is refused the same way.
 func TestPageChecksEveryRule(t *testing.T) {
+	t.Parallel()
 	fields, err := fieldsOf(everyKind())
 	if err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ func schema(props string, required ...string) []byte {
 }
 
 func TestParseAccepts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		raw   []byte
@@ -122,6 +123,7 @@ func TestParseAccepts(t *testing.T) {
 }
 
 func TestParseRefuses(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		raw   string
@@ -184,6 +186,7 @@ func TestParseRefuses(t *testing.T) {
 }
 
 func TestParseTooMany(t *testing.T) {
+	t.Parallel()
 	var props []string
 	for i := range MaxFields + 1 {
 		props = append(props, `"f`+strings.Repeat("x", i%7)+string(rune('a'+i%26))+`_`+jsonInt(i)+`":{"type":"boolean"}`)
@@ -216,6 +219,7 @@ var every = schema(`"name":{"type":"string","title":"Name","minLength":2,"maxLen
 	`"tags":{"type":"array","items":{"type":"string","enum":["a","b","c"]},"maxItems":2}`, "name")
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	s, err := Parse(every)
 	if err != nil {
 		t.Fatal(err)
@@ -274,6 +278,7 @@ func TestValidate(t *testing.T) {
 // TestErrorsQuoteNoContent checks that a content error never carries the
 // value it refuses: content is the user's, and errors reach logs.
 func TestErrorsQuoteNoContent(t *testing.T) {
+	t.Parallel()
 	s, err := Parse(every)
 	if err != nil {
 		t.Fatal(err)
@@ -298,6 +303,7 @@ func TestErrorsQuoteNoContent(t *testing.T) {
 }
 
 func TestPointer(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"a":   "/a",
 		"a/b": "/a~1b",
@@ -317,6 +323,7 @@ func TestPointer(t *testing.T) {
 // against: the encoding of a parsed schema parses to the same schema, and
 // encodes to the same bytes again.
 func TestCanonicalEncoding(t *testing.T) {
+	t.Parallel()
 	for _, raw := range [][]byte{
 		every,
 		schema(`"e":{"type":"string","enum":["a","b"],"enumNames":["A","B"],"default":"a"}`),

@@ -3,6 +3,7 @@ package form
 import "testing"
 
 func TestSensitive(t *testing.T) {
+	t.Parallel()
 	secret := []Field{
 		// The fields of issue 20 that passed before.
 		{Name: "passcode"},

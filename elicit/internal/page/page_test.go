@@ -29,6 +29,7 @@ import (
 // page's own script, no framing, no sniffing, no caching, and the
 // referrer policy the page's kind calls for.
 func TestEveryPageHeaders(t *testing.T) {
+	t.Parallel()
 	consent, formURL, start, callback := servePages(t)
 	fu, _ := url.Parse(formURL)
 	action, origin := fu.Scheme+"://"+fu.Host+fu.Path, fu.Scheme+"://"+fu.Host
