@@ -286,11 +286,14 @@ func (e *Elicitor) waitErr(ctx context.Context) error {
 	return ErrTimeout
 }
 
-// readResult takes the elicitation's result from the store, if one is
-// there. ok reports whether the wait is over.
+// readResult reads the elicitation's result from the store, if one is
+// there. ok reports whether the wait is over. It leaves the result in
+// place (the slot's end removes it): a read whose reply is lost, or a
+// waiter that dies before the answer reaches the tool, must not have
+// consumed it (issue 26).
 func (e *Elicitor) readResult(ctx context.Context, s *engine.Slot) (res *Response, ok bool, err error) {
 	var rr resultRecord
-	err = s.Take(ctx, engine.PurposeResult, &rr)
+	err = s.Get(ctx, engine.PurposeResult, &rr)
 	if errors.Is(err, ErrUnknownElicitation) {
 		return nil, false, nil
 	}

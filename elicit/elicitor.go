@@ -23,6 +23,9 @@ import (
 const (
 	// DefaultTTL is how long an elicitation waits for its answer.
 	DefaultTTL = 5 * time.Minute
+	// DefaultClaimLease is the default of Config.ClaimLease.
+	DefaultClaimLease = token.DefaultClaimLease
+
 	// DefaultMaxPendingSize bounds the JSON encoding of a pending record.
 	DefaultMaxPendingSize = 256 << 10
 	// DefaultMaxContentSize bounds the JSON encoding of accepted content.
@@ -91,6 +94,13 @@ type Config struct {
 	// before anything is written.
 	MaxPendingSize int
 
+	// ClaimLease is how long a node's claim on an answer or a token holds
+	// it before another node may take it over: the time a resend waits
+	// when the node that claimed it died or lost the store between claim
+	// and commit (DefaultClaimLease when zero). It must cover a few store
+	// round trips.
+	ClaimLease time.Duration
+
 	// Unsupported decides what happens when the client cannot receive an
 	// elicitation in the mode it needs and no fallback applies (see
 	// Policy). When nil, the call fails with an *UnsupportedError.
@@ -136,6 +146,7 @@ type Elicitor struct {
 	sessions sessions
 
 	maxPendingSize int
+	claimLease     time.Duration
 
 	fallbacks   []Fallback
 	openBrowser func(context.Context, string) error
@@ -179,6 +190,7 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		fallback: cfg.Unsupported,
 
 		maxPendingSize: cfg.MaxPendingSize,
+		claimLease:     cfg.ClaimLease,
 
 		openBrowser: cfg.OpenBrowser,
 
@@ -215,7 +227,11 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 			return nil, errors.New("elicit: Config.BaseURL must be an absolute http:// or https:// URL")
 		}
 	}
-	eng, err := engine.New(e.keys, st, (*urlEnder)(e), limits(cfg), token.WithEpoch(e.newEpochWatcher()))
+	topts := []token.Option{token.WithEpoch(e.newEpochWatcher())}
+	if e.claimLease > 0 {
+		topts = append(topts, token.WithClaimLease(e.claimLease))
+	}
+	eng, err := engine.New(e.keys, st, (*urlEnder)(e), limits(cfg), topts...)
 	if err != nil {
 		return nil, err
 	}

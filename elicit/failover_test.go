@@ -18,22 +18,48 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// downTakes is a store whose Take fails while down is set: a primary that
-// died, before its replica is promoted.
-type downTakes struct {
+// downReads is a store whose reads of an answer fail for a while after
+// it is announced: a primary that died right after the answer was
+// written, before its replica is promoted.
+type downReads struct {
 	store.Store
-	down  atomic.Bool
-	fails atomic.Int32
+	mu      sync.Mutex
+	lastPut string // the key of the last write, the answer's when it is announced
+	down    string // the key whose reads fail
+	fails   atomic.Int32
 }
 
 var errDown = errors.New("connection refused")
 
-func (d *downTakes) Take(ctx context.Context, key string) ([]byte, error) {
-	if d.down.Load() {
+func (d *downReads) Put(ctx context.Context, key string, v []byte, exp time.Time) error {
+	d.mu.Lock()
+	d.lastPut = key
+	d.mu.Unlock()
+	return d.Store.Put(ctx, key, v, exp)
+}
+
+func (d *downReads) Get(ctx context.Context, key string) ([]byte, error) {
+	d.mu.Lock()
+	down := key == d.down
+	d.mu.Unlock()
+	if down {
 		d.fails.Add(1)
 		return nil, errDown
 	}
-	return d.Store.Take(ctx, key)
+	return d.Store.Get(ctx, key)
+}
+
+func (d *downReads) Publish(ctx context.Context, ch string, msg []byte) error {
+	d.mu.Lock()
+	d.down = d.lastPut
+	d.mu.Unlock()
+	err := d.Store.Publish(ctx, ch, msg)
+	time.AfterFunc(300*time.Millisecond, func() { // the replica is promoted
+		d.mu.Lock()
+		d.down = ""
+		d.mu.Unlock()
+	})
+	return err
 }
 
 // A URL-mode answer written while the store then stops answering the
@@ -43,15 +69,11 @@ func (d *downTakes) Take(ctx context.Context, key string) ([]byte, error) {
 func TestWaitRidesOutStoreFailure(t *testing.T) {
 	for _, version := range []string{legacy, "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
-			st := &downTakes{Store: memory.New(nil)}
+			st := &downReads{Store: memory.New(nil)}
 			t.Cleanup(func() { st.Close() })
 			got := callURLOver(t, version, st, 20*time.Second, func(link string) {
-				st.down.Store(true) // the store fails the waiter's reads from now
 				acceptOnPage(t, link)
-				for st.fails.Load() == 0 { // until the waiter met the failure
-					time.Sleep(5 * time.Millisecond)
-				}
-				st.down.Store(false) // the replica is promoted
+				time.Sleep(400 * time.Millisecond)
 			})
 			if got != "accept" {
 				t.Fatalf("got %q", got)

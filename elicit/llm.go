@@ -266,7 +266,7 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 	// The answer is used up (Commit) before the tool continues; a claim
 	// that fails before (a store fault) is given back, or ends with its
 	// lease, so that a resend of the answer completes it.
-	use, err := oneshot.Claim(ctx, e.store, mk, fp, oneshot.Options{Lease: claimLease, Expiry: s.Expiry, Now: e.now})
+	use, err := oneshot.Claim(ctx, e.store, mk, fp, oneshot.Options{Lease: e.lease(), Expiry: s.Expiry, Now: e.now})
 	var replayed *oneshot.Replayed
 	switch {
 	case errors.As(err, &replayed):
@@ -316,8 +316,16 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 }
 
 // claimLease is how long an answer's claim holds its marker before a
-// resend may take it over (oneshot.Options.Lease).
-const claimLease = 10 * time.Second
+// resend may take it over (oneshot.Options.Lease), unless
+// Config.ClaimLease says otherwise.
+const claimLease = DefaultClaimLease
+
+func (e *Elicitor) lease() time.Duration {
+	if e.claimLease > 0 {
+		return e.claimLease
+	}
+	return claimLease
+}
 
 // answerFP is the fingerprint of an answer, keyed under the marker's
 // secret: the marker's value shows storage nothing of the answer.

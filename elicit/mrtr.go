@@ -96,6 +96,10 @@ type round struct {
 	use       *oneshot.Use
 	fresh     int
 	delivered bool
+
+	// ended are the slots of the URL-mode answers delivered to the
+	// handler, whose records settle removes.
+	ended []*engine.Slot
 }
 
 type roundKey struct{}
@@ -117,10 +121,13 @@ func (rd *round) deliver(ctx context.Context, i int) error {
 }
 
 // settle gives back the claim of a requestState whose answer the handler
-// never received.
+// never received. It then removes the records of the URL-mode answers the run used.
 func (rd *round) settle(ctx context.Context) {
 	if rd.use != nil && !rd.delivered {
 		rd.use.Release(context.WithoutCancel(ctx))
+	}
+	for _, s := range rd.ended {
+		s.End(ctx)
 	}
 }
 
@@ -155,8 +162,13 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 						err = rd.deliver(ctx, i)
 					}
 					if err != nil {
+						// The answer stays in the store, for the resend of
+						// the requestState, until its expiry.
 						return nil, err
 					}
+					// Used up: its records go once the run is over, not
+					// before the handler has the answer (issue 26).
+					rd.ended = append(rd.ended, e.slot(r.Call.who, r.ID, time.Time{}))
 					return res, nil
 				}
 				if a.Action != Accept {
@@ -417,10 +429,9 @@ func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) 
 	}
 	sub := &subscription{first}
 	defer func() { sub.Close() }()
-	defer s.End(ctx)
 	var rec pendingRecord
 	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
-		// Gone: resolved and read already, or expired.
+		// Gone: expired, or ended after an earlier run delivered it.
 		if res, ok, err := e.readResult(ctx, s); ok || err != nil {
 			return res, err
 		}
@@ -430,8 +441,10 @@ func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) 
 	rctx, end := resume(ctx, e.hooks, rec.Mode, rec.Carried)
 	res, err := e.await(rctx, s.Expiry, s, sub)
 	end(err)
-	if err == nil {
-		notifyComplete(ctx, r.Call.req.Session, r.ID) // accepted or declined on the page
+	if err != nil {
+		s.End(ctx)
+		return nil, err
 	}
-	return res, err
+	notifyComplete(ctx, r.Call.req.Session, r.ID) // accepted or declined on the page
+	return res, nil
 }

@@ -51,6 +51,11 @@ type resultRecord struct {
 	Action     Action         `json:"action,omitempty"`
 	Content    map[string]any `json:"content,omitempty"`
 	Superseded bool           `json:"superseded,omitempty"`
+	// ID and Expiry, in the answer a page leaves for the retry of a
+	// -32042 call, name the elicitation it answers, whose one-shot marker
+	// the retry claims, and when it ends (Unix ms).
+	ID     string `json:"id,omitempty"`
+	Expiry int64  `json:"exp,omitempty"`
 }
 
 // slot is the place of elicitation id of the call who in the store.

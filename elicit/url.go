@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
+	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -95,7 +97,7 @@ func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Actio
 	res := &resultRecord{Action: action}
 	if rec.Done != "" {
 		done := e.slot(engine.ClaimsIdentity(c), "done:"+rec.Done, s.Expiry)
-		if err := done.Put(ctx, engine.PurposeResult, res); err != nil {
+		if err := done.Put(ctx, engine.PurposeResult, &resultRecord{Action: action, ID: c.ElicitationID, Expiry: rec.Expiry}); err != nil {
 			return err
 		}
 	}
@@ -172,10 +174,8 @@ func urlFingerprint(r *Request) string {
 func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
 	call := r.Call
 	fp := urlFingerprint(r)
-	done := e.slot(call.who, "done:"+fp, time.Time{})
-	var dr resultRecord
-	if err := done.Take(ctx, engine.PurposeResult, &dr); err == nil {
-		return &Response{Action: dr.Action}, nil
+	if res, err := e.takeDone(ctx, call, fp); res != nil || err != nil {
+		return res, err
 	}
 
 	expiry := e.now().Add(ttl)
@@ -201,6 +201,60 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 		}
 	}()
 	return nil, &URLRequiredError{params: &mcp.ElicitParams{Mode: string(ModeURL), Message: r.Message, URL: link, ElicitationID: r.ID}}
+}
+
+// takeDone returns the answer a page left for a retry of the call
+// fingerprinted fp, used up, or nil when there is none to use. Nothing is
+// consumed before the claim (issue 26): the answer is read, its one-shot
+// marker claimed and committed, the tool continues right after, and the
+// answer is removed meanwhile, in the background. A read or a claim whose
+// reply is lost, or a node that dies before the commit, leaves it for the
+// next retry.
+func (e *Elicitor) takeDone(ctx context.Context, call *Call, fp string) (*Response, error) {
+	done := e.slot(call.who, "done:"+fp, time.Time{})
+	b := done.Binding(engine.PurposeResult)
+	var dr resultRecord
+	var key string
+	var sealed []byte
+	for _, k := range e.keys.StoreKeys(b) {
+		v, err := e.store.Get(ctx, k)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, &engine.StoreError{Err: err}
+		}
+		if pt, err := e.keys.OpenRecord(b, v); err == nil && json.Unmarshal(pt, &dr) == nil {
+			key, sealed = k, v
+			break
+		}
+	}
+	if sealed == nil || dr.ID == "" || !time.UnixMilli(dr.Expiry).After(e.now()) {
+		return nil, nil
+	}
+	// The marker is the answered elicitation's: a later elicitation with
+	// the same fingerprint has a marker of its own.
+	m := e.slot(call.who, "done:"+fp+"/"+dr.ID, time.UnixMilli(dr.Expiry))
+	use, err := oneshot.Claim(ctx, e.store, m.Key(engine.PurposeUsed), []byte{1}, oneshot.Options{Lease: e.lease(), Expiry: m.Expiry, Now: e.now})
+	switch {
+	case errors.Is(err, oneshot.ErrUsed), errors.Is(err, store.ErrInvalidArgument):
+		return nil, nil // used by an earlier retry, or expired: ask again
+	case errors.Is(err, oneshot.ErrBusy):
+		return nil, ErrAnswerInProgress
+	case err != nil:
+		return nil, fmt.Errorf("elicit: store: %w", err)
+	}
+	if err := use.Commit(ctx); err != nil {
+		use.Release(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("elicit: store: %w", err)
+	}
+	go func() {
+		// Only this answer: a newer one under the same key stays.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		e.store.CompareAndSwap(ctx, key, sealed, nil, m.Expiry)
+	}()
+	return &Response{Action: dr.Action}, nil
 }
 
 // subscription holds the current subscription of a waiter, which changes

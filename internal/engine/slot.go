@@ -236,22 +236,11 @@ func (s *Slot) PutJSON(ctx context.Context, purpose string, pt []byte) error {
 }
 
 // Get reads and opens the record for purpose, trying every secret's key.
-// It returns ErrUnknownElicitation when there is none that opens.
+// It returns ErrUnknownElicitation when there is none that opens; a store
+// that fails is a *StoreError. Nothing of an answer is consumed by reading
+// it (issue 26): the slot's end removes it.
 func (s *Slot) Get(ctx context.Context, purpose string, v any) error {
 	rec, err := s.e.keys.Lookup(ctx, s.e.store, s.Binding(purpose))
-	if errors.Is(err, store.ErrNotFound) {
-		return ErrUnknownElicitation
-	}
-	if err != nil {
-		return fmt.Errorf("elicit: store: %w", err)
-	}
-	return s.open(purpose, rec, v)
-}
-
-// Take is Get that also deletes the record: one reader wins. A store that
-// fails is a *StoreError.
-func (s *Slot) Take(ctx context.Context, purpose string, v any) error {
-	rec, err := s.e.keys.Take(ctx, s.e.store, s.Binding(purpose))
 	if errors.Is(err, store.ErrNotFound) {
 		return ErrUnknownElicitation
 	}

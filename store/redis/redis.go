@@ -64,12 +64,13 @@
 //
 // go-redis retries a command whose connection failed, by default up to three
 // times (the max_retries URL parameter). A retry after a reply was lost runs
-// the command twice: Take may then report ErrNotFound for a value it removed,
+// the command twice: Take then reads the value from its receipt (see take),
 // PutIfAbsent may report false for its own write, CompareAndSwap may report
 // false for its own swap, and Swap may return the value it wrote itself.
-// Each of these fails closed (nothing is consumed twice), but set
-// max_retries=-1 in the URL if a lost reply must surface as an error
-// instead.
+// Each of these fails closed (nothing is consumed twice); elicitvault's
+// one-shot markers write a random owner value and read it back to tell
+// their own applied write from another's. Set max_retries=-1 in the URL if
+// a lost reply must surface as an error instead.
 package redis
 
 import (
