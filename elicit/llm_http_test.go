@@ -64,17 +64,7 @@ func TestModelAcrossNodesAndUsers(t *testing.T) {
 			return nil, auth.ErrInvalidToken
 		}, nil)(h)
 	}
-	// Answers go to node 1, everything else to node 0.
-	lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		node := 0
-		if bytes.Contains(body, []byte(elicit.FallbackTool)) {
-			node = 1
-		}
-		nodes[node].ServeHTTP(w, r)
-	}))
-	t.Cleanup(lb.Close)
+	lb := answersToSecondNode(t, nodes)
 
 	connect := func(user string) *mcp.ClientSession {
 		c := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil)
@@ -217,4 +207,21 @@ func TestURLViaModelSessionless(t *testing.T) {
 	if got := submit(t, a, idA, "accept", nil); got.IsError || text(got) != "accept" {
 		t.Fatalf("A: %q", text(got))
 	}
+}
+
+// answersToSecondNode is a balancer over two nodes that sends the calls of
+// the fallback tool (the model's answers) to nodes[1] and everything else
+// to nodes[0], so that every answer lands on the node that did not ask.
+func answersToSecondNode(t *testing.T, nodes [2]http.Handler) *httptest.Server {
+	lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		node := 0
+		if bytes.Contains(body, []byte(elicit.FallbackTool)) {
+			node = 1
+		}
+		nodes[node].ServeHTTP(w, r)
+	}))
+	t.Cleanup(lb.Close)
+	return lb
 }

@@ -1,11 +1,8 @@
 package elicit_test
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -56,17 +53,7 @@ func TestPendingAnsweredOnAnotherNode(t *testing.T) {
 		(&env{t: t, server: s}).tool("profile", profileTool)
 		nodes[i] = ev.Handler(s, nil)
 	}
-	// Answers go to node 1, everything else to node 0.
-	lb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		node := 0
-		if bytes.Contains(body, []byte(elicit.FallbackTool)) {
-			node = 1
-		}
-		nodes[node].ServeHTTP(w, r)
-	}))
-	t.Cleanup(lb.Close)
+	lb := answersToSecondNode(t, nodes)
 	rounds := loopAcrossNodes(t, lb.URL+elicit.MCPPath, 8, 8)
 	t.Logf("%d round trips", rounds)
 }
