@@ -440,7 +440,6 @@ func (s *sessions) info(ss *mcp.ServerSession) *sessionInfo {
 	return info
 }
 
-
 // callComplete reports whether results built for the call must say that
 // they are complete: its session speaks 2026-07-28, or had no initialize.
 // The go-sdk marks only the results handlers return.
