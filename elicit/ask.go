@@ -40,18 +40,18 @@ func (e *Elicitor) ask(ctx context.Context, r *Request, o *options) (*Response, 
 		}
 	case r.Mode == ModeURL && o.requiredError && !inputRequests:
 		send = func(ctx context.Context, r *Request) (*Response, error) {
-			return e.urlRequired(ctx, r, ttl, o)
+			return e.urlReq.urlRequired(ctx, r, ttl, o)
 		}
 	case inputRequests:
 		send = func(ctx context.Context, r *Request) (*Response, error) {
 			if rd == nil {
 				return nil, ErrNotInstalled
 			}
-			return e.inputRequest(ctx, rd, r, ttl, o)
+			return e.input.inputRequest(ctx, rd, r, ttl, o)
 		}
 	default:
 		send = func(ctx context.Context, r *Request) (*Response, error) {
-			return e.blocking(ctx, r, ttl, o)
+			return e.block.blocking(ctx, r, ttl, o)
 		}
 	}
 	if rd != nil {

@@ -9,7 +9,7 @@ import (
 // newEpochWatcher returns the watcher of st's epoch, which reports a loss
 // of the store's data in e's log and hooks.
 func (e *Elicitor) newEpochWatcher() *epoch.Watcher {
-	return epoch.NewWatcher(e.store, epoch.Options{Now: e.now, OnChange: e.storeLost})
+	return epoch.NewWatcher(e.store, epoch.Options{Now: e.engine.Now, OnChange: e.storeLost})
 }
 
 // storeLost reports that the store lost its data. The epochs are random

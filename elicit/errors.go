@@ -1,7 +1,6 @@
 package elicit
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -40,13 +39,13 @@ var (
 
 	// ErrTimeout is returned when no answer arrived within the TTL. The
 	// request to the client is cancelled.
-	ErrTimeout = errors.New("elicit: no answer within the time limit; call the tool again when the user is ready to answer")
+	ErrTimeout = engine.ErrTimeout
 
 	// ErrClientCancelled is returned when the client cancelled the tool
 	// call while it waited for the user, most often because the client's
 	// request timeout ran out (see Config.ProgressInterval). It matches
 	// context.Canceled.
-	ErrClientCancelled error = &alsoError{"elicit: the client cancelled the tool call while the user was being asked (a client request timeout?); call the tool again", context.Canceled}
+	ErrClientCancelled = engine.ErrClientCancelled
 
 	// ErrClosed is returned to the handler of a call whose elicitation was
 	// waiting when the Elicitor was closed (the server is shutting down),
@@ -56,11 +55,11 @@ var (
 	// ErrCancelled is returned to the waiter of an elicitation that a newer
 	// elicitation in the same session replaced: a session has at most one
 	// pending elicitation.
-	ErrCancelled = errors.New("elicit: cancelled: another tool call in the same session asked the user something, and a session has one question open at a time; call this tool again once that one is answered")
+	ErrCancelled = engine.ErrCancelled
 
 	// ErrSessionEnded is returned to the handler of a call whose session
 	// ended (HTTP DELETE, idle timeout) while it waited for an answer.
-	ErrSessionEnded = errors.New("elicit: the session ended while the tool waited for an answer")
+	ErrSessionEnded = engine.ErrSessionEnded
 
 	// ErrTooManyPending is returned when an elicitation would exceed
 	// Config.MaxPending or Config.MaxPendingPerSubject: nothing was sent

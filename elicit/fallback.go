@@ -89,20 +89,20 @@ func (e *Elicitor) unsupported(ctx context.Context, r *Request, ttl time.Duratio
 			rd, ok := ctx.Value(roundKey{}).(*round)
 			switch {
 			case f == LLMMediated && ok:
-				return e.urlViaModel(rd, r, ttl, o)
-			case f == BrowserForm && e.canAnnounce(r.Call):
-				return e.urlViaBrowser(ctx, r, ttl, o)
+				return e.model.urlViaModel(rd, r, ttl, o)
+			case f == BrowserForm && e.browse.canAnnounce(r.Call):
+				return e.browse.urlViaBrowser(ctx, r, ttl, o)
 			}
 			continue
 		}
 		switch f {
 		case LLMMediated:
 			if rd, ok := ctx.Value(roundKey{}).(*round); ok {
-				return e.viaModel(rd, r, ttl)
+				return e.model.viaModel(rd, r, ttl)
 			}
 		case BrowserForm:
-			if e.canAnnounce(r.Call) {
-				return e.viaBrowser(ctx, r, ttl)
+			if e.browse.canAnnounce(r.Call) {
+				return e.browse.viaBrowser(ctx, r, ttl)
 			}
 		}
 	}
@@ -114,7 +114,8 @@ func (e *Elicitor) unsupported(ctx context.Context, r *Request, ttl time.Duratio
 
 // canAnnounce reports whether the user of a call can be told where a
 // browser form is.
-func (e *Elicitor) canAnnounce(c *Call) bool {
+func (pa *browserPath) canAnnounce(c *Call) bool {
+	e := pa.e
 	if e.openBrowser != nil || c.info.ProgressToken != nil {
 		return true
 	}

@@ -154,7 +154,7 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 			r.ID = a.ID
 			if r.Mode == ModeURL {
 				if a.Wait {
-					res, err := e.awaitURL(ctx, r, ttl)
+					res, err := e.input.awaitURL(ctx, r, ttl)
 					if err == nil {
 						a.Wait = false // a later run must not wait again
 						err = rd.deliver(ctx, i)
@@ -166,11 +166,11 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 					}
 					// Used up: its records go once the run is over, not
 					// before the handler has the answer (issue 26).
-					rd.ended = append(rd.ended, e.slot(r.Call.who, r.ID, time.Time{}))
+					rd.ended = append(rd.ended, e.engine.Slot(r.Call.who, r.ID, time.Time{}))
 					return res, nil
 				}
 				if a.Action != Accept {
-					e.slot(r.Call.who, r.ID, time.Time{}).End(ctx)
+					e.engine.Slot(r.Call.who, r.ID, time.Time{}).End(ctx)
 				}
 			}
 			if err := rd.deliver(ctx, i); err != nil {
@@ -205,7 +205,8 @@ func fingerprint(r *Request) string {
 // inputRequest is the request flow on 2026-07-28 (within rd.replay): it
 // records the input request this run stops at and returns
 // ErrInputRequired.
-func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+func (pa *inputPath) inputRequest(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	e := pa.e
 	ask := &asked{Key: o.key, FP: fingerprint(r), Mode: r.Mode, ID: r.ID}
 	if ask.Key == "" {
 		ask.Key = "elicit-" + r.ID[:8]
@@ -218,12 +219,12 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 	case ModeURL:
 		// The callback may arrive on any node: the pending record is what
 		// it resolves.
-		expiry := e.now().Add(ttl)
+		expiry := e.engine.Now().Add(ttl)
 		link, err := e.issueURL(r, ttl, o)
 		if err != nil {
 			return nil, err
 		}
-		s := e.slot(r.Call.who, r.ID, expiry)
+		s := e.engine.Slot(r.Call.who, r.ID, expiry)
 		if err := e.putPending(ctx, s, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
 			return nil, err
 		}
@@ -238,14 +239,15 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 // open starts the round of the call p (engine.Flow.Open): on 2026-07-28,
 // with the answers its requestState and responses bring. Refused before
 // the handler runs, nothing of the call is done.
-func (e *Elicitor) open(ctx context.Context, p engine.Peer, state string, responses map[string]json.RawMessage) (*round, error) {
+func (pa *inputPath) open(ctx context.Context, p engine.Peer, state string, responses map[string]json.RawMessage) (*round, error) {
+	e := pa.e
 	rd := &round{e: e}
 	call := newCall(p)
 	if state == "" || !call.inputRequests() {
 		return rd, nil
 	}
 	var err error
-	if rd.answers, rd.state, rd.use, err = e.continueRound(ctx, call, state, responses); err != nil {
+	if rd.answers, rd.state, rd.use, err = e.input.continueRound(ctx, call, state, responses); err != nil {
 		return nil, err
 	}
 	rd.fresh = len(rd.answers) - 1
@@ -287,13 +289,13 @@ func (rd *round) Stop(ctx context.Context, p engine.Peer, cause error) (*engine.
 	}
 	if rd.ask != nil {
 		st := requestState{Answers: rd.answers, Asked: rd.ask, State: rd.state}
-		tok, err := e.issueState(call, &st, rd.ttl)
+		tok, err := e.input.issueState(call, &st, rd.ttl)
 		if err != nil {
 			return nil, err
 		}
 		return &engine.Stop{InputRequests: map[string]*engine.ElicitParams{rd.ask.Key: rd.params}, RequestState: tok}, nil
 	}
-	return e.pendingStop(ctx, call, rd)
+	return e.model.pendingStop(ctx, call, rd)
 }
 
 // stateBinding is what the requestState of the call is bound to.
@@ -301,7 +303,8 @@ func stateBinding(c *Call) (engine.StateBinding, error) {
 	return engine.BindState(c.who, c.Tool, c.info.Arguments)
 }
 
-func (e *Elicitor) issueState(c *Call, st *requestState, ttl time.Duration) (string, error) {
+func (pa *inputPath) issueState(c *Call, st *requestState, ttl time.Duration) (string, error) {
+	e := pa.e
 	b, err := stateBinding(c)
 	if err != nil {
 		return "", fmt.Errorf("elicit: %w", err)
@@ -326,7 +329,8 @@ func (e *Elicitor) issueState(c *Call, st *requestState, ttl time.Duration) (str
 // response of the wrong kind are invalid params: the JSON-RPC error
 // -32602, the same for every reason of the first kind. A round without the
 // response asks the question again.
-func (e *Elicitor) continueRound(ctx context.Context, call *Call, requestState string, responses map[string]json.RawMessage) (answers []answered, state []byte, use *oneshot.Use, err error) {
+func (pa *inputPath) continueRound(ctx context.Context, call *Call, requestState string, responses map[string]json.RawMessage) (answers []answered, state []byte, use *oneshot.Use, err error) {
+	e := pa.e
 	b, err := stateBinding(call)
 	if err != nil {
 		return nil, nil, nil, errBadState
@@ -340,7 +344,7 @@ func (e *Elicitor) continueRound(ctx context.Context, call *Call, requestState s
 	case err != nil:
 		return nil, nil, nil, err
 	}
-	answers, state, fresh, err := e.roundAnswers(ctx, c, responses, b.Who)
+	answers, state, fresh, err := e.input.roundAnswers(ctx, c, responses, b.Who)
 	switch {
 	case err != nil:
 		use.Release(context.WithoutCancel(ctx))
@@ -360,7 +364,8 @@ func (e *Elicitor) continueRound(ctx context.Context, call *Call, requestState s
 // roundAnswers reads the answers of a verified requestState and the
 // client's response to its input request; fresh reports whether there is
 // one.
-func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, responses map[string]json.RawMessage, who engine.Identity) (answers []answered, state []byte, fresh bool, err error) {
+func (pa *inputPath) roundAnswers(ctx context.Context, c *token.Claims, responses map[string]json.RawMessage, who engine.Identity) (answers []answered, state []byte, fresh bool, err error) {
+	e := pa.e
 	var st requestState
 	if err := json.Unmarshal(c.State, &st); err != nil || st.Asked == nil || st.Asked.ID != c.ElicitationID {
 		return nil, nil, false, errBadState
@@ -371,7 +376,7 @@ func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, responses 
 		// A URL-mode elicitation asked with a new ID; this one's record
 		// goes.
 		if st.Asked.Mode == ModeURL {
-			e.slot(who, st.Asked.ID, time.Time{}).End(ctx)
+			e.engine.Slot(who, st.Asked.ID, time.Time{}).End(ctx)
 		}
 		return st.Answers, st.State, false, nil
 	}
@@ -416,25 +421,27 @@ func elicitResult(raw json.RawMessage) (*Response, bool) {
 
 // awaitURL waits for the callback of a URL-mode elicitation the client
 // accepted in an earlier round, then notifies the client.
-func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) (*Response, error) {
-	s := e.slot(r.Call.who, r.ID, time.Time{})
+func (pa *inputPath) awaitURL(ctx context.Context, r *Request, ttl time.Duration) (*Response, error) {
+	e := pa.e
+	s := e.engine.Slot(r.Call.who, r.ID, time.Time{})
 	first, err := e.store.Subscribe(ctx, s.Channel())
 	if err != nil {
 		return nil, fmt.Errorf("elicit: subscribe: %w", err)
 	}
-	sub := &subscription{first}
+	sub := &engine.Subscription{Subscription: first}
 	defer func() { sub.Close() }()
 	var rec pendingRecord
 	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
 		// Gone: expired, or ended after an earlier run delivered it.
-		if res, ok, err := e.readResult(ctx, s); ok || err != nil {
-			return res, err
+		if res, ok, err := s.ReadResult(ctx); ok || err != nil {
+			return response(res), err
 		}
 		return nil, ErrTimeout
 	}
 	s.Expiry = time.UnixMilli(rec.Expiry)
 	rctx, end := resume(ctx, e.hooks, rec.Mode, rec.Carried)
-	res, err := e.await(rctx, s.Expiry, s, sub)
+	got, err := s.Await(rctx, s.Expiry, sub)
+	res := response(got)
 	end(err)
 	if err != nil {
 		s.End(ctx)
@@ -443,3 +450,7 @@ func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) 
 	notifyComplete(ctx, r.Call.peer, r.ID) // accepted or declined on the page
 	return res, nil
 }
+
+// inputPath is the input requests of 2026-07-28, with the sealed
+// requestState, and the rounds that continue them.
+type inputPath struct{ e *Elicitor }

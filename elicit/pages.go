@@ -211,7 +211,7 @@ func (p *pages) answer(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = p.e.completeOnce(r.Context(), c, action)
 	}
-	if errors.Is(err, token.ErrStoreReset) && p.e.waiting.deliver(c, action) {
+	if errors.Is(err, token.ErrStoreReset) && p.e.engine.DeliverLocal(c, string(action)) {
 		// The store lost the records, but the call is still waiting here.
 		err = nil
 	}

@@ -60,6 +60,3 @@ func (e *Elicitor) heldByCap(session string) bool {
 	}
 	return false
 }
-
-// sessionEnded deletes what the session left pending.
-func (e *Elicitor) sessionEnded(session string) { e.engine.SessionEnded(session) }

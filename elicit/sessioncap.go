@@ -354,7 +354,7 @@ func (c *sessionCap) drop(s *liveSession) {
 	c.countLocked(s.client, -1)
 	s.ss = nil // the go-sdk closed it
 	c.mu.Unlock()
-	c.e.sessionEnded(engine.TransportSession(s.id))
+	c.e.engine.SessionEnded(engine.TransportSession(s.id))
 }
 
 // expire closes s once it has been idle for the timeout.
@@ -383,7 +383,7 @@ func (c *sessionCap) close(s *liveSession, cause error) {
 		if ss != nil {
 			ss.Close()
 		}
-		c.e.sessionEnded(engine.TransportSession(s.id))
+		c.e.engine.SessionEnded(engine.TransportSession(s.id))
 	}()
 }
 
