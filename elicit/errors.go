@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/elicitvault/elicitvault/elicit/internal/form"
 	"github.com/elicitvault/elicitvault/internal/engine"
+	"github.com/elicitvault/elicitvault/internal/form"
 )
 
 var (
@@ -75,7 +75,7 @@ var (
 
 	// ErrTooLarge is returned for an answer whose content is larger than
 	// the configured limit. It also matches ErrInvalidContent.
-	ErrTooLarge error = &alsoError{"elicit: content larger than the size limit", ErrInvalidContent}
+	ErrTooLarge = engine.ErrTooLarge
 
 	// ErrMalformed is returned for an answer that is not one: an unknown
 	// action, or content that is not a JSON object.
@@ -110,15 +110,6 @@ func (e *UnsupportedError) Error() string {
 
 // Unwrap returns ErrUnsupported.
 func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
-
-// alsoError is a sentinel that also matches another.
-type alsoError struct {
-	msg  string
-	also error
-}
-
-func (e *alsoError) Error() string        { return e.msg }
-func (e *alsoError) Is(target error) bool { return target == e.also }
 
 // ClientError reports that the client answered an elicitation with a
 // JSON-RPC error. Only the code is kept: the message may quote the user's

@@ -1,7 +1,6 @@
 package elicit
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -186,7 +185,7 @@ func (pa *modelPath) answer(ctx context.Context, call *Call, cont engine.Continu
 		}
 		in.Action, in.Content = a.Action, nil // what the marker records
 	case in.Action == Accept:
-		content, err := e.model.validateModelAnswer(rec.Schema, in.Content)
+		content, err := engine.ValidateAnswer(rec.Schema, in.Content, e.maxSize)
 		if err != nil {
 			return toolError(err), nil
 		}
@@ -374,24 +373,6 @@ func (pa *modelPath) markerKey(s *engine.Slot, keyID string) (string, error) {
 		return "", ErrSecretUnavailable
 	}
 	return key, nil
-}
-
-// validateModelAnswer checks the content of an accepted answer against the
-// schema it was asked with.
-func (pa *modelPath) validateModelAnswer(schema []byte, content json.RawMessage) (map[string]any, error) {
-	e := pa.e
-	content = bytes.TrimSpace(content)
-	if len(content) == 0 || bytes.Equal(content, []byte("null")) {
-		content = []byte("{}")
-	}
-	if len(content) > e.maxSize {
-		return nil, ErrTooLarge
-	}
-	s, err := ParseSchema(schema)
-	if err != nil {
-		return nil, ErrUnknownElicitation
-	}
-	return s.ValidateJSON(content)
 }
 
 // toolError is err as the tool error result of FallbackTool. Every error

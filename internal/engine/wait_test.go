@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +85,27 @@ func TestWaitErr(t *testing.T) {
 	}
 	if !errors.Is(ErrClientCancelled, context.Canceled) {
 		t.Error("ErrClientCancelled does not match context.Canceled")
+	}
+}
+
+// TestValidateAnswer checks an answer the way the fallback tool does:
+// against the form it was asked with, bounded before decoding, with a
+// schema that is not one of ours refused as an unknown elicitation.
+func TestValidateAnswer(t *testing.T) {
+	schema := []byte(`{"type":"object","properties":{"n":{"type":"integer","minimum":1}},"required":["n"]}`)
+	if got, err := ValidateAnswer(schema, []byte(`{"n": 3}`), 100); err != nil || got["n"] == nil {
+		t.Fatalf("a valid answer: %v, %v", got, err)
+	}
+	if _, err := ValidateAnswer(schema, []byte(`{"n": 0}`), 100); err == nil {
+		t.Error("an answer below the minimum was accepted")
+	}
+	if _, err := ValidateAnswer(schema, []byte(`null`), 100); err == nil {
+		t.Error("a null answer to a required field was accepted")
+	}
+	if _, err := ValidateAnswer(schema, []byte(`{"n": 3, "pad": "`+strings.Repeat("x", 200)+`"}`), 100); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("an answer over the limit: %v, want ErrTooLarge", err)
+	}
+	if _, err := ValidateAnswer([]byte(`{"type":"array"}`), []byte(`{}`), 100); !errors.Is(err, ErrUnknownElicitation) {
+		t.Errorf("a foreign schema: %v, want ErrUnknownElicitation", err)
 	}
 }
