@@ -32,27 +32,9 @@ func (e *Elicitor) ask(ctx context.Context, r *Request, o *options) (*Response, 
 		supported = false
 	}
 
-	var send RequestFunc
-	switch {
-	case !supported:
-		send = func(ctx context.Context, r *Request) (*Response, error) {
-			return e.unsupported(ctx, r, ttl, o)
-		}
-	case r.Mode == ModeURL && o.requiredError && !inputRequests:
-		send = func(ctx context.Context, r *Request) (*Response, error) {
-			return e.urlReq.urlRequired(ctx, r, ttl, o)
-		}
-	case inputRequests:
-		send = func(ctx context.Context, r *Request) (*Response, error) {
-			if rd == nil {
-				return nil, ErrNotInstalled
-			}
-			return e.input.inputRequest(ctx, rd, r, ttl, o)
-		}
-	default:
-		send = func(ctx context.Context, r *Request) (*Response, error) {
-			return e.block.blocking(ctx, r, ttl, o)
-		}
+	var send RequestFunc = func(ctx context.Context, r *Request) (*Response, error) {
+		// After the hooks of the request flow, which see the request first.
+		return e.choose(rd, r, supported, o).deliver(ctx, rd, r, ttl, o)
 	}
 	if rd != nil {
 		send = rd.replay(e, ttl, send)
@@ -64,6 +46,43 @@ func (e *Elicitor) ask(ctx context.Context, r *Request, o *options) (*Response, 
 		return nil, err
 	}
 	return wrapResult(e.hooks, e.check)(ctx, r, raw)
+}
+
+// path is one way an elicitation reaches the user: the blocking request
+// (blockingPath), input requests (inputPath), -32042 (urlRequiredPath),
+// the fallbacks (modelPath, browserPath) and the Policy (policyPath).
+// Each has its file and its state; choose picks one per elicitation.
+type path interface {
+	deliver(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error)
+}
+
+// choose returns the path of the elicitation r: the client's own, when it
+// can receive it (supported); otherwise the first fallback that applies,
+// else the Policy.
+func (e *Elicitor) choose(rd *round, r *Request, supported bool, o *options) path {
+	inputRequests := r.Call.inputRequests()
+	switch {
+	case supported && r.Mode == ModeURL && o.requiredError && !inputRequests:
+		return e.urlReq
+	case supported && inputRequests:
+		return e.input
+	case supported:
+		return e.block
+	}
+	order := e.fallbacks
+	if o.fallbacks != nil {
+		order = o.fallbacks
+	}
+	for _, f := range order {
+		switch {
+		case !e.enabled(f):
+		case f == LLMMediated && rd != nil:
+			return e.model
+		case f == BrowserForm && e.browse.canAnnounce(r.Call):
+			return e.browse
+		}
+	}
+	return policyPath{e}
 }
 
 // check is the core of the result flow: the action is known, content comes

@@ -233,3 +233,7 @@ func response(r *engine.Result) *Response {
 // blockingPath is the blocking request of protocols before 2026-07-28:
 // elicitation/create, and the wait for its answer.
 type blockingPath struct{ e *Elicitor }
+
+func (pa *blockingPath) deliver(ctx context.Context, _ *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	return pa.blocking(ctx, r, ttl, o)
+}

@@ -195,3 +195,10 @@ func (pa *browserPath) announce(ctx context.Context, c *Call, message, url, code
 // browserPath is the BrowserForm fallback: a form, or the URL-mode page,
 // announced to the user outside the model.
 type browserPath struct{ e *Elicitor }
+
+func (pa *browserPath) deliver(ctx context.Context, _ *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	if r.Mode == ModeURL {
+		return pa.urlViaBrowser(ctx, r, ttl, o)
+	}
+	return pa.viaBrowser(ctx, r, ttl)
+}

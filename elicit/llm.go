@@ -420,3 +420,10 @@ func pendingURL(p *modelAsk) *engine.Pending {
 // modelPath is the LLM-mediated fallback: the pending record the model's
 // answer opens, and the continuation of the tool.
 type modelPath struct{ e *Elicitor }
+
+func (pa *modelPath) deliver(_ context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	if r.Mode == ModeURL {
+		return pa.urlViaModel(rd, r, ttl, o)
+	}
+	return pa.viaModel(rd, r, ttl)
+}

@@ -454,3 +454,10 @@ func (pa *inputPath) awaitURL(ctx context.Context, r *Request, ttl time.Duration
 // inputPath is the input requests of 2026-07-28, with the sealed
 // requestState, and the rounds that continue them.
 type inputPath struct{ e *Elicitor }
+
+func (pa *inputPath) deliver(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	if rd == nil {
+		return nil, ErrNotInstalled
+	}
+	return pa.inputRequest(ctx, rd, r, ttl, o)
+}

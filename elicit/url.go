@@ -253,3 +253,7 @@ func (pa *urlRequiredPath) takeDone(ctx context.Context, call *Call, fp string) 
 // urlRequiredPath is URL mode with WithURLElicitationRequiredError: the
 // call fails with -32042, and its retry finds the page's answer.
 type urlRequiredPath struct{ e *Elicitor }
+
+func (pa *urlRequiredPath) deliver(ctx context.Context, _ *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	return pa.urlRequired(ctx, r, ttl, o)
+}

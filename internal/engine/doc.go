@@ -69,7 +69,11 @@
 //   - Close ends the calls in progress (elicit's Close calls it);
 //     EndCalls ends those of one identity (a DELETE of the session).
 //
-// Still in package elicit, behind Flow: the rounds of a call, the
-// delivery paths, the wait and the answer's validation (issue 19, stage
-// C continues).
+// The engine also holds the wait for an answer (Slot.Await, ResultReader,
+// WaitLocal/DeliverLocal, WaitErr) and the validation of an answer
+// against its form (ValidateAnswer, over internal/form). Still in package
+// elicit, behind Flow: the rounds of a call and the delivery paths (one
+// type each there: blocking request, input requests, LLM-mediated,
+// browser form, -32042), which speak elicit's vocabulary (Request,
+// Response, the hooks).
 package engine
