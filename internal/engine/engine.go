@@ -20,6 +20,7 @@ type Engine struct {
 	ends   URLEnder
 	quota  *quota
 	left   leftover
+	local  localSessions
 }
 
 // URLEnder ends URL-mode elicitations: the front-end that asked them,
