@@ -20,7 +20,7 @@ func TestFormAndStoredElicitationReplaceEachOther(t *testing.T) {
 	e.tool("connect", urlTool(srv.URL))
 	formErr := make(chan error, 2)
 	e.tool("form", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		_, err := elicit.Form[profile](ctx, req, "form", elicit.WithSchema(profileSchema), elicit.WithTTL(10*time.Second))
+		_, err := elicit.Form[profile](ctx, "form", elicit.WithSchema(profileSchema), elicit.WithTTL(10*time.Second))
 		formErr <- err
 		return "", err
 	})
