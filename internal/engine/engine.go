@@ -22,6 +22,7 @@ type Engine struct {
 	quota  *quota
 	left   leftover
 	calls  calls
+	local  localSessions
 }
 
 // URLEnder ends URL-mode elicitations: the front-end that asked them,
