@@ -43,19 +43,20 @@ import (
 //   - cut: the connection drops before the command reaches the store;
 //   - lost: the store applies the command and the reply is lost;
 //   - killed: node A dies right there: the command is not sent, A sends
-//     nothing more and serves nothing more, and B takes over.
+//     nothing more and serves nothing more, its connections drop, and B
+//     takes over.
 //
-// The 2026-07-28 URL path runs only with ELICITVAULT_ANSWER_FAULTS=full
-// (scripts/faults sets it): its kill cases wait out the 30 s read-back of a
-// commit, about ten minutes in all, and one case still loses its answer
-// ("10 Get killed", issue 26 is open for it), so CI cannot carry it yet.
+// A killed node's requests in flight lose their connections at once, as a
+// dead process's do: the go-sdk does not stop a tool call whose client went
+// away, so a harness that kept them open would hold the client's call until
+// the wait in it ends (a URL-mode wait rides out a store that does not
+// answer until the elicitation expires, and the re-send then finds the
+// requestState expired: the "10 Get killed" loss of issue 26 was that).
 func TestAnswerFaults(t *testing.T) {
 	paths := []faultPath{
 		{name: "llm-mediated", run: llmTrial},
 		{name: "2026-07-28-form", run: mrtrTrial(elicit.ModeForm)},
-	}
-	if os.Getenv("ELICITVAULT_ANSWER_FAULTS") == "full" {
-		paths = append(paths, faultPath{name: "2026-07-28-url", run: mrtrTrial(elicit.ModeURL)})
+		{name: "2026-07-28-url", run: mrtrTrial(elicit.ModeURL)},
 	}
 	for _, b := range sharedBackends("evfault") {
 		t.Run(b.name, func(t *testing.T) {
@@ -85,7 +86,10 @@ var errInjected = errors.New("injected store fault: i/o timeout")
 // armed, and faults the one numbered at.
 type faultStore struct {
 	store.Store
-	dead atomic.Bool // node A is dead: it sends nothing more
+	dead  atomic.Bool   // node A is dead: it sends nothing more
+	gone  chan struct{} // closed when A dies
+	kill1 sync.Once
+	label string // in traces (ELICITVAULT_FAULT_TRACE)
 
 	mu    sync.Mutex
 	armed bool
@@ -93,6 +97,15 @@ type faultStore struct {
 	at    int
 	kind  faultKind
 	late  sync.WaitGroup
+}
+
+// kill kills node A: its store client sends nothing more and its requests
+// in flight lose their connections, as a process's do when it dies.
+func (f *faultStore) kill() {
+	f.kill1.Do(func() {
+		f.dead.Store(true)
+		close(f.gone)
+	})
 }
 
 func (f *faultStore) arm() {
@@ -120,7 +133,14 @@ func (f *faultStore) do(ctx context.Context, name string, run func(context.Conte
 	}
 	f.mu.Unlock()
 	if !hit {
-		return run(ctx)
+		err := run(ctx)
+		if os.Getenv("ELICITVAULT_FAULT_TRACE") != "" {
+			fmt.Printf("%s %s %s -> %v\n", time.Now().Format("05.000"), f.label, name, err)
+		}
+		return err
+	}
+	if os.Getenv("ELICITVAULT_FAULT_TRACE") != "" {
+		fmt.Printf("%s %s %s FAULT %s\n", time.Now().Format("05.000"), f.label, name, f.kind)
 	}
 	switch f.kind {
 	case faultLate:
@@ -132,7 +152,7 @@ func (f *faultStore) do(ctx context.Context, name string, run func(context.Conte
 	case faultLost:
 		run(ctx)
 	case faultKilled:
-		f.dead.Store(true)
+		f.kill()
 	}
 	return errInjected
 }
@@ -258,16 +278,16 @@ type faultCluster struct {
 const faultLease = 400 * time.Millisecond
 
 // newFaultCluster starts nodes A (on a, wrapped) and B (on b), store
-// clients of one namespace; close stops them.
-func newFaultCluster(t *testing.T, a, b store.Store) (c *faultCluster, close func()) {
+// clients of one namespace; stop stops them.
+func newFaultCluster(t *testing.T, a, b store.Store) (c *faultCluster, stop func()) {
 	keys, err := keyring.New([]byte(secretA))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c = &faultCluster{a: &faultStore{Store: a, at: -1}, lb: httptest.NewUnstartedServer(nil)}
+	c = &faultCluster{a: &faultStore{Store: a, at: -1, label: "A", gone: make(chan struct{})}, lb: httptest.NewUnstartedServer(nil)}
 	var closers []func()
 	var nodes [2]http.Handler
-	for i, st := range []store.Store{c.a, b} {
+	for i, st := range []store.Store{c.a, &faultStore{Store: b, at: -1, label: "B"}} {
 		ev, err := elicit.New(keys, st, &elicit.Config{
 			Fallbacks:  []elicit.Fallback{elicit.LLMMediated},
 			ClaimLease: faultLease,
@@ -311,7 +331,22 @@ func newFaultCluster(t *testing.T, a, b store.Store) (c *faultCluster, close fun
 			nodes[1].ServeHTTP(w, r)
 			return
 		}
-		nodes[0].ServeHTTP(w, r)
+		// A request in flight on A when it dies loses its connection at
+		// once: A writes nothing more (its handler, which the go-sdk does
+		// not stop, goes on alone in the background, and its store client
+		// is dead).
+		dw := &deadWriter{w: w}
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			nodes[0].ServeHTTP(dw, r)
+		}()
+		select {
+		case <-served:
+		case <-c.a.gone:
+			dw.detach()
+			panic(http.ErrAbortHandler) // the connection drops
+		}
 	})
 	c.lb.Start()
 	return c, func() {
@@ -319,6 +354,54 @@ func newFaultCluster(t *testing.T, a, b store.Store) (c *faultCluster, close fun
 		for _, f := range closers {
 			f()
 		}
+	}
+}
+
+// deadWriter is node A's side of a connection, which its handler can
+// go on writing to after the connection dropped.
+type deadWriter struct {
+	mu       sync.Mutex
+	w        http.ResponseWriter
+	detached bool
+}
+
+func (w *deadWriter) detach() {
+	w.mu.Lock()
+	w.detached = true
+	w.mu.Unlock()
+}
+
+func (w *deadWriter) Header() http.Header {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.detached {
+		return http.Header{}
+	}
+	return w.w.Header()
+}
+
+func (w *deadWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.detached {
+		return 0, errors.New("node A is dead")
+	}
+	return w.w.Write(b)
+}
+
+func (w *deadWriter) WriteHeader(code int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.detached {
+		w.w.WriteHeader(code)
+	}
+}
+
+func (w *deadWriter) Flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.detached {
+		http.NewResponseController(w.w).Flush()
 	}
 }
 
@@ -368,7 +451,9 @@ func resend(ctx context.Context, cs *mcp.ClientSession, p *mcp.CallToolParams) (
 
 func retryable(msg string) bool {
 	return strings.Contains(msg, "store") || strings.Contains(msg, "progress") || strings.Contains(msg, "being processed") ||
-		strings.Contains(msg, "fault") || strings.Contains(msg, "dead") || strings.Contains(msg, "oneshot")
+		strings.Contains(msg, "fault") || strings.Contains(msg, "dead") || strings.Contains(msg, "oneshot") ||
+		strings.Contains(msg, "EOF") || strings.Contains(msg, "connection reset") || // the node died
+		strings.Contains(msg, "terminated without response")
 }
 
 // llmTrial: the model relays the answer with FallbackTool.
