@@ -62,8 +62,8 @@ func TestAnonymousPendingMemory(t *testing.T) {
 	type blobArgs struct {
 		Blob string `json:"blob"`
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: "blob"}, func(ctx context.Context, req *mcp.CallToolRequest, _ blobArgs) (*mcp.CallToolResult, any, error) {
-		if _, err := elicit.Form[pendingProfile](ctx, req, "Your name?"); err != nil {
+	mcp.AddTool(s, &mcp.Tool{Name: "blob"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ blobArgs) (*mcp.CallToolResult, any, error) {
+		if _, err := elicit.Form[pendingProfile](ctx, "Your name?"); err != nil {
 			return nil, nil, err
 		}
 		return &mcp.CallToolResult{}, nil, nil

@@ -332,14 +332,14 @@ func newFaultCluster(t *testing.T, a, b store.Store) (c *faultCluster, stop func
 			var res elicit.Result[pendingProfile]
 			switch in.Mode {
 			case string(elicit.ModeURL):
-				action, err = elicit.URL(ctx, req, "Sign in")
+				action, err = elicit.URL(ctx, "Sign in")
 			case "url-required":
-				action, err = elicit.URL(ctx, req, "Sign in", elicit.WithURLElicitationRequiredError())
+				action, err = elicit.URL(ctx, "Sign in", elicit.WithURLElicitationRequiredError())
 			case "browser":
-				res, err = elicit.Form[pendingProfile](ctx, req, "Your name?", elicit.WithFallbacks(elicit.BrowserForm))
+				res, err = elicit.Form[pendingProfile](ctx, "Your name?", elicit.WithFallbacks(elicit.BrowserForm))
 				action = res.Action
 			default:
-				res, err = elicit.Form[pendingProfile](ctx, req, "Your name?")
+				res, err = elicit.Form[pendingProfile](ctx, "Your name?")
 				action = res.Action
 			}
 			if err != nil {
