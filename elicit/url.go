@@ -33,7 +33,7 @@ import (
 // Decline and Cancel are also the user's refusal to open the page. The
 // waiting, TTL, cancellation and protocol rules are those of Form; on
 // 2026-07-28 the handler runs again once the user opened the page, and URL
-// waits there for the page. With WithURLElicitationRequiredError (before
+// waits there for the page, in retries of at most Config.URLRoundWait. With WithURLElicitationRequiredError (before
 // 2026-07-28) URL does not wait: it returns an error for the handler to
 // return, which becomes the protocol error -32042; when the page completes
 // the client is notified, retries the call, and this time URL returns the
