@@ -49,8 +49,8 @@ func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
 	t.Cleanup(func() { ev.Close() })
 	s := mcp.NewServer(&mcp.Implementation{Name: "rounds", Version: "1"}, nil)
 	ev.Install(s)
-	mcp.AddTool(s, &mcp.Tool{Name: "connect_account"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		action, err := elicit.URL(ctx, req, "Connect your Example account")
+	mcp.AddTool(s, &mcp.Tool{Name: "connect_account"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		action, err := elicit.URL(ctx, "Connect your Example account")
 		if err != nil {
 			return nil, nil, err
 		}
