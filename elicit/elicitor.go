@@ -164,6 +164,8 @@ type Elicitor struct {
 	caps   []*sessionCap // the session tables of its Handlers
 
 	waiting waiters // the calls of this node waiting for a URL-mode answer
+
+	tasks taskTable // the tools that run as tasks (RunAsTask)
 }
 
 // callCancel ends one tool call in progress; session and subject are

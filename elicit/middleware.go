@@ -17,6 +17,10 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		ctx = NewContext(ctx, e)
 		switch method {
 		case "tools/call":
+		case "tasks/get", "tasks/update", "tasks/cancel":
+			return e.serveTask(ctx, method, req, next)
+		case "initialize", "server/discover":
+			return e.advertiseTasks(next(ctx, method, req))
 		case "tools/list":
 			return e.listTools(ctx, req, next)
 		case "logging/setLevel":
@@ -35,6 +39,11 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if ctr.Params.Name == FallbackTool && e.enabled(LLMMediated) {
 			return e.sendResult(ctx, ctr, next)
+		}
+		if res, err, ok := e.startTask(ctx, ctr, func(ctx context.Context) (mcp.Result, error) {
+			return next(ctx, method, req)
+		}); ok {
+			return res, err
 		}
 		ctx, done, err := e.track(ctx, ctr)
 		if err != nil {
