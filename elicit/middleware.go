@@ -55,13 +55,13 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 			return urlRequired(next(ctx, method, req))
 		}
 		if c.inputRequests() {
-			return e.mrtr(ctx, ctr, func(ctx context.Context) (mcp.Result, error) {
+			return e.escalate(ctx, ctr)(e.mrtr(ctx, ctr, func(ctx context.Context) (mcp.Result, error) {
 				return next(ctx, method, req)
-			})
+			}))
 		}
 		rd := &round{}
 		res, err := next(context.WithValue(ctx, roundKey{}, rd), method, req)
-		return e.finish(ctx, ctr, rd, res, err)
+		return e.escalate(ctx, ctr)(e.finish(ctx, ctr, rd, res, err))
 	}
 }
 

@@ -386,6 +386,12 @@ func (e *Elicitor) startTask(ctx context.Context, req *mcp.CallToolRequest, next
 	if req.Session == nil {
 		return nil, ErrNoSession, true
 	}
+	return e.launch(ctx, req, func(ctx context.Context) (mcp.Result, error) { return next(ctx) })
+}
+
+// launch creates a task of the call req that runs body, and returns the
+// CreateTaskResult once the task is in the store.
+func (e *Elicitor) launch(ctx context.Context, req *mcp.CallToolRequest, body func(context.Context) (mcp.Result, error)) (_ mcp.Result, _ error, ok bool) {
 	who := e.identity(req)
 	tctx, done, err := e.track(context.WithoutCancel(ctx), req)
 	if err != nil {
@@ -406,9 +412,68 @@ func (e *Elicitor) startTask(ctx context.Context, req *mcp.CallToolRequest, next
 	go func() {
 		defer done()
 		defer sub.Close()
-		run.run(tctx, sub, next)
+		run.run(tctx, sub, body)
 	}()
 	return created, nil, true
+}
+
+// taskStart is what StartTask returns for the middleware: the work to run
+// as a task.
+type taskStart struct {
+	work func(context.Context) (*mcp.CallToolResult, error)
+}
+
+func (*taskStart) Error() string {
+	return "elicit: the tool call continues as a task (return StartTask's error unchanged)"
+}
+
+// StartTask continues the tool call req as a task that runs work, for a
+// handler that decides on its own, after gathering input, say, that the
+// rest takes long: the handler returns what StartTask returns, unchanged,
+// and the client gets the task (a CreateTaskResult) while work runs in
+// the background as RunAsTask describes. A client that did not negotiate
+// the tasks extension, or a server without RunAsTask, gets work's result
+// at once: StartTask then runs it before returning.
+func StartTask(ctx context.Context, req *mcp.CallToolRequest, work func(ctx context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	e, err := fromContext(ctx)
+	if err != nil || req == nil || req.Params == nil || !e.tasks.enabled() || !tasksNegotiated(req.Session, req.Params.GetMeta()) {
+		return work(ctx)
+	}
+	return nil, &taskStart{work: work}
+}
+
+// escalate answers a call whose handler returned StartTask's error with a
+// task that runs its work.
+func (e *Elicitor) escalate(ctx context.Context, req *mcp.CallToolRequest) func(mcp.Result, error) (mcp.Result, error) {
+	return func(res mcp.Result, err error) (mcp.Result, error) { return e.escalated(ctx, req, res, err) }
+}
+
+func (e *Elicitor) escalated(ctx context.Context, req *mcp.CallToolRequest, res mcp.Result, err error) (mcp.Result, error) {
+	cause := err
+	if tr, ok := res.(*mcp.CallToolResult); ok && tr != nil && cause == nil {
+		cause = tr.GetError()
+	}
+	var ts *taskStart
+	if !errors.As(cause, &ts) {
+		return res, err
+	}
+	res, err, _ = e.launch(ctx, req, func(ctx context.Context) (mcp.Result, error) {
+		r, err := ts.work(ctx)
+		if r == nil && err == nil {
+			r = &mcp.CallToolResult{}
+		}
+		if err != nil {
+			var je *jsonrpc.Error
+			if errors.As(err, &je) {
+				return nil, err
+			}
+			// A tool's error, as the go-sdk reports one.
+			r = &mcp.CallToolResult{}
+			r.SetError(err)
+		}
+		return r, nil
+	})
+	return res, err
 }
 
 // run runs the handler of the task, watching the store for its answers

@@ -14,7 +14,9 @@ import (
 // with the names and behaviours the scenarios describe: greet runs
 // synchronously; slow_compute, failing_job, protocol_error_job,
 // confirm_delete and multi_input run as tasks (elicit.RunAsTask),
-// failing_job only as one (a client without the extension gets -32021).
+// failing_job only as one (a client without the extension gets -32021);
+// test_tool_with_task asks with SEP-2322 input requests, then continues
+// as a task (elicit.StartTask).
 // confirm_delete and multi_input ask with elicit.Confirm and elicit.Form:
 // inside a task those become the task's input requests, answered with
 // tasks/update and sealed in the store until the handler takes them.
@@ -116,6 +118,24 @@ func (r *reference) addConformanceTaskTools() {
 			}
 		}
 		return text("Got %s and %s.", names[0], names[1]), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "test_tool_with_task",
+		Description: "Tasks extension with SEP-2322: asks for the user's name (input request user_name), then continues as a task that greets",
+	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+		res, err := elicit.Form[struct {
+			Name string `json:"name"`
+		}](ctx, req, "What is your name?", elicit.WithRequestedSchema(nameSchema), elicit.WithInputKey("user_name"))
+		if err != nil {
+			return nil, nil, err
+		}
+		out, err := elicit.StartTask(ctx, req, func(ctx context.Context) (*mcp.CallToolResult, error) {
+			if res.Action != elicit.Accept {
+				return text("No name given (%s).", res.Action), nil
+			}
+			return text("Hello, %s!", res.Content.Name), nil
+		})
+		return out, nil, err
 	})
 	for tool, support := range map[string]elicit.TaskSupport{
 		"slow_compute":       elicit.TaskOptional,
