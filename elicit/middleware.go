@@ -22,7 +22,7 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		case "initialize", "server/discover":
 			return e.advertiseTasks(next(ctx, method, req))
 		case "tools/list":
-			return e.listTools(ctx, req, next)
+			return e.listTaskTools(req)(e.listTools(ctx, req, next))
 		case "logging/setLevel":
 			res, err := next(ctx, method, req)
 			//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model

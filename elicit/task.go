@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -657,4 +658,59 @@ func (e *Elicitor) taskInput(ctx context.Context, run *taskRun, r *Request, ttl 
 		return nil, ErrMalformed
 	}
 	return &Response{Action: a.Action, Content: a.Content}, nil
+}
+
+// listTaskTools adds execution.taskSupport to the tools of a tools/list
+// result that run as tasks (mcp.Tool has no such field in go-sdk v1.8.0).
+func (e *Elicitor) listTaskTools(req mcp.Request) func(mcp.Result, error) (mcp.Result, error) {
+	return func(res mcp.Result, err error) (mcp.Result, error) { return e.listedTaskTools(req, res, err) }
+}
+
+func (e *Elicitor) listedTaskTools(req mcp.Request, res mcp.Result, err error) (mcp.Result, error) {
+	lr, ok := res.(*mcp.ListToolsResult)
+	if err != nil || !ok || lr == nil || !e.tasks.enabled() {
+		return res, err
+	}
+	var fields map[string]json.RawMessage
+	var tools []map[string]any
+	raw, err := json.Marshal(lr)
+	if err != nil || json.Unmarshal(raw, &fields) != nil || json.Unmarshal(fields["tools"], &tools) != nil {
+		return res, nil
+	}
+	for _, t := range tools {
+		name, _ := t["name"].(string)
+		if support, ok := e.tasks.support(name); ok {
+			t["execution"] = map[string]any{"taskSupport": string(support)}
+		}
+	}
+	if fields["tools"], err = json.Marshal(tools); err != nil {
+		return res, nil
+	}
+	delete(fields, "_meta")
+	if p := req.GetParams(); p != nil && p.GetMeta() != nil {
+		if _, ok := p.GetMeta()[mcp.MetaKeyProtocolVersion]; ok {
+			fields["resultType"] = json.RawMessage(`"complete"`)
+		}
+	}
+	out := &taskToolList{fields: fields}
+	out.Meta = lr.Meta
+	return out, nil
+}
+
+// taskToolList is a tools/list result whose tools carry execution.
+type taskToolList struct {
+	mcp.ResultBase
+	fields map[string]json.RawMessage
+}
+
+func (l *taskToolList) MarshalJSON() ([]byte, error) {
+	out := maps.Clone(l.fields)
+	if len(l.Meta) > 0 {
+		m, err := json.Marshal(l.Meta)
+		if err != nil {
+			return nil, err
+		}
+		out["_meta"] = m
+	}
+	return json.Marshal(out)
 }

@@ -171,11 +171,21 @@ func TestTaskAnsweredOnAnotherNode(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	a, b := taskNode(t, keys, st), taskNode(t, keys, st)
 
+	// tools/list says that confirm runs as a task.
+	list, rerr := rpc(t, a, "alice", "tools/list", map[string]any{})
+	if rerr != nil || list["resultType"] != "complete" {
+		t.Fatalf("tools/list: %v, %+v", list, rerr)
+	}
+	tools, _ := list["tools"].([]any)
+	if len(tools) != 1 || fmt.Sprint(tools[0].(map[string]any)["execution"]) != "map[taskSupport:optional]" {
+		t.Fatalf("tools/list: %v, want confirm with execution.taskSupport optional", list["tools"])
+	}
+
 	id, key := startTask(t, a, b)
 	// An answer that does not match the schema is refused, and nothing is
 	// written.
 	before := dump(t, st)
-	_, rerr := rpc(t, b, "alice", "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
+	_, rerr = rpc(t, b, "alice", "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
 		key: map[string]any{"action": "accept", "content": map[string]any{"confirm": "yes please"}},
 	}})
 	if rerr == nil || rerr.Code != -32602 {
