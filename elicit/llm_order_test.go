@@ -50,6 +50,10 @@ func (l *opLog) PutIfAbsent(ctx context.Context, k string, v []byte, e time.Time
 	l.add("putIfAbsent")
 	return l.Store.PutIfAbsent(ctx, k, v, e)
 }
+func (l *opLog) PutIfAbsentGet(ctx context.Context, k string, v []byte, e time.Time, other string) (bool, []byte, error) {
+	l.add("putIfAbsentGet")
+	return l.Store.(*store.Portable).PutIfAbsentGet(ctx, k, v, e, other)
+}
 func (l *opLog) Swap(ctx context.Context, k string, v []byte, e time.Time) ([]byte, error) {
 	l.add("swap")
 	return l.Store.Swap(ctx, k, v, e)
@@ -87,7 +91,7 @@ func TestModelAnswerRunsToolRightAfterCommit(t *testing.T) {
 	ev.Install(s)
 	e := &env{t: t, store: l, ev: ev, server: s}
 	e.tool("confirm", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		ok, err := elicit.Confirm(ctx, req, "Go on?")
+		ok, err := elicit.Confirm(ctx, "Go on?")
 		if err == nil {
 			l.add("tool continued")
 		}

@@ -3,6 +3,7 @@ package elicit
 import (
 	"context"
 	"errors"
+	"github.com/elicitvault/elicitvault/internal/engine"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -14,7 +15,7 @@ import (
 // LLM-mediated elicitation.
 func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ctx = NewContext(ctx, e)
+		ctx = context.WithValue(ctx, elicitorKey{}, e)
 		switch method {
 		case "tools/call":
 		case "tasks/get", "tasks/update", "tasks/cancel":
@@ -37,31 +38,38 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || ctr.Params == nil || !ours(ctr.Params.RequestState) {
 			return next(ctx, method, req)
 		}
-		if ctr.Params.Name == FallbackTool && e.enabled(LLMMediated) {
-			return e.sendResult(ctx, ctr, next)
+		peer, err := e.newPeer(ctx, ctr)
+		if err != nil {
+			ctx, done, err := e.track(ctx, engine.Identity{})
+			if err != nil {
+				return nil, err
+			}
+			defer done()
+			return urlRequired(next(ctx, method, req))
 		}
-		if res, err, ok := e.startTask(ctx, ctr, func(ctx context.Context) (mcp.Result, error) {
+		ctx = engine.WithPeer(ctx, peer)
+		c := newCall(peer)
+		if ctr.Params.Name == FallbackTool && e.enabled(LLMMediated) {
+			return e.sendResult(ctx, c, ctr, next)
+		}
+		if res, err, ok := e.startTask(ctx, c, ctr, func(ctx context.Context) (mcp.Result, error) {
 			return next(ctx, method, req)
 		}); ok {
 			return res, err
 		}
-		ctx, done, err := e.track(ctx, ctr)
+		ctx, done, err := e.track(ctx, c.who)
 		if err != nil {
 			return nil, err
 		}
 		defer done()
-		c, err := e.newCall(ctr)
-		if err != nil {
-			return urlRequired(next(ctx, method, req))
-		}
 		if c.inputRequests() {
-			return e.escalate(ctx, ctr)(e.mrtr(ctx, ctr, func(ctx context.Context) (mcp.Result, error) {
+			return e.escalate(ctx, c, ctr)(e.mrtr(ctx, c, ctr, func(ctx context.Context) (mcp.Result, error) {
 				return next(ctx, method, req)
 			}))
 		}
 		rd := &round{}
 		res, err := next(context.WithValue(ctx, roundKey{}, rd), method, req)
-		return e.escalate(ctx, ctr)(e.finish(ctx, ctr, rd, res, err))
+		return e.escalate(ctx, c, ctr)(e.finish(ctx, c, rd, res, err))
 	}
 }
 

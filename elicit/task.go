@@ -373,7 +373,7 @@ var errTaskCancelled = errors.New("elicit: the task was cancelled")
 // startTask runs a tools/call as a task, when its tool runs as one and the
 // client negotiated the extension; ok is false when the call is not a
 // task's.
-func (e *Elicitor) startTask(ctx context.Context, req *mcp.CallToolRequest, next func(context.Context) (mcp.Result, error)) (_ mcp.Result, _ error, ok bool) {
+func (e *Elicitor) startTask(ctx context.Context, c *Call, req *mcp.CallToolRequest, next func(context.Context) (mcp.Result, error)) (_ mcp.Result, _ error, ok bool) {
 	support, ok := e.tasks.support(req.Params.Name)
 	if !ok {
 		return nil, nil, false
@@ -384,17 +384,14 @@ func (e *Elicitor) startTask(ctx context.Context, req *mcp.CallToolRequest, next
 		}
 		return nil, nil, false
 	}
-	if req.Session == nil {
-		return nil, ErrNoSession, true
-	}
-	return e.launch(ctx, req, func(ctx context.Context) (mcp.Result, error) { return next(ctx) })
+	return e.launch(ctx, c, func(ctx context.Context) (mcp.Result, error) { return next(ctx) })
 }
 
 // launch creates a task of the call req that runs body, and returns the
 // CreateTaskResult once the task is in the store.
-func (e *Elicitor) launch(ctx context.Context, req *mcp.CallToolRequest, body func(context.Context) (mcp.Result, error)) (_ mcp.Result, _ error, ok bool) {
-	who := e.identity(req)
-	tctx, done, err := e.track(context.WithoutCancel(ctx), req)
+func (e *Elicitor) launch(ctx context.Context, c *Call, body func(context.Context) (mcp.Result, error)) (_ mcp.Result, _ error, ok bool) {
+	who := c.who
+	tctx, done, err := e.track(context.WithoutCancel(ctx), who)
 	if err != nil {
 		return nil, err, true
 	}
@@ -428,16 +425,17 @@ func (*taskStart) Error() string {
 	return "elicit: the tool call continues as a task (return StartTask's error unchanged)"
 }
 
-// StartTask continues the tool call req as a task that runs work, for a
-// handler that decides on its own, after gathering input, say, that the
+// StartTask continues the tool call of ctx as a task that runs work, for
+// a handler that decides on its own, after gathering input, say, that the
 // rest takes long: the handler returns what StartTask returns, unchanged,
 // and the client gets the task (a CreateTaskResult) while work runs in
 // the background as RunAsTask describes. A client that did not negotiate
-// the tasks extension, or a server without RunAsTask, gets work's result
-// at once: StartTask then runs it before returning.
-func StartTask(ctx context.Context, req *mcp.CallToolRequest, work func(ctx context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+// the tasks extension gets work's result once it has run, as the call's
+// result; so does every client of a server without RunAsTask, for which
+// StartTask runs work before it returns.
+func StartTask(ctx context.Context, work func(ctx context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	e, err := fromContext(ctx)
-	if err != nil || req == nil || req.Params == nil || !e.tasks.enabled() || !tasksNegotiated(req.Session, req.Params.GetMeta()) {
+	if err != nil || !e.tasks.enabled() {
 		return work(ctx)
 	}
 	return nil, &taskStart{work: work}
@@ -445,11 +443,11 @@ func StartTask(ctx context.Context, req *mcp.CallToolRequest, work func(ctx cont
 
 // escalate answers a call whose handler returned StartTask's error with a
 // task that runs its work.
-func (e *Elicitor) escalate(ctx context.Context, req *mcp.CallToolRequest) func(mcp.Result, error) (mcp.Result, error) {
-	return func(res mcp.Result, err error) (mcp.Result, error) { return e.escalated(ctx, req, res, err) }
+func (e *Elicitor) escalate(ctx context.Context, c *Call, req *mcp.CallToolRequest) func(mcp.Result, error) (mcp.Result, error) {
+	return func(res mcp.Result, err error) (mcp.Result, error) { return e.escalated(ctx, c, req, res, err) }
 }
 
-func (e *Elicitor) escalated(ctx context.Context, req *mcp.CallToolRequest, res mcp.Result, err error) (mcp.Result, error) {
+func (e *Elicitor) escalated(ctx context.Context, c *Call, req *mcp.CallToolRequest, res mcp.Result, err error) (mcp.Result, error) {
 	cause := err
 	if tr, ok := res.(*mcp.CallToolResult); ok && tr != nil && cause == nil {
 		cause = tr.GetError()
@@ -458,7 +456,7 @@ func (e *Elicitor) escalated(ctx context.Context, req *mcp.CallToolRequest, res 
 	if !errors.As(cause, &ts) {
 		return res, err
 	}
-	res, err, _ = e.launch(ctx, req, func(ctx context.Context) (mcp.Result, error) {
+	work := func(ctx context.Context) (mcp.Result, error) {
 		r, err := ts.work(ctx)
 		if r == nil && err == nil {
 			r = &mcp.CallToolResult{}
@@ -473,7 +471,11 @@ func (e *Elicitor) escalated(ctx context.Context, req *mcp.CallToolRequest, res 
 			r.SetError(err)
 		}
 		return r, nil
-	})
+	}
+	if !tasksNegotiated(req.Session, req.Params.GetMeta()) {
+		return work(ctx)
+	}
+	res, err, _ = e.launch(ctx, c, work)
 	return res, err
 }
 

@@ -35,7 +35,7 @@ func taskNode(t *testing.T, keys *ring.Keyring, st store.Store) string {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	ev.Install(s)
 	mcp.AddTool(s, &mcp.Tool{Name: "confirm"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		ok, err := elicit.Confirm(ctx, req, "Proceed?")
+		ok, err := elicit.Confirm(ctx, "Proceed?")
 		if err != nil {
 			return nil, nil, err
 		}

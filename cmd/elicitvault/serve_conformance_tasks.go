@@ -83,7 +83,7 @@ func (r *reference) addConformanceTaskTools() {
 		Name:        "confirm_delete",
 		Description: "Tasks extension: asks to confirm a deletion (an input request of the task), then answers",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in fileArgs) (*mcp.CallToolResult, any, error) {
-		ok, err := elicit.Confirm(ctx, req, "Delete "+in.Filename+"?")
+		ok, err := elicit.Confirm(ctx, "Delete "+in.Filename+"?")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -103,7 +103,7 @@ func (r *reference) addConformanceTaskTools() {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				res, err := elicit.Form[map[string]any](ctx, req, "Your "+key+" name?",
+				res, err := elicit.Form[map[string]any](ctx, "Your "+key+" name?",
 					elicit.WithRequestedSchema(multiSchema), elicit.WithInputKey(key))
 				if err == nil && res.Action == elicit.Accept {
 					names[i], _ = res.Content["name"].(string)
@@ -125,11 +125,11 @@ func (r *reference) addConformanceTaskTools() {
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 		res, err := elicit.Form[struct {
 			Name string `json:"name"`
-		}](ctx, req, "What is your name?", elicit.WithRequestedSchema(nameSchema), elicit.WithInputKey("user_name"))
+		}](ctx, "What is your name?", elicit.WithRequestedSchema(nameSchema), elicit.WithInputKey("user_name"))
 		if err != nil {
 			return nil, nil, err
 		}
-		out, err := elicit.StartTask(ctx, req, func(ctx context.Context) (*mcp.CallToolResult, error) {
+		out, err := elicit.StartTask(ctx, func(ctx context.Context) (*mcp.CallToolResult, error) {
 			if res.Action != elicit.Accept {
 				return text("No name given (%s).", res.Action), nil
 			}
