@@ -587,19 +587,44 @@ func (closedSubscription) Close() error                   { return nil }
 // taskInput is the request flow of an elicitation within a task: it
 // lists the input request in the task's record (input_required) and
 // waits, at most ttl, for the answer tasks/update writes on any node,
-// which it takes once.
+// which it takes once. A URL-mode elicitation is answered on its page
+// (whose callback may reach any node), or declined with tasks/update.
 func (e *Elicitor) taskInput(ctx context.Context, run *taskRun, r *Request, ttl time.Duration, o *options) (*Response, error) {
-	if r.Mode != ModeForm {
-		return nil, ErrUnsupported
-	}
 	key := o.key
 	if key == "" {
 		key = "elicit-" + r.ID[:8]
 	}
-	p := &mcp.ElicitParams{Mode: string(r.Mode), Message: r.Message, RequestedSchema: json.RawMessage(r.Schema.raw)}
+	p := &engine.ElicitParams{Mode: string(r.Mode), Message: r.Message}
+	var page <-chan urlOutcome
+	switch r.Mode {
+	case ModeForm:
+		p.RequestedSchema = r.Schema.raw
+	case ModeURL:
+		expiry := e.now().Add(ttl)
+		link, err := e.issueURL(r, ttl, o)
+		if err != nil {
+			return nil, err
+		}
+		s := e.slot(r.Call.who, r.ID, expiry)
+		if err := e.putPending(ctx, s, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
+			return nil, err
+		}
+		defer s.End(ctx)
+		p.URL, p.ElicitationID = link, r.ID
+		pctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ch := make(chan urlOutcome, 1)
+		go func() {
+			res, err := e.awaitURL(pctx, r, ttl)
+			ch <- urlOutcome{res, err}
+		}()
+		page = ch
+	default:
+		return nil, ErrUnsupported
+	}
 	input, err := json.Marshal(struct {
-		Method string            `json:"method"`
-		Params *mcp.ElicitParams `json:"params"`
+		Method string               `json:"method"`
+		Params *engine.ElicitParams `json:"params"`
 	}{"elicitation/create", p})
 	if err != nil {
 		return nil, err
@@ -614,52 +639,71 @@ func (e *Elicitor) taskInput(ctx context.Context, run *taskRun, r *Request, ttl 
 	if err != nil {
 		return nil, err
 	}
-	withdraw := func() {
-		run.update(ctx, func(rec *engine.TaskRecord) {
+	// answered lists key as answered first, so that no replay writes an
+	// answer again, then takes the answer written, if any: used once.
+	answered := func() (json.RawMessage, error) {
+		err := run.update(ctx, func(rec *engine.TaskRecord) {
 			delete(rec.Inputs, key)
-			if len(rec.Inputs) == 0 && rec.Status == engine.TaskInputRequired {
+			rec.Answered = append(rec.Answered, key)
+			if len(rec.Inputs) == 0 {
 				rec.Status = engine.TaskWorking
 			}
 		})
+		if err != nil {
+			return nil, err
+		}
+		return run.t.TakeAnswer(ctx, key)
 	}
 	timeout := time.NewTimer(ttl)
 	defer timeout.Stop()
 	for {
 		woken := run.woken()
-		if _, err := run.t.PeekAnswer(ctx, key); err == nil {
-			break
+		if raw, err := run.t.PeekAnswer(ctx, key); err == nil {
+			var a taskAnswer
+			if json.Unmarshal(raw, &a) != nil {
+				return nil, ErrMalformed
+			}
+			// A URL-mode elicitation accepted in tasks/update is answered
+			// on its page: wait for that.
+			if page == nil || a.Action != Accept {
+				raw, err := answered()
+				if err != nil {
+					return nil, err
+				}
+				defer clear(raw)
+				if json.Unmarshal(raw, &a) != nil {
+					return nil, ErrMalformed
+				}
+				return &Response{Action: a.Action, Content: a.Content}, nil
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return nil, context.Cause(ctx)
 		case <-timeout.C:
-			withdraw()
+			run.update(ctx, func(rec *engine.TaskRecord) {
+				delete(rec.Inputs, key)
+				if len(rec.Inputs) == 0 && rec.Status == engine.TaskInputRequired {
+					rec.Status = engine.TaskWorking
+				}
+			})
 			return nil, ErrTimeout
+		case o := <-page:
+			if o.err != nil {
+				return nil, o.err
+			}
+			if _, err := answered(); err != nil && !errors.Is(err, engine.ErrUnknownTask) {
+				return nil, err
+			}
+			return o.res, nil
 		case <-woken:
 		}
 	}
-	// Listed as answered first, so that no replay writes it again, then
-	// taken: used once.
-	err = run.update(ctx, func(rec *engine.TaskRecord) {
-		delete(rec.Inputs, key)
-		rec.Answered = append(rec.Answered, key)
-		if len(rec.Inputs) == 0 {
-			rec.Status = engine.TaskWorking
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	raw, err := run.t.TakeAnswer(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	defer clear(raw)
-	var a taskAnswer
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, ErrMalformed
-	}
-	return &Response{Action: a.Action, Content: a.Content}, nil
+}
+
+type urlOutcome struct {
+	res *Response
+	err error
 }
 
 // listTaskTools adds execution.taskSupport to the tools of a tools/list

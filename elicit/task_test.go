@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,7 @@ func rpc(t *testing.T, url, user, method string, params map[string]any) (map[str
 	p["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "t", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{elicit.TasksExtension: map[string]any{}}},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}}, "extensions": map[string]any{elicit.TasksExtension: map[string]any{}}},
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": p})
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
@@ -244,4 +245,88 @@ func TestTaskUpdateRefused(t *testing.T) {
 	awaitStatus(t, a, "alice", id, "completed")
 	refused("replay", b, "alice", id)
 	refused("replay on the first node", a, "alice", id)
+}
+
+// TestTaskURLMode: a URL-mode elicitation inside a task is an input
+// request whose link the user follows; the page's answer, which may reach
+// any node, resumes the task. Declined in tasks/update, it ends at once.
+func TestTaskURLMode(t *testing.T) {
+	keys := newKeyring(t)
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Close() })
+	pages := httptest.NewServer(ev.Pages(func(*http.Request) (string, bool) { return "alice", true }))
+	t.Cleanup(pages.Close)
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	ev.Install(s)
+	mcp.AddTool(s, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		a, err := elicit.URL(ctx, "Connect your account", elicit.WithLink(elicit.CallbackURL(pages.URL+"/cb")))
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(a)}}}, nil, nil
+	})
+	if err := ev.RunAsTask(s, "connect", elicit.TaskOptional); err != nil {
+		t.Fatal(err)
+	}
+	bearer := auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: "alice", Expiration: time.Now().Add(time.Hour)}, nil
+	}, nil)
+	srv := httptest.NewServer(ev.Handler(s, &elicit.HandlerOptions{MCP: bearer}))
+	t.Cleanup(srv.Close)
+	mcpURL := srv.URL + elicit.MCPPath
+
+	ask := func() (id, key, link string) {
+		res, rerr := rpc(t, mcpURL, "alice", "tools/call", map[string]any{"name": "connect", "arguments": map[string]any{}})
+		if rerr != nil || res["resultType"] != "task" {
+			t.Fatalf("tools/call: %v, %+v", res, rerr)
+		}
+		id = res["taskId"].(string)
+		got := awaitStatus(t, mcpURL, "alice", id, "input_required")
+		for k, v := range got["inputRequests"].(map[string]any) {
+			params := v.(map[string]any)["params"].(map[string]any)
+			if params["mode"] != "url" {
+				t.Fatalf("input request %v, want URL mode", v)
+			}
+			key, link = k, params["url"].(string)
+		}
+		return id, key, link
+	}
+	text := func(task map[string]any) string {
+		c := task["result"].(map[string]any)["content"].([]any)
+		return c[0].(map[string]any)["text"].(string)
+	}
+
+	id, key, link := ask()
+	if _, rerr := rpc(t, mcpURL, "alice", "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "accept"}}}); rerr != nil {
+		t.Fatalf("tasks/update: %+v", rerr)
+	}
+	// Accepted in tasks/update, the task waits for the page.
+	time.Sleep(100 * time.Millisecond)
+	if got, _ := rpc(t, mcpURL, "alice", "tasks/get", map[string]any{"taskId": id}); got["status"] == "completed" {
+		t.Fatal("the task completed before the page was answered")
+	}
+	resp, err := http.PostForm(link, url.Values{"action": {"accept"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("page: HTTP %d", resp.StatusCode)
+	}
+	if got := text(awaitStatus(t, mcpURL, "alice", id, "completed")); got != "accept" {
+		t.Fatalf("result %q, want accept", got)
+	}
+
+	id, key, _ = ask()
+	if _, rerr := rpc(t, mcpURL, "alice", "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{key: map[string]any{"action": "decline"}}}); rerr != nil {
+		t.Fatalf("tasks/update: %+v", rerr)
+	}
+	if got := text(awaitStatus(t, mcpURL, "alice", id, "completed")); got != "decline" {
+		t.Fatalf("result %q, want decline", got)
+	}
 }
