@@ -48,6 +48,35 @@ type taskTable struct {
 	mu      sync.Mutex
 	tools   map[string]TaskSupport
 	servers map[*mcp.Server]bool
+	running map[string]int // client → its tasks running on this node
+	total   int
+}
+
+// The bounds of the tasks a node runs at once, in total and per client
+// (as the pending quotas count clients): DefaultMaxPending and
+// DefaultMaxPendingPerSubject.
+var maxTasks, maxTasksPerClient = DefaultMaxPending, DefaultMaxPendingPerSubject
+
+// admit counts a task of client, or refuses it beyond the bounds.
+func (tt *taskTable) admit(client string) (release func(), err error) {
+	tt.mu.Lock()
+	defer tt.mu.Unlock()
+	if tt.total >= maxTasks || tt.running[client] >= maxTasksPerClient {
+		return nil, ErrTooManyPending
+	}
+	if tt.running == nil {
+		tt.running = map[string]int{}
+	}
+	tt.total++
+	tt.running[client]++
+	return func() {
+		tt.mu.Lock()
+		defer tt.mu.Unlock()
+		tt.total--
+		if tt.running[client]--; tt.running[client] <= 0 {
+			delete(tt.running, client)
+		}
+	}, nil
 }
 
 func (tt *taskTable) support(tool string) (TaskSupport, bool) {
@@ -81,7 +110,10 @@ func (tt *taskTable) enabled() bool {
 //
 // A task is kept for DefaultTaskTTL. Its handler runs on the node that
 // received the call, with a context that ends when the task is cancelled
-// or the Elicitor is closed.
+// or the Elicitor is closed (the task then fails). A node runs at most
+// DefaultMaxPending tasks at once, DefaultMaxPendingPerSubject of one
+// client (counted as the pending quotas count clients); a call beyond
+// either fails with ErrTooManyPending before anything is written.
 func (e *Elicitor) RunAsTask(s *mcp.Server, tool string, support TaskSupport) error {
 	if support != TaskOptional && support != TaskRequired {
 		return errors.New("elicit: RunAsTask needs TaskOptional or TaskRequired")
@@ -391,10 +423,16 @@ func (e *Elicitor) startTask(ctx context.Context, c *Call, req *mcp.CallToolRequ
 // CreateTaskResult once the task is in the store.
 func (e *Elicitor) launch(ctx context.Context, c *Call, body func(context.Context) (mcp.Result, error)) (_ mcp.Result, _ error, ok bool) {
 	who := c.who
-	tctx, done, err := e.track(context.WithoutCancel(ctx), who)
+	release, err := e.tasks.admit(who.Client(c.info.ClientID))
 	if err != nil {
 		return nil, err, true
 	}
+	tctx, untrack, err := e.track(context.WithoutCancel(ctx), who)
+	if err != nil {
+		release()
+		return nil, err, true
+	}
+	done := func() { untrack(); release() }
 	t, rec, err := e.engine.CreateTask(ctx, who, DefaultTaskTTL, DefaultTaskPollInterval)
 	if err != nil {
 		done()

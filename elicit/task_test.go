@@ -330,3 +330,68 @@ func TestTaskURLMode(t *testing.T) {
 		t.Fatalf("result %q, want decline", got)
 	}
 }
+
+// TestTaskBounds: a client cannot run more tasks at once than its bound;
+// the call beyond it is refused, and once a task ends there is room again.
+func TestTaskBounds(t *testing.T) {
+	defer elicit.SetTaskBounds(100, 2)()
+	keys := newKeyring(t)
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	a := taskNode(t, keys, st)
+	call := func(user string) (string, *rpcError) {
+		res, rerr := rpc(t, a, user, "tools/call", map[string]any{"name": "confirm", "arguments": map[string]any{}})
+		id, _ := res["taskId"].(string)
+		return id, rerr
+	}
+	first, _ := call("alice")
+	if _, rerr := call("alice"); rerr != nil {
+		t.Fatalf("second task: %+v", rerr)
+	}
+	before := len(dump(t, st))
+	if _, rerr := call("alice"); rerr == nil {
+		t.Fatal("a third task of alice was started")
+	}
+	if n := len(dump(t, st)); n != before {
+		t.Fatalf("the refused task wrote %d entries", n-before)
+	}
+	if _, rerr := call("bob"); rerr != nil {
+		t.Fatalf("bob's task: %+v", rerr)
+	}
+	if _, rerr := rpc(t, a, "alice", "tasks/cancel", map[string]any{"taskId": first}); rerr != nil {
+		t.Fatal(rerr)
+	}
+	awaitStatus(t, a, "alice", first, "cancelled")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, rerr := call("alice"); rerr == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no room for a task of alice after one ended")
+		}
+	}
+}
+
+// TestTaskCancelledOnAnotherNode: tasks/cancel on another node than the
+// one running the task ends its handler, and the task reads cancelled on
+// both.
+func TestTaskCancelledOnAnotherNode(t *testing.T) {
+	keys := newKeyring(t)
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	a, b := taskNode(t, keys, st), taskNode(t, keys, st)
+	id, _ := startTask(t, a, a)
+	ack, rerr := rpc(t, b, "alice", "tasks/cancel", map[string]any{"taskId": id})
+	if rerr != nil || ack["resultType"] != "complete" || len(ack) > 2 {
+		t.Fatalf("tasks/cancel: %v, %+v", ack, rerr)
+	}
+	awaitStatus(t, b, "alice", id, "cancelled")
+	got := awaitStatus(t, a, "alice", id, "cancelled")
+	if _, ok := got["inputRequests"]; ok {
+		t.Fatalf("a cancelled task lists input requests: %v", got)
+	}
+	// Cancelling again, or a task that ended, is the same empty ack.
+	if _, rerr := rpc(t, a, "alice", "tasks/cancel", map[string]any{"taskId": id}); rerr != nil {
+		t.Fatalf("tasks/cancel again: %+v", rerr)
+	}
+}
