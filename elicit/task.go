@@ -614,7 +614,7 @@ func (r *taskRun) watch(ctx context.Context, sub store.Subscription, cancel cont
 
 // taskPollEvery is how often a task's runner reads the store when no
 // announcement comes.
-var taskPollEvery = 2 * time.Second
+var taskPollEvery = 5 * time.Second
 
 type closedSubscription struct{}
 
