@@ -16,10 +16,12 @@ import (
 const codeHeaderMismatch = -32020
 
 // checkTaskHeaders returns h refusing, on 2026-07-28, a tasks/get,
-// tasks/update or tasks/cancel whose Mcp-Name header is missing or is not
-// its taskId (SEP-2663 extends SEP-2243's routing headers to them), with
-// HTTP 400 and -32020. The go-sdk checks the header for the methods it
-// knows (tools/call, prompts/get, resources/read) only.
+// tasks/update or tasks/cancel whose Mcp-Name header is not its taskId
+// (SEP-2663 extends SEP-2243's routing headers to them), with HTTP 400
+// and -32020. The go-sdk checks the header for the methods it knows
+// (tools/call, prompts/get, resources/read) only. A request without the
+// header passes: the go-sdk's client (v1.8.0) sends none for custom
+// methods.
 func checkTaskHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil || r.Header.Get("Mcp-Protocol-Version") < ProtocolInputRequests {
@@ -52,15 +54,12 @@ func checkTaskHeaders(h http.Handler) http.Handler {
 			TaskID string `json:"taskId"`
 		}
 		json.Unmarshal(req.Params, &p)
-		name, ok := headerValue(r.Header.Values("Mcp-Name"))
-		if ok && name == p.TaskID {
+		values := r.Header.Values("Mcp-Name")
+		if name, ok := headerValue(values); len(values) == 0 || ok && name == p.TaskID {
 			h.ServeHTTP(w, r)
 			return
 		}
 		msg := "Mcp-Name header does not match params.taskId"
-		if !ok {
-			msg = "Mcp-Name header missing: " + req.Method + " needs the task ID there"
-		}
 		out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: codeHeaderMismatch, Message: msg}})
 		if err != nil {
 			h.ServeHTTP(w, r)

@@ -395,3 +395,46 @@ func TestTaskCancelledOnAnotherNode(t *testing.T) {
 		t.Fatalf("tasks/cancel again: %+v", rerr)
 	}
 }
+
+// TestTaskRoutingHeader: on tasks/*, an Mcp-Name header that is not the
+// task ID is refused with HTTP 400 and -32020 before anything runs; one
+// that is, or none (the go-sdk's client sends none), passes.
+func TestTaskRoutingHeader(t *testing.T) {
+	keys := newKeyring(t)
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	a := taskNode(t, keys, st)
+	id, _ := startTask(t, a, a)
+	get := func(name []string) (int, string) {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":%q,"_meta":{`+
+			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},`+
+			`"io.modelcontextprotocol/clientCapabilities":{"extensions":{%q:{}}}}}}`, id, elicit.TasksExtension)
+		req, _ := http.NewRequest(http.MethodPost, a, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tasks/get")
+		req.Header.Set("Authorization", "Bearer user-alice")
+		for _, n := range name {
+			req.Header.Add("Mcp-Name", n)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(resp.Body)
+		return resp.StatusCode, b.String()
+	}
+	for _, name := range [][]string{{"other"}, {id, id}, {id + "x"}} {
+		if code, body := get(name); code != http.StatusBadRequest || !strings.Contains(body, "-32020") {
+			t.Errorf("Mcp-Name %q: HTTP %d %s, want 400 and -32020", name, code, body)
+		}
+	}
+	for _, name := range [][]string{nil, {id}, {" " + id + " "}} {
+		if code, body := get(name); code != http.StatusOK || !strings.Contains(body, `"status"`) {
+			t.Errorf("Mcp-Name %q: HTTP %d %s, want the task", name, code, body)
+		}
+	}
+}
