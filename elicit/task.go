@@ -20,15 +20,13 @@ import (
 // capabilities' extensions.
 const TasksExtension = "io.modelcontextprotocol/tasks"
 
-// Defaults of a task.
-const (
-	// DefaultTaskTTL is how long a task, its input requests and its
-	// result are kept, from its creation.
-	DefaultTaskTTL = time.Hour
-	// DefaultTaskPollInterval is the interval between two tasks/get a
-	// server suggests to the client.
-	DefaultTaskPollInterval = time.Second
-)
+// DefaultTaskTTL is how long a task, its input requests and its result
+// are kept, from its creation.
+const DefaultTaskTTL = time.Hour
+
+// taskPollInterval is the interval between two tasks/get a task suggests
+// to its client.
+const taskPollInterval = time.Second
 
 // TaskSupport says how a tool runs as a task (RunAsTask).
 type TaskSupport string
@@ -433,7 +431,7 @@ func (e *Elicitor) launch(ctx context.Context, c *Call, body func(context.Contex
 		return nil, err, true
 	}
 	done := func() { untrack(); release() }
-	t, rec, err := e.engine.CreateTask(ctx, who, DefaultTaskTTL, DefaultTaskPollInterval)
+	t, rec, err := e.engine.CreateTask(ctx, who, DefaultTaskTTL, taskPollInterval)
 	if err != nil {
 		done()
 		return nil, err, true
