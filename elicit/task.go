@@ -107,8 +107,8 @@ func (tt *taskTable) enabled() bool {
 // once.
 //
 // A task is kept for DefaultTaskTTL. Its handler runs on the node that
-// received the call, with a context that ends when the task is cancelled
-// or the Elicitor is closed (the task then fails). A node runs at most
+// received the call, with a context that ends when the task is cancelled,
+// when its TTL passes, or when the Elicitor is closed. A node runs at most
 // DefaultMaxPending tasks at once, DefaultMaxPendingPerSubject of one
 // client (counted as the pending quotas count clients); a call beyond
 // either fails with ErrTooManyPending before anything is written.
@@ -518,6 +518,10 @@ func (e *Elicitor) escalated(ctx context.Context, c *Call, req *mcp.CallToolRequ
 // run runs the handler of the task, watching the store for its answers
 // and its cancellation, and writes how it ended.
 func (r *taskRun) run(ctx context.Context, sub store.Subscription, next func(context.Context) (mcp.Result, error)) {
+	// The handler ends with the task's TTL, after which nothing of the
+	// task is kept.
+	ctx, stop := context.WithDeadlineCause(ctx, r.t.Expiry, ErrTimeout)
+	defer stop()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	watched := make(chan struct{})
