@@ -90,6 +90,7 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 			return nil, err
 		}
 		r.addConformanceTools()
+		r.addConformanceTaskTools()
 	}
 	if path := os.Getenv(probeEnv); path != "" {
 		r.addProbe(path)
