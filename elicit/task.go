@@ -425,7 +425,7 @@ func (e *Elicitor) launch(ctx context.Context, c *Call, body func(context.Contex
 	if err != nil {
 		return nil, err, true
 	}
-	tctx, untrack, err := e.track(context.WithoutCancel(ctx), who)
+	tctx, untrack, err := e.engine.Track(context.WithoutCancel(ctx), who)
 	if err != nil {
 		release()
 		return nil, err, true
@@ -655,7 +655,7 @@ func (e *Elicitor) taskInput(ctx context.Context, run *taskRun, r *Request, ttl 
 		defer cancel()
 		ch := make(chan urlOutcome, 1)
 		go func() {
-			res, err := e.awaitURL(pctx, r, ttl)
+			res, _, err := e.awaitURL(pctx, r, 0) // a task waits until the TTL
 			ch <- urlOutcome{res, err}
 		}()
 		page = ch

@@ -12,7 +12,9 @@ import (
 	"github.com/elicitvault/elicitvault/internal/token"
 )
 
-type noURLs struct{}
+// noURLs is an engine.Flow for an engine of tasks alone: it ends no
+// URL-mode elicitation, and nothing calls the rest of a Flow.
+type noURLs struct{ engine.Flow }
 
 func (noURLs) EndURL(context.Context, *token.Claims, string) error {
 	return engine.ErrUnknownElicitation
