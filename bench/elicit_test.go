@@ -154,11 +154,11 @@ func benchElicitStore(b *testing.B, st store.Store) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	ev.Install(server)
 	ss := elicitSession(b, server)
-	ctx := elicit.NewContext(context.Background(), ev)
 	req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: "delete_contacts"}}
+	ctx := elicit.NewContext(context.Background(), ev, req)
 	b.ReportAllocs()
 	for b.Loop() {
-		ok, err := elicit.Confirm(ctx, req, elicitMessage)
+		ok, err := elicit.Confirm(ctx, elicitMessage)
 		if err != nil {
 			b.Fatal(err)
 		}

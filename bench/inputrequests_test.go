@@ -71,7 +71,7 @@ func confirmServer(tb testing.TB, st store.Store) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	ev.Install(s)
 	mcp.AddTool(s, &mcp.Tool{Name: "confirm"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		ok, err := elicit.Confirm(ctx, req, elicitMessage)
+		ok, err := elicit.Confirm(ctx, elicitMessage)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -7,13 +7,12 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ask runs one elicitation: the request flow (through the hooks) to get a
 // raw answer, then the result flow to validate it.
-func (e *Elicitor) ask(ctx context.Context, req *mcp.CallToolRequest, r *Request, o *options) (*Response, error) {
-	call, err := e.newCall(req)
+func (e *Elicitor) ask(ctx context.Context, r *Request, o *options) (*Response, error) {
+	call, err := callFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -106,9 +105,16 @@ func (e *Elicitor) checkSize(content map[string]any) error {
 	return nil
 }
 
-// fromElicitResult converts the go-sdk's result.
-func fromElicitResult(res *mcp.ElicitResult) *Response {
-	return &Response{Action: Action(res.Action), Content: res.Content}
+// fromReply converts a client's reply. Content that is not a JSON object
+// is malformed.
+func fromReply(rp *engine.Reply) (*Response, error) {
+	res := &Response{Action: Action(rp.Action)}
+	if len(rp.Content) > 0 {
+		if err := json.Unmarshal(rp.Content, &res.Content); err != nil {
+			return nil, fmt.Errorf("%w: content is not a JSON object", ErrMalformed)
+		}
+	}
+	return res, nil
 }
 
 // reportProgress sends a progress notification every ProgressInterval
@@ -116,7 +122,7 @@ func fromElicitResult(res *mcp.ElicitResult) *Response {
 // client that resets its request timeout on progress then keeps waiting
 // while the user reads the question. The returned func stops it.
 func (e *Elicitor) reportProgress(ctx context.Context, c *Call) (stop func()) {
-	if c.progress == nil || e.progressEvery <= 0 {
+	if c.info.ProgressToken == nil || e.progressEvery <= 0 {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -130,11 +136,7 @@ func (e *Elicitor) reportProgress(ctx context.Context, c *Call) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				c.req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-					ProgressToken: c.progress,
-					Progress:      float64(n),
-					Message:       "waiting for the user's answer",
-				})
+				c.peer.Progress(ctx, float64(n), "waiting for the user's answer")
 			}
 		}
 	}()

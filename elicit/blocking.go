@@ -2,44 +2,13 @@ package elicit
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// rawCapture receives the client's answer from the sending middleware
-// before the go-sdk validates it, so that the result flow validates it
-// instead, with errors that name the path and never quote content.
-type rawCapture struct {
-	res *mcp.ElicitResult
-}
-
-type captureKey struct{}
-
-// sending is the Elicitor's sending middleware. For the Elicitor's own
-// elicitation/create it keeps the client's answer and hands the go-sdk's
-// ServerSession.Elicit the answer without its content: the go-sdk would
-// otherwise check the content against the schema too (resolving the
-// schema on every call), and its verdict is not the one that counts.
-func (e *Elicitor) sending(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if c, ok := ctx.Value(captureKey{}).(*rawCapture); ok && err == nil {
-			if r, ok := res.(*mcp.ElicitResult); ok && r != nil {
-				cp := *r
-				c.res = &cp
-				return &mcp.ElicitResult{Meta: r.Meta, Action: r.Action}, nil
-			}
-		}
-		return res, err
-	}
-}
 
 // blocking is the request flow of protocols before 2026-07-28: it sends
 // elicitation/create and waits for the answer, the TTL, a newer
@@ -52,12 +21,12 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 	s := e.slot(call.who, r.ID, expiry)
 	s.Local = r.Mode == ModeForm // the client's reply is the answer
 	rec := &pendingRecord{Mode: r.Mode, Tool: call.Tool, Expiry: expiry.UnixMilli()}
-	params := &mcp.ElicitParams{Mode: string(r.Mode), Message: r.Message}
+	params := &engine.ElicitParams{Mode: string(r.Mode), Message: r.Message}
 	switch r.Mode {
 	case ModeForm:
 		raw, _ := r.Schema.MarshalJSON()
 		rec.Schema = raw
-		params.RequestedSchema = json.RawMessage(raw)
+		params.RequestedSchema = raw
 	case ModeURL:
 		link, err := e.issueURL(r, ttl, o)
 		if err != nil {
@@ -82,18 +51,12 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 	defer cancel()
 
 	type reply struct {
-		res *mcp.ElicitResult
+		res *engine.Reply
 		err error
 	}
 	replies := make(chan reply, 1)
-	capture := &rawCapture{}
 	go func() {
-		res, err := call.req.Session.Elicit(context.WithValue(wctx, captureKey{}, capture), params)
-		if capture.res != nil {
-			// The sending middleware saw the client's answer: validate it
-			// here, whatever the go-sdk thought of it.
-			res, err = capture.res, nil
-		}
+		res, err := call.peer.Elicit(wctx, params)
 		replies <- reply{res, err}
 	}()
 	waitReply := true
@@ -127,9 +90,9 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 				}
 				return nil, clientError(rp.err)
 			}
-			res := fromElicitResult(rp.res)
-			if r.Mode == ModeForm {
-				return res, nil
+			res, err := fromReply(rp.res)
+			if err != nil || r.Mode == ModeForm {
+				return res, err
 			}
 			if early == nil && res.Action != Accept {
 				return res, nil
@@ -189,7 +152,7 @@ func (e *Elicitor) waitErrAfter(ctx context.Context, rr *resultReader) error {
 // goroutine, as a bare ServerSession.Elicit would be, and a watcher
 // follows the elicitation's channel (it owns sub) and cancels the request
 // when that news comes.
-func (e *Elicitor) blockingForm(ctx context.Context, r *Request, s *engine.Slot, sub store.Subscription, params *mcp.ElicitParams, ttl time.Duration) (*Response, error) {
+func (e *Elicitor) blockingForm(ctx context.Context, r *Request, s *engine.Slot, sub store.Subscription, params *engine.ElicitParams, ttl time.Duration) (*Response, error) {
 	wctx, cancel := context.WithTimeout(ctx, ttl)
 	defer cancel()
 	rctx, stop := context.WithCancel(wctx)
@@ -231,15 +194,9 @@ func (e *Elicitor) blockingForm(ctx context.Context, r *Request, s *engine.Slot,
 		}
 	}()
 
-	capture := &rawCapture{}
-	res, err := r.Call.req.Session.Elicit(context.WithValue(rctx, captureKey{}, capture), params)
-	if capture.res != nil {
-		// The sending middleware saw the client's answer: validate it
-		// here, whatever the go-sdk thought of it.
-		return fromElicitResult(capture.res), nil
-	}
+	res, err := r.Call.peer.Elicit(rctx, params)
 	if err == nil {
-		return fromElicitResult(res), nil
+		return fromReply(res)
 	}
 	select {
 	case n := <-news:
@@ -255,16 +212,16 @@ func (e *Elicitor) blockingForm(ctx context.Context, r *Request, s *engine.Slot,
 // urlDone notifies the client that a URL-mode elicitation completed on
 // the page: accepted or declined there, both end it.
 func (e *Elicitor) urlDone(ctx context.Context, r *Request, res *Response) (*Response, error) {
-	notifyComplete(ctx, r.Call.req.Session, r.ID)
+	notifyComplete(ctx, r.Call.peer, r.ID)
 	return res, nil
 }
 
 // clientError reports a failed elicitation/create. An error the client
 // sent back is reduced to its code: its message may quote the answer.
 func clientError(err error) error {
-	var we *jsonrpc.Error
-	if errors.As(err, &we) {
-		return &ClientError{Code: we.Code}
+	var ce *engine.ClientError
+	if errors.As(err, &ce) {
+		return &ClientError{Code: ce.Code}
 	}
 	return fmt.Errorf("elicit: elicitation/create: %w", err)
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit/internal/browserform"
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // browserServer is the BrowserForm fallback's server, started on first
@@ -174,16 +173,14 @@ func (e *Elicitor) urlViaBrowser(ctx context.Context, r *Request, ttl time.Durat
 // a tool result, which the model reads, because it carries the form's
 // nonce.
 func (e *Elicitor) announce(ctx context.Context, c *Call, message, url, code string) {
-	ss := c.req.Session
 	text := fmt.Sprintf("%s\nAnswer in your browser at %s and check that the page shows the verification code %s.", message, url, code)
 	if code == "" { // the page of a URL-mode elicitation
 		text = fmt.Sprintf("%s\nContinue in your browser at %s", message, url)
 	}
 	ctx = context.WithoutCancel(ctx)
-	//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
-	ss.Log(ctx, &mcp.LoggingMessageParams{Level: "notice", Logger: logger, Data: text})
-	if c.progress != nil {
-		ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: c.progress, Message: text})
+	c.peer.Log(ctx, "notice", logger, text)
+	if c.info.ProgressToken != nil {
+		c.peer.Progress(ctx, 0, text)
 	}
 	if e.openBrowser != nil {
 		e.openBrowser(ctx, url)

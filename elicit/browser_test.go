@@ -74,7 +74,7 @@ func newBrowserEnv(t *testing.T, cfg *elicit.Config) *browserEnv {
 	t.Cleanup(func() { e.ev.Close() })
 	e.tool("form", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 		e.runs.Add(1)
-		res, err := elicit.Form[everything](ctx, req, "Which warehouse?", elicit.WithSchema(everythingSchema))
+		res, err := elicit.Form[everything](ctx, "Which warehouse?", elicit.WithSchema(everythingSchema))
 		e.errs <- err
 		if err != nil {
 			return "", err
@@ -82,7 +82,7 @@ func newBrowserEnv(t *testing.T, cfg *elicit.Config) *browserEnv {
 		return fmt.Sprintf("%s %+v", res.Action, res.Content), nil
 	})
 	e.tool("confirm", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		ok, err := elicit.Confirm(ctx, req, "Ship it?")
+		ok, err := elicit.Confirm(ctx, "Ship it?")
 		e.errs <- err
 		return fmt.Sprint(ok), nil
 	})
@@ -350,7 +350,7 @@ func TestBrowserAnnouncement(t *testing.T) {
 func TestFallbackOrder(t *testing.T) {
 	e := newBrowserEnv(t, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated, elicit.BrowserForm}})
 	e.tool("browser-only", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		ok, err := elicit.Confirm(ctx, req, "Really?", elicit.WithFallbacks(elicit.BrowserForm))
+		ok, err := elicit.Confirm(ctx, "Really?", elicit.WithFallbacks(elicit.BrowserForm))
 		return fmt.Sprint(ok), err
 	})
 	cs, announced := e.connectListening(legacy)

@@ -21,7 +21,7 @@ func TestConfirmLeavesCallersOptionsAlone(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
-			if _, err := elicit.Confirm(context.Background(), nil, "Proceed?", shared...); err == nil {
+			if _, err := elicit.Confirm(context.Background(), "Proceed?", shared...); err == nil {
 				t.Error("Confirm without an Elicitor succeeded")
 			}
 		})

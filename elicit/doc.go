@@ -9,7 +9,7 @@
 //	server := mcp.NewServer(&mcp.Implementation{Name: "contacts", Version: "1"}, nil)
 //	ev.Install(server)
 //	mcp.AddTool(server, &mcp.Tool{Name: "delete_contacts"}, func(ctx context.Context, req *mcp.CallToolRequest, in Args) (*mcp.CallToolResult, any, error) {
-//		ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("Delete %d contacts?", len(in.IDs)))
+//		ok, err := elicit.Confirm(ctx, fmt.Sprintf("Delete %d contacts?", len(in.IDs)))
 //		if err != nil || !ok {
 //			return nil, nil, err // return elicit's errors unchanged
 //		}
@@ -22,22 +22,22 @@
 //
 // # Asking
 //
-// Inside any go-sdk tool handler, with the handler's context and request:
+// Inside any tool handler, with the handler's context:
 //
 //	type Contact struct {
 //		Name  string `json:"name"`
 //		Email string `json:"email"`
 //	}
-//	res, err := elicit.Form[Contact](ctx, req, "Who should be added?",
+//	res, err := elicit.Form[Contact](ctx, "Who should be added?",
 //		elicit.WithField("email", elicit.Title("Email"), elicit.Format("email")))
 //	if err != nil {
 //		return nil, nil, err // return it unchanged: see "Protocols"
 //	}
 //	if res.Action != elicit.Accept { ... }
 //
-//	ok, err := elicit.Confirm(ctx, req, "Delete 47 contacts?")
+//	ok, err := elicit.Confirm(ctx, "Delete 47 contacts?")
 //
-//	action, err := elicit.URL(ctx, req, "Connect your GitHub account")
+//	action, err := elicit.URL(ctx, "Connect your GitHub account")
 //
 // The form's schema comes from the Go type (jsonschema.For), refined with
 // WithField (checked: a misspelt field is a *SchemaError naming it), and is

@@ -244,17 +244,6 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 // the module.
 func (e *Elicitor) Engine() *engine.Engine { return e.engine }
 
-// CallIdentity returns the identity of the tool call req, as e binds the
-// call's state: for the packages of this module built on an Elicitor
-// (elicit/oauth), which bind their own records to it. It is ErrNoSession
-// for a request without a session.
-func (e *Elicitor) CallIdentity(req *mcp.CallToolRequest) (engine.Identity, error) {
-	if req == nil || req.Session == nil {
-		return engine.Identity{}, ErrNoSession
-	}
-	return e.identity(req), nil
-}
-
 // Close ends every tool call of the Elicitor's servers that is in progress:
 // a waiting elicitation returns ErrClosed to its handler, and the request
 // to the client is cancelled (notifications/cancelled). It waits until
@@ -276,11 +265,8 @@ func (e *Elicitor) Close() error {
 // track registers a tool call in progress, so that Close can end it. The
 // returned context is cancelled with ErrClosed by Close; done must be
 // called when the call returns.
-func (e *Elicitor) track(ctx context.Context, req *mcp.CallToolRequest) (_ context.Context, done func(), err error) {
-	c := &callCancel{}
-	if req != nil && req.Session != nil {
-		c.who = e.identity(req)
-	}
+func (e *Elicitor) track(ctx context.Context, who engine.Identity) (_ context.Context, done func(), err error) {
+	c := &callCancel{who: who}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -320,11 +306,17 @@ func (e *Elicitor) Install(s *mcp.Server) {
 	s.AddSendingMiddleware(e.sending)
 }
 
-// NewContext returns ctx carrying e, for code that calls Form, Confirm or
-// URL outside a handler of a server e is installed on (tests, custom
-// dispatch). Install does this for every request.
-func NewContext(ctx context.Context, e *Elicitor) context.Context {
-	return context.WithValue(ctx, elicitorKey{}, e)
+// NewContext returns ctx carrying e and the tool call req, for code that
+// calls Form, Confirm or URL outside a handler of a server e is installed
+// on (tests, custom dispatch). Install does this for every request. The
+// call is read from req once, here. Without a session in req, ctx carries
+// e alone, and the calls return ErrNotInstalled.
+func NewContext(ctx context.Context, e *Elicitor, req *mcp.CallToolRequest) context.Context {
+	ctx = context.WithValue(ctx, elicitorKey{}, e)
+	if p, err := e.newPeer(ctx, req); err == nil {
+		ctx = engine.WithPeer(ctx, p)
+	}
+	return ctx
 }
 
 func fromContext(ctx context.Context) (*Elicitor, error) {

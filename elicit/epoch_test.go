@@ -80,7 +80,7 @@ func TestStoreResetRefusesPendingRound(t *testing.T) {
 	var runs atomic.Int32
 	flushNext := atomic.Bool{}
 	mcp.AddTool(s, &mcp.Tool{Name: "confirm"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		ok, err := elicit.Confirm(ctx, req, "Delete 3 contacts?")
+		ok, err := elicit.Confirm(ctx, "Delete 3 contacts?")
 		if err != nil {
 			if flushNext.CompareAndSwap(true, false) {
 				flushStore(t, st) // between the question and its answer

@@ -46,7 +46,7 @@ func ExampleSaveState() {
 				return nil, nil, err
 			}
 		}
-		ok, err := elicit.Confirm(ctx, req, "Send "+p.Draft+" to 1,200 subscribers?")
+		ok, err := elicit.Confirm(ctx, "Send "+p.Draft+" to 1,200 subscribers?")
 		if err != nil {
 			return nil, nil, err // unchanged: the middleware hands the question to the model
 		}

@@ -73,7 +73,7 @@ func ExampleForm() {
 		Quantity int    `json:"quantity"`
 	}
 	mcp.AddTool(server, &mcp.Tool{Name: "restock"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		res, err := elicit.Form[Warehouse](ctx, req, "Which warehouse should be restocked?",
+		res, err := elicit.Form[Warehouse](ctx, "Which warehouse should be restocked?",
 			elicit.WithField("site", elicit.Title("Warehouse"),
 				elicit.Choices(elicit.Choice{Value: "lis", Title: "Lisbon"}, elicit.Choice{Value: "ber", Title: "Berlin"})),
 			elicit.WithField("quantity", elicit.Range(1, 500), elicit.Default(100)))
@@ -102,7 +102,7 @@ func ExampleConfirm() {
 	defer ev.Close()
 
 	mcp.AddTool(server, &mcp.Tool{Name: "delete_contacts"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		ok, err := elicit.Confirm(ctx, req, "Delete 47 contacts?")
+		ok, err := elicit.Confirm(ctx, "Delete 47 contacts?")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -131,7 +131,7 @@ func ExampleURL() {
 	ev, server := exampleElicitor(&elicit.Config{BaseURL: "http://" + srv.Listener.Addr().String()})
 	defer ev.Close()
 	mcp.AddTool(server, &mcp.Tool{Name: "connect_account"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		action, err := elicit.URL(ctx, req, "Connect your Example account")
+		action, err := elicit.URL(ctx, "Connect your Example account")
 		if err != nil {
 			return nil, nil, err
 		}

@@ -35,7 +35,7 @@ func ExampleCheckTransport() {
 func ExampleWithInputKey() {
 	server := mcp.NewServer(&mcp.Implementation{Name: "example", Version: "1"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "delete"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		ok, err := elicit.Confirm(ctx, req, "Delete it?", elicit.WithInputKey("confirm_delete"))
+		ok, err := elicit.Confirm(ctx, "Delete it?", elicit.WithInputKey("confirm_delete"))
 		if err != nil {
 			return nil, nil, err // on 2026-07-28: the input request confirm_delete
 		}

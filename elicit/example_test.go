@@ -37,7 +37,7 @@ func exampleServer(cfg *elicit.Config, content map[string]any, version string) {
 		Email string `json:"email"`
 	}
 	mcp.AddTool(server, &mcp.Tool{Name: "add_contact"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		res, err := elicit.Form[contact](ctx, req, "Who should be added to TICKET-4711?")
+		res, err := elicit.Form[contact](ctx, "Who should be added to TICKET-4711?")
 		if err != nil {
 			return nil, nil, err
 		}

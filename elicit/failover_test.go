@@ -162,7 +162,7 @@ func callURLOver(t *testing.T, version string, st store.Store, ttl time.Duration
 	s := mcp.NewServer(&mcp.Implementation{Name: "failover", Version: "1"}, nil)
 	ev.Install(s)
 	mcp.AddTool(s, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		a, err := elicit.URL(ctx, req, "Connect", elicit.WithLink(elicit.CallbackURL(pages.URL+"/consent")))
+		a, err := elicit.URL(ctx, "Connect", elicit.WithLink(elicit.CallbackURL(pages.URL+"/consent")))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Fallback is a way to reach a user whose client cannot receive an
@@ -117,11 +115,10 @@ func (e *Elicitor) unsupported(ctx context.Context, r *Request, ttl time.Duratio
 // canAnnounce reports whether the user of a call can be told where a
 // browser form is.
 func (e *Elicitor) canAnnounce(c *Call) bool {
-	if e.openBrowser != nil || c.progress != nil {
+	if e.openBrowser != nil || c.info.ProgressToken != nil {
 		return true
 	}
-	//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
-	switch mcp.LoggingLevel(c.logLevel) {
+	switch c.info.LogLevel {
 	case "debug", "info", "notice":
 		return true
 	}

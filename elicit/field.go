@@ -20,7 +20,7 @@ type FieldOption struct {
 // range on a string), is a *SchemaError naming the field, returned by the
 // Form call before anything is sent, never a panic.
 //
-//	elicit.Form[Signup](ctx, req, "Sign up",
+//	elicit.Form[Signup](ctx, "Sign up",
 //		elicit.WithField("email", elicit.Title("Email"), elicit.Format("email")),
 //		elicit.WithField("seats", elicit.Range(1, 10), elicit.Default(1)))
 func WithField(name string, opts ...FieldOption) Option {

@@ -27,7 +27,7 @@ func formError(t *testing.T, opts ...elicit.Option) (map[string]any, error) {
 	e := newEnv(t, nil)
 	var got error
 	e.tool("signup", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		_, got = elicit.Form[signup](ctx, req, "Sign up", opts...)
+		_, got = elicit.Form[signup](ctx, "Sign up", opts...)
 		return "", got
 	})
 	var sent map[string]any

@@ -207,7 +207,7 @@ func answer(action string, content map[string]any) func(context.Context, *mcp.El
 }
 
 func profileTool(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-	res, err := elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema))
+	res, err := elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
 	if err != nil {
 		return "", err
 	}
@@ -275,7 +275,7 @@ func TestFormInvalidContent(t *testing.T) {
 			e := newEnv(t, nil)
 			var got error
 			e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-				_, err := elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema))
+				_, err := elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
 				got = err
 				return "", err
 			})
@@ -314,7 +314,7 @@ func TestConfirm(t *testing.T) {
 		} {
 			e := newEnv(t, nil)
 			e.tool("delete", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-				ok, err := elicit.Confirm(ctx, req, "Delete 47 contacts?")
+				ok, err := elicit.Confirm(ctx, "Delete 47 contacts?")
 				return fmt.Sprint(ok), err
 			})
 			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer(tc.action, tc.content)}, version)
@@ -337,8 +337,8 @@ func TestCapabilityMissing(t *testing.T) {
 			var formErr, confirmErr error
 			var confirmed bool
 			e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-				_, formErr = elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema))
-				confirmed, confirmErr = elicit.Confirm(ctx, req, "Sure?")
+				_, formErr = elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
+				confirmed, confirmErr = elicit.Confirm(ctx, "Sure?")
 				return "done", nil
 			})
 			asked := false
@@ -373,11 +373,11 @@ func TestSchemaRefusedAtCallSite(t *testing.T) {
 	}
 	var errs []error
 	e.tool("login", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		_, err := elicit.Form[login](ctx, req, "Log in")
+		_, err := elicit.Form[login](ctx, "Log in")
 		errs = append(errs, err)
 		_, err = elicit.Form[struct {
 			Where map[string]string `json:"where"`
-		}](ctx, req, "Where?")
+		}](ctx, "Where?")
 		errs = append(errs, err)
 		return "", nil
 	})
@@ -403,7 +403,7 @@ func TestTimeout(t *testing.T) {
 	e := newEnv(t, &elicit.Config{TTL: 150 * time.Millisecond})
 	var got error
 	e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		_, got = elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema))
+		_, got = elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
 		return "", got
 	})
 	cancelled := make(chan struct{})
@@ -433,7 +433,7 @@ func TestOnePendingPerSession(t *testing.T) {
 	var mu sync.Mutex
 	results := map[string]error{}
 	e.tool("first", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		_, err := elicit.Form[profile](ctx, req, "first", elicit.WithSchema(profileSchema))
+		_, err := elicit.Form[profile](ctx, "first", elicit.WithSchema(profileSchema))
 		mu.Lock()
 		results["first"] = err
 		mu.Unlock()
@@ -561,7 +561,7 @@ func TestHooksOrder(t *testing.T) {
 	}}}})
 	var got error
 	e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		_, got = elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema))
+		_, got = elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
 		return "", got
 	})
 	asked := false

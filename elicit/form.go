@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Result is the outcome of a form elicitation. Content is set only when
@@ -106,7 +105,7 @@ func collect(opts []Option) *options {
 // before Form therefore runs twice; keep it idempotent, or do it after.
 // Several elicitations in one handler are answered one round each, in
 // order, and each must be asked again, identically, on every run.
-func Form[T any](ctx context.Context, req *mcp.CallToolRequest, message string, opts ...Option) (Result[T], error) {
+func Form[T any](ctx context.Context, message string, opts ...Option) (Result[T], error) {
 	var zero Result[T]
 	o := collect(opts)
 	s := o.schema
@@ -123,7 +122,7 @@ func Form[T any](ctx context.Context, req *mcp.CallToolRequest, message string, 
 	if err != nil {
 		return zero, err
 	}
-	res, err := e.ask(ctx, req, &Request{Mode: ModeForm, Message: message, Schema: s}, o)
+	res, err := e.ask(ctx, &Request{Mode: ModeForm, Message: message, Schema: s}, o)
 	if err != nil {
 		return zero, err
 	}
@@ -151,11 +150,11 @@ func mustSchema(raw string) *Schema {
 // user explicitly accepted with the confirmation set; decline, cancel, a
 // timeout and a client that cannot elicit all return false (the error says
 // which, for the last two).
-func Confirm(ctx context.Context, req *mcp.CallToolRequest, message string, opts ...Option) (bool, error) {
+func Confirm(ctx context.Context, message string, opts ...Option) (bool, error) {
 	type confirmation struct {
 		Confirm bool `json:"confirm"`
 	}
-	res, err := Form[confirmation](ctx, req, message, append(slices.Clip(opts), func(o *options) { o.schema = confirmSchema })...)
+	res, err := Form[confirmation](ctx, message, append(slices.Clip(opts), func(o *options) { o.schema = confirmSchema })...)
 	if err != nil {
 		return false, err
 	}

@@ -68,7 +68,7 @@ func askServer(t *testing.T) (*env, *atomic.Int32) {
 	var runs atomic.Int32
 	e.tool("ask", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 		runs.Add(1)
-		ok, err := elicit.Confirm(ctx, req, "go on?", elicit.WithInputKey("user_name"))
+		ok, err := elicit.Confirm(ctx, "go on?", elicit.WithInputKey("user_name"))
 		return fmt.Sprint(ok), err
 	})
 	return e, &runs

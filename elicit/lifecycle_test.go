@@ -23,7 +23,7 @@ func TestSwallowedStop(t *testing.T) {
 	var logs syncBuffer
 	e := newEnv(t, &elicit.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	mcp.AddTool(e.server, &mcp.Tool{Name: "swallow"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		ok, err := elicit.Confirm(ctx, req, "Delete 47 contacts?")
+		ok, err := elicit.Confirm(ctx, "Delete 47 contacts?")
 		if err != nil {
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "failed: " + err.Error()}}}, nil, nil
 		}
@@ -54,7 +54,7 @@ func TestCloseEndsWaits(t *testing.T) {
 	e := newEnv(t, &elicit.Config{TTL: time.Minute})
 	handlerErr := make(chan error, 1)
 	e.tool("wait", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		_, err := elicit.Confirm(ctx, req, "Proceed?")
+		_, err := elicit.Confirm(ctx, "Proceed?")
 		handlerErr <- err
 		return "", err
 	})
@@ -94,7 +94,7 @@ func TestCloseEndsWaits(t *testing.T) {
 func TestProgressWhileWaiting(t *testing.T) {
 	e := newEnv(t, &elicit.Config{ProgressInterval: 20 * time.Millisecond})
 	e.tool("slow", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		ok, err := elicit.Confirm(ctx, req, "Proceed?")
+		ok, err := elicit.Confirm(ctx, "Proceed?")
 		if err != nil {
 			return "", err
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -79,17 +78,13 @@ func (e *Elicitor) viaModel(rd *round, r *Request, ttl time.Duration) (*Response
 
 // pendingResult seals the elicitation a run stopped at and returns the
 // tool result that hands it to the model.
-func (e *Elicitor) pendingResult(ctx context.Context, req *mcp.CallToolRequest, rd *round) (mcp.Result, error) {
-	call, err := e.newCall(req)
-	if err != nil {
-		return nil, err
-	}
+func (e *Elicitor) pendingResult(ctx context.Context, call *Call, rd *round) (mcp.Result, error) {
 	p := rd.pending
 	expiry := e.now().Add(p.ttl)
 	s := e.slot(call.who, p.id, expiry)
 	rec := &pendingRecord{
-		Mode: p.mode, Via: viaModel, Schema: p.schema, Tool: req.Params.Name, Expiry: expiry.UnixMilli(),
-		FP: p.fp, Args: req.Params.Arguments, Answers: rd.answers, State: rd.state,
+		Mode: p.mode, Via: viaModel, Schema: p.schema, Tool: call.Tool, Expiry: expiry.UnixMilli(),
+		FP: p.fp, Args: call.info.Arguments, Answers: rd.answers, State: rd.state,
 		Marker: e.keys.PrimaryKeyID().String(),
 	}
 	if err := e.putPending(ctx, s, rec); err != nil {
@@ -99,11 +94,11 @@ func (e *Elicitor) pendingResult(ctx context.Context, req *mcp.CallToolRequest, 
 		s.End(ctx)
 		return nil, err
 	}
-	e.leave(req.Session, s)
+	e.leave(call.peer, s)
 	if p.mode == ModeURL {
-		return pendingURLResult(req.Session, p), nil
+		return pendingURLResult(call, p), nil
 	}
-	res := completeResult(req.Session)
+	res := completeResult(call)
 	res.Content = []mcp.Content{&mcp.TextContent{Text: instructions(p)}}
 	res.Meta = mcp.Meta{MetaElicitationPending: map[string]any{
 		"elicitId":        p.id,
@@ -151,63 +146,20 @@ var fallbackTool = &mcp.Tool{
 		`"required":["elicitId","action"],"additionalProperties":false}`),
 }
 
-// needsFallbackTool reports whether a client should see FallbackTool.
-func (e *Elicitor) needsFallbackTool(ss *mcp.ServerSession, meta mcp.Meta) bool {
-	if !e.enabled(LLMMediated) || ss == nil {
-		return false
-	}
-	_, caps := clientCapabilities(ss, meta)
-	form, url := modes(caps)
-	return !form || !url
-}
-
-// listTools adds FallbackTool to the last page of tools/list for the
-// clients that need it.
-func (e *Elicitor) listTools(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
-	res, err := next(ctx, "tools/list", req)
-	if err != nil {
-		return res, err
-	}
-	lr, ok := res.(*mcp.ListToolsResult)
-	lreq, ok2 := req.(*mcp.ListToolsRequest)
-	if !ok || !ok2 || lr == nil || lr.NextCursor != "" {
-		return res, err
-	}
-	var meta mcp.Meta
-	if lreq.Params != nil {
-		meta = lreq.Params.GetMeta()
-	}
-	if !e.needsFallbackTool(lreq.Session, meta) {
-		return res, err
-	}
-	if slices.ContainsFunc(lr.Tools, func(t *mcp.Tool) bool { return t != nil && t.Name == FallbackTool }) {
-		return res, err
-	}
-	out := *lr
-	out.Tools = append(slices.Clone(lr.Tools), fallbackTool)
-	// The list depends on the client's capabilities.
-	out.CacheScope = "private"
-	return &out, nil
-}
-
 // sendResult serves FallbackTool: it checks, validates and uses up the
 // answer to an LLM-mediated elicitation, then continues the tool that
 // asked, and returns its result. Refusals are tool errors, which the
 // model reads; the pending elicitation stays open after an invalid answer.
-func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
-	call, err := e.newCall(req)
-	if err != nil {
-		return nil, err
-	}
+func (e *Elicitor) sendResult(ctx context.Context, call *Call, req *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
 	// A client that lacks a mode gets this tool: for a link, and for what
 	// the continuation of its answer asks (which, on 2026-07-28, cannot
 	// stop for input requests and comes through the model too).
 	if call.FormMode && call.URLMode {
-		return toolError(req.Session, errNotForThisClient), nil
+		return toolError(call, errNotForThisClient), nil
 	}
 	var in fallbackInput
-	if err := json.Unmarshal(req.Params.Arguments, &in); err != nil || in.ElicitID == "" {
-		return toolError(req.Session, fmt.Errorf("%w: %s takes {elicitId, action, content}", ErrMalformed, FallbackTool)), nil
+	if err := json.Unmarshal(call.info.Arguments, &in); err != nil || in.ElicitID == "" {
+		return toolError(call, fmt.Errorf("%w: %s takes {elicitId, action, content}", ErrMalformed, FallbackTool)), nil
 	}
 	// The record opens only for the subject and session it was sealed
 	// for: another caller finds nothing, which is the same error as an
@@ -216,16 +168,16 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 	var rec pendingRecord
 	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
 		if errors.Is(err, ErrUnknownElicitation) {
-			if res, ok := e.replayLookup(ctx, req, s, &in); ok {
+			if res, ok := e.replayLookup(ctx, call, s, &in); ok {
 				return res, nil
 			}
-			return toolError(req.Session, err), nil
+			return toolError(call, err), nil
 		}
 		return nil, err
 	}
 	s.Expiry = time.UnixMilli(rec.Expiry)
 	if rec.Via != viaModel || (rec.Mode != ModeForm && rec.Mode != ModeURL) || !s.Expiry.After(e.now()) {
-		return toolError(req.Session, ErrUnknownElicitation), nil
+		return toolError(call, ErrUnknownElicitation), nil
 	}
 
 	a := answered{FP: rec.FP, ID: in.ElicitID, Action: in.Action}
@@ -241,26 +193,26 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 		case err != nil && !errors.Is(err, ErrUnknownElicitation):
 			return nil, err
 		case in.Action == Accept:
-			return toolError(req.Session, errPageNotAnswered), nil
+			return toolError(call, errPageNotAnswered), nil
 		case in.Action != Decline && in.Action != Cancel:
-			return toolError(req.Session, fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
+			return toolError(call, fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
 		}
 		in.Action, in.Content = a.Action, nil // what the marker records
 	case in.Action == Accept:
 		content, err := e.validateModelAnswer(rec.Schema, in.Content)
 		if err != nil {
-			return toolError(req.Session, err), nil
+			return toolError(call, err), nil
 		}
 		a.Content = content
 	case in.Action == Decline, in.Action == Cancel:
 		// Content that comes with a refusal is dropped unread.
 	default:
-		return toolError(req.Session, fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
+		return toolError(call, fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
 	}
 
 	mk, err := e.markerKey(s, rec.Marker)
 	if err != nil {
-		return toolError(req.Session, err), nil
+		return toolError(call, err), nil
 	}
 	fp := e.answerFP(s, rec.Marker, &in)
 	// The answer is used up (Commit) before the tool continues; a claim
@@ -270,13 +222,13 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 	var replayed *oneshot.Replayed
 	switch {
 	case errors.As(err, &replayed):
-		return e.replayed(req, s, replayed.Result), nil
+		return e.replayed(call, s, replayed.Result), nil
 	case errors.Is(err, store.ErrInvalidArgument):
-		return toolError(req.Session, ErrUnknownElicitation), nil // expired meanwhile
+		return toolError(call, ErrUnknownElicitation), nil // expired meanwhile
 	case errors.Is(err, oneshot.ErrUsed):
-		return toolError(req.Session, ErrAnswered), nil
+		return toolError(call, ErrAnswered), nil
 	case errors.Is(err, oneshot.ErrBusy):
-		return toolError(req.Session, ErrAnswerInProgress), nil
+		return toolError(call, ErrAnswerInProgress), nil
 	case err != nil:
 		return nil, fmt.Errorf("elicit: store: %w", err)
 	}
@@ -301,8 +253,12 @@ func (e *Elicitor) sendResult(ctx context.Context, req *mcp.CallToolRequest, nex
 		Extra:   req.Extra,
 		Params:  &mcp.CallToolParamsRaw{Meta: req.Params.Meta, Name: rec.Tool, Arguments: rec.Args},
 	}
-	res, err := next(context.WithValue(ctx, roundKey{}, rd), "tools/call", creq)
-	res, err = e.finish(ctx, creq, rd, res, err)
+	cpeer, err := e.newPeer(ctx, creq)
+	if err != nil {
+		return nil, err
+	}
+	res, err := next(engine.WithPeer(context.WithValue(ctx, roundKey{}, rd), cpeer), "tools/call", creq)
+	res, err = e.finish(ctx, newCall(cpeer), rd, res, err)
 	if tr, ok := res.(*mcp.CallToolResult); ok && err == nil && tr != nil {
 		// Kept, sealed, with the marker: a resend of this answer (its
 		// reply lost) gets this result instead of running the tool again.
@@ -354,14 +310,14 @@ func (e *Elicitor) answerFP(s *engine.Slot, keyID string, in *fallbackInput) []b
 // replayLookup finds, for an answer to an elicitation that is no longer
 // pending, the result its first sending got: the same answer resent after
 // its reply was lost. It looks under every secret of the keyring.
-func (e *Elicitor) replayLookup(ctx context.Context, req *mcp.CallToolRequest, s *engine.Slot, in *fallbackInput) (mcp.Result, bool) {
+func (e *Elicitor) replayLookup(ctx context.Context, call *Call, s *engine.Slot, in *fallbackInput) (mcp.Result, bool) {
 	for _, id := range e.keys.KeyIDs() {
 		mk, ok := e.keys.StoreKeyUnder(id, s.Binding(engine.PurposeUsed))
 		if !ok {
 			continue
 		}
 		if sealed, err := oneshot.Lookup(ctx, e.store, mk, e.answerFP(s, id.String(), in)); err == nil {
-			return e.replayed(req, s, sealed), true
+			return e.replayed(call, s, sealed), true
 		}
 	}
 	return nil, false
@@ -369,11 +325,11 @@ func (e *Elicitor) replayLookup(ctx context.Context, req *mcp.CallToolRequest, s
 
 // replayed opens a kept result and marks it as a replay
 // (MetaElicitationReplayed).
-func (e *Elicitor) replayed(req *mcp.CallToolRequest, s *engine.Slot, sealed []byte) mcp.Result {
+func (e *Elicitor) replayed(call *Call, s *engine.Slot, sealed []byte) mcp.Result {
 	pt, err := e.keys.OpenRecord(s.Binding(engine.PurposeReplay), sealed)
 	var res mcp.CallToolResult
 	if err != nil || json.Unmarshal(pt, &res) != nil {
-		return toolError(req.Session, ErrAnswered)
+		return toolError(call, ErrAnswered)
 	}
 	if res.Meta == nil {
 		res.Meta = mcp.Meta{}
@@ -419,9 +375,9 @@ func (e *Elicitor) validateModelAnswer(schema []byte, content json.RawMessage) (
 // completeResult returns an empty tool result of the kind the session's
 // protocol expects. The go-sdk marks the results handlers return; one
 // built here must say it is complete itself on 2026-07-28.
-func completeResult(ss *mcp.ServerSession) *mcp.CallToolResult {
+func completeResult(c *Call) *mcp.CallToolResult {
 	var res mcp.CallToolResult
-	if init := ss.InitializeParams(); init == nil || init.ProtocolVersion >= ProtocolInputRequests {
+	if callComplete(c) {
 		res = *completeTemplate() // decoded once, as inputRequired's
 	}
 	res.Content = []mcp.Content{}
@@ -436,8 +392,8 @@ var completeTemplate = sync.OnceValue(func() *mcp.CallToolResult {
 
 // toolError returns err as a tool error result. Every error of this
 // package is free of session IDs, subjects and answers.
-func toolError(ss *mcp.ServerSession, err error) *mcp.CallToolResult {
-	res := completeResult(ss)
+func toolError(c *Call, err error) *mcp.CallToolResult {
+	res := completeResult(c)
 	res.IsError = true
 	res.Content = []mcp.Content{&mcp.TextContent{Text: err.Error()}}
 	return res
@@ -460,8 +416,8 @@ func (e *Elicitor) urlViaModel(rd *round, r *Request, ttl time.Duration, o *opti
 
 // pendingURLResult is the tool result that gives the model the link of a
 // URL-mode elicitation.
-func pendingURLResult(ss *mcp.ServerSession, p *modelAsk) *mcp.CallToolResult {
-	res := completeResult(ss)
+func pendingURLResult(c *Call, p *modelAsk) *mcp.CallToolResult {
+	res := completeResult(c)
 	res.Content = []mcp.Content{&mcp.TextContent{Text: "This tool needs the user to complete a step in their browser, and this client cannot open the page itself. " +
 		"Give the user this link and tell them what it is for; do not open it yourself.\n\n" +
 		"Purpose: " + p.message + "\nLink: " + p.url + "\n\n" +

@@ -87,7 +87,7 @@ func TestModelAnswerRunsToolRightAfterCommit(t *testing.T) {
 	ev.Install(s)
 	e := &env{t: t, store: l, ev: ev, server: s}
 	e.tool("confirm", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		ok, err := elicit.Confirm(ctx, req, "Go on?")
+		ok, err := elicit.Confirm(ctx, "Go on?")
 		if err == nil {
 			l.add("tool continued")
 		}

@@ -150,7 +150,7 @@ func TestModelConfirm(t *testing.T) {
 		} {
 			e := newEnv(t, llmConfig)
 			e.tool("delete", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-				ok, err := elicit.Confirm(ctx, req, "Delete 47 contacts?")
+				ok, err := elicit.Confirm(ctx, "Delete 47 contacts?")
 				return fmt.Sprint(ok), err
 			})
 			cs := e.connect(mute, version)
@@ -329,9 +329,9 @@ func TestModelNotApplicable(t *testing.T) {
 		var formErr, urlErr error
 		var confirmed bool
 		e.tool("strict", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-			_, formErr = elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema), elicit.WithFallbacks())
-			confirmed, _ = elicit.Confirm(ctx, req, "Sure?", elicit.WithFallbacks(elicit.BrowserForm))
-			_, urlErr = elicit.URL(ctx, req, "Connect", elicit.WithLink(elicit.CallbackURL("http://127.0.0.1:1/cb")), elicit.WithFallbacks())
+			_, formErr = elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema), elicit.WithFallbacks())
+			confirmed, _ = elicit.Confirm(ctx, "Sure?", elicit.WithFallbacks(elicit.BrowserForm))
+			_, urlErr = elicit.URL(ctx, "Connect", elicit.WithLink(elicit.CallbackURL("http://127.0.0.1:1/cb")), elicit.WithFallbacks())
 			return "done", nil
 		})
 		cs := e.connect(mute, version)
@@ -365,11 +365,11 @@ func TestModelTwoStepsWithState(t *testing.T) {
 					return nil, nil, err
 				}
 			}
-			who, err := elicit.Form[profile](ctx, req, "To whom?", elicit.WithSchema(profileSchema))
+			who, err := elicit.Form[profile](ctx, "To whom?", elicit.WithSchema(profileSchema))
 			if err != nil {
 				return nil, nil, err
 			}
-			ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("Send %s (%d copies) to %s?", d.ID, in.N, who.Content.Name))
+			ok, err := elicit.Confirm(ctx, fmt.Sprintf("Send %s (%d copies) to %s?", d.ID, in.N, who.Content.Name))
 			if err != nil {
 				return nil, nil, err
 			}
@@ -438,7 +438,7 @@ func TestURLViaModel(t *testing.T) {
 			runs := 0
 			e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 				runs++
-				a, err := elicit.URL(ctx, req, "Connect your account", elicit.WithLink(elicit.CallbackURL(srv.URL+"/cb")))
+				a, err := elicit.URL(ctx, "Connect your account", elicit.WithLink(elicit.CallbackURL(srv.URL+"/cb")))
 				return string(a), err
 			})
 			cs := e.connect(mute, version)
@@ -529,7 +529,7 @@ func TestURLViaModelThenForm(t *testing.T) {
 		e := newEnv(t, llmConfig)
 		srv := e.callback()
 		e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-			if a, err := elicit.URL(ctx, req, "Connect your account", elicit.WithLink(elicit.CallbackURL(srv.URL+"/cb"))); err != nil || a != elicit.Accept {
+			if a, err := elicit.URL(ctx, "Connect your account", elicit.WithLink(elicit.CallbackURL(srv.URL+"/cb"))); err != nil || a != elicit.Accept {
 				return string(a), err
 			}
 			return profileTool(ctx, req)

@@ -3,6 +3,7 @@ package elicit
 import (
 	"context"
 	"errors"
+	"github.com/elicitvault/elicitvault/internal/engine"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -14,7 +15,7 @@ import (
 // LLM-mediated elicitation.
 func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ctx = NewContext(ctx, e)
+		ctx = context.WithValue(ctx, elicitorKey{}, e)
 		switch method {
 		case "tools/call":
 		case "tools/list":
@@ -33,26 +34,33 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || ctr.Params == nil || !ours(ctr.Params.RequestState) {
 			return next(ctx, method, req)
 		}
-		if ctr.Params.Name == FallbackTool && e.enabled(LLMMediated) {
-			return e.sendResult(ctx, ctr, next)
+		peer, err := e.newPeer(ctx, ctr)
+		if err != nil {
+			ctx, done, err := e.track(ctx, engine.Identity{})
+			if err != nil {
+				return nil, err
+			}
+			defer done()
+			return urlRequired(next(ctx, method, req))
 		}
-		ctx, done, err := e.track(ctx, ctr)
+		ctx = engine.WithPeer(ctx, peer)
+		c := newCall(peer)
+		if ctr.Params.Name == FallbackTool && e.enabled(LLMMediated) {
+			return e.sendResult(ctx, c, ctr, next)
+		}
+		ctx, done, err := e.track(ctx, c.who)
 		if err != nil {
 			return nil, err
 		}
 		defer done()
-		c, err := e.newCall(ctr)
-		if err != nil {
-			return urlRequired(next(ctx, method, req))
-		}
 		if c.inputRequests() {
-			return e.mrtr(ctx, ctr, func(ctx context.Context) (mcp.Result, error) {
+			return e.mrtr(ctx, c, ctr, func(ctx context.Context) (mcp.Result, error) {
 				return next(ctx, method, req)
 			})
 		}
 		rd := &round{}
 		res, err := next(context.WithValue(ctx, roundKey{}, rd), method, req)
-		return e.finish(ctx, ctr, rd, res, err)
+		return e.finish(ctx, c, rd, res, err)
 	}
 }
 

@@ -79,7 +79,7 @@ type round struct {
 	// Where the run stopped: an input request (2026-07-28) or an
 	// LLM-mediated elicitation.
 	ask     *asked
-	params  *mcp.ElicitParams
+	params  *engine.ElicitParams
 	ttl     time.Duration
 	pending *modelAsk
 
@@ -212,11 +212,11 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 	if ask.Key == "" {
 		ask.Key = "elicit-" + r.ID[:8]
 	}
-	p := &mcp.ElicitParams{Mode: string(r.Mode), Message: r.Message}
+	p := &engine.ElicitParams{Mode: string(r.Mode), Message: r.Message}
 	switch r.Mode {
 	case ModeForm:
 		ask.Schema = r.Schema.raw
-		p.RequestedSchema = json.RawMessage(r.Schema.raw)
+		p.RequestedSchema = r.Schema.raw
 	case ModeURL:
 		// The callback may arrive on any node: the pending record is what
 		// it resolves.
@@ -229,7 +229,7 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 		if err := e.putPending(ctx, s, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
 			return nil, err
 		}
-		e.leave(r.Call.req.Session, s)
+		e.leave(r.Call.peer, s)
 		p.URL = link
 		p.ElicitationID = r.ID
 	}
@@ -238,12 +238,12 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 }
 
 // mrtr handles a tools/call on 2026-07-28 around the handler.
-func (e *Elicitor) mrtr(ctx context.Context, req *mcp.CallToolRequest, next func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
+func (e *Elicitor) mrtr(ctx context.Context, call *Call, req *mcp.CallToolRequest, next func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
 	rd := &round{}
 	p := req.Params
 	if p.RequestState != "" {
 		var err error
-		if rd.answers, rd.state, rd.use, err = e.continueRound(ctx, req); err != nil {
+		if rd.answers, rd.state, rd.use, err = e.continueRound(ctx, call, p); err != nil {
 			// Refused before the handler runs: nothing of the call is done.
 			return nil, err
 		}
@@ -251,7 +251,7 @@ func (e *Elicitor) mrtr(ctx context.Context, req *mcp.CallToolRequest, next func
 	}
 	res, err := next(context.WithValue(ctx, roundKey{}, rd))
 	rd.settle(ctx)
-	return e.finish(ctx, req, rd, res, err)
+	return e.finish(ctx, call, rd, res, err)
 }
 
 // finish turns the result of a run that stopped for input into what the
@@ -264,24 +264,24 @@ func (e *Elicitor) mrtr(ctx context.Context, req *mcp.CallToolRequest, next func
 // IsError, a habit of Go handlers) still gets its question asked, and the
 // Elicitor logs a warning, since that handler would also hide other
 // errors of its elicitations.
-func (e *Elicitor) finish(ctx context.Context, req *mcp.CallToolRequest, rd *round, res mcp.Result, err error) (mcp.Result, error) {
+func (e *Elicitor) finish(ctx context.Context, call *Call, rd *round, res mcp.Result, err error) (mcp.Result, error) {
 	if !rd.stopped() {
 		return urlRequired(res, err)
 	}
 	if !stoppedForInput(res, err) {
 		e.log.WarnContext(ctx, "elicit: a tool handler did not return the error of an elicitation that stopped for input; the client gets the input request all the same (return the error of Form, Confirm and URL as it is)",
-			slog.String("tool", req.Params.Name))
+			slog.String("tool", call.Tool))
 	}
 	switch {
 	case rd.ask != nil:
 		st := requestState{Answers: rd.answers, Asked: rd.ask, State: rd.state}
-		tok, ierr := e.issueState(req, &st, rd.ttl)
+		tok, ierr := e.issueState(call, &st, rd.ttl)
 		if ierr != nil {
 			return nil, ierr
 		}
 		return inputRequired(rd.ask.Key, rd.params, tok)
 	case rd.pending != nil:
-		return e.pendingResult(ctx, req, rd)
+		return e.pendingResult(ctx, call, rd)
 	}
 	return res, err
 }
@@ -303,13 +303,13 @@ func stoppedForInput(res mcp.Result, err error) bool {
 // handler's, so it is a copy of inputRequiredResult, which was decoded from
 // its wire form once (a decoding costs the go-sdk's JSON decoder a large
 // buffer: once per process, not once per round).
-func inputRequired(key string, p *mcp.ElicitParams, state string) (mcp.Result, error) {
+func inputRequired(key string, p *engine.ElicitParams, state string) (mcp.Result, error) {
 	tmpl, err := inputRequiredResult()
 	if err != nil {
 		return nil, fmt.Errorf("elicit: %w", err)
 	}
 	res := *tmpl
-	res.InputRequests = mcp.InputRequestMap{key: p}
+	res.InputRequests = mcp.InputRequestMap{key: sdkParams(p)}
 	res.RequestState = state
 	return &res, nil
 }
@@ -320,13 +320,13 @@ var inputRequiredResult = sync.OnceValues(func() (*mcp.CallToolResult, error) {
 	return &res, err
 })
 
-// stateBinding is what the requestState of req is bound to.
-func (e *Elicitor) stateBinding(req *mcp.CallToolRequest) (engine.StateBinding, error) {
-	return engine.BindState(e.identity(req), req.Params.Name, req.Params.Arguments)
+// stateBinding is what the requestState of the call is bound to.
+func stateBinding(c *Call) (engine.StateBinding, error) {
+	return engine.BindState(c.who, c.Tool, c.info.Arguments)
 }
 
-func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl time.Duration) (string, error) {
-	b, err := e.stateBinding(req)
+func (e *Elicitor) issueState(c *Call, st *requestState, ttl time.Duration) (string, error) {
+	b, err := stateBinding(c)
 	if err != nil {
 		return "", fmt.Errorf("elicit: %w", err)
 	}
@@ -350,9 +350,8 @@ func (e *Elicitor) issueState(req *mcp.CallToolRequest, st *requestState, ttl ti
 // response of the wrong kind are invalid params: the JSON-RPC error
 // -32602, the same for every reason of the first kind. A round without the
 // response asks the question again.
-func (e *Elicitor) continueRound(ctx context.Context, req *mcp.CallToolRequest) (answers []answered, state []byte, use *oneshot.Use, err error) {
-	p := req.Params
-	b, err := e.stateBinding(req)
+func (e *Elicitor) continueRound(ctx context.Context, call *Call, p *mcp.CallToolParamsRaw) (answers []answered, state []byte, use *oneshot.Use, err error) {
+	b, err := stateBinding(call)
 	if err != nil {
 		return nil, nil, nil, errBadState
 	}
@@ -445,6 +444,6 @@ func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) 
 		s.End(ctx)
 		return nil, err
 	}
-	notifyComplete(ctx, r.Call.req.Session, r.ID) // accepted or declined on the page
+	notifyComplete(ctx, r.Call.peer, r.ID) // accepted or declined on the page
 	return res, nil
 }

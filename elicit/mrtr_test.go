@@ -27,11 +27,11 @@ func TestRoundsRerunHandler(t *testing.T) {
 		var runs atomic.Int32
 		e.tool("two", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 			runs.Add(1)
-			a, err := elicit.Form[count](ctx, req, "first")
+			a, err := elicit.Form[count](ctx, "first")
 			if err != nil {
 				return "", err
 			}
-			ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("really %d?", a.Content.N))
+			ok, err := elicit.Confirm(ctx, fmt.Sprintf("really %d?", a.Content.N))
 			if err != nil {
 				return "", err
 			}
@@ -119,7 +119,7 @@ func TestRequestStateRefused(t *testing.T) {
 		if in.N == 3 {
 			opts = append(opts, elicit.WithTTL(time.Second)) // for the expiry
 		}
-		ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("set %d?", in.N), opts...)
+		ok, err := elicit.Confirm(ctx, fmt.Sprintf("set %d?", in.N), opts...)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -182,7 +182,7 @@ func TestRoundWithoutAnswerAsksAgain(t *testing.T) {
 	var runs atomic.Int32
 	e.tool("ask", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 		runs.Add(1)
-		ok, err := elicit.Confirm(ctx, req, "go on?")
+		ok, err := elicit.Confirm(ctx, "go on?")
 		return fmt.Sprint(ok), err
 	})
 	m := e.manual()
@@ -219,7 +219,7 @@ func TestInputResponseOfAnotherKind(t *testing.T) {
 	var runs atomic.Int32
 	e.tool("ask", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 		runs.Add(1)
-		ok, err := elicit.Confirm(ctx, req, "go on?", elicit.WithInputKey("go_on"))
+		ok, err := elicit.Confirm(ctx, "go on?", elicit.WithInputKey("go_on"))
 		return fmt.Sprint(ok), err
 	})
 	m := e.manual()
@@ -248,7 +248,7 @@ func TestRoundsQuestionChanged(t *testing.T) {
 	var last error
 	e.tool("fickle", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 		n := runs.Add(1)
-		ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("delete account %d?", n))
+		ok, err := elicit.Confirm(ctx, fmt.Sprintf("delete account %d?", n))
 		last = err
 		return fmt.Sprint(ok), err
 	})

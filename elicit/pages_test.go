@@ -59,7 +59,7 @@ func newPageEnvOn(t *testing.T, st store.Store, user func(*http.Request) (string
 
 func (e *pageEnv) addTool(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		a, err := elicit.URL(ctx, req, "Connect your account")
+		a, err := elicit.URL(ctx, "Connect your account")
 		if err != nil {
 			return nil, nil, err
 		}

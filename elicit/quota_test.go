@@ -277,7 +277,7 @@ func (h *header) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestPendingQuotaLinkViaModel(t *testing.T) {
 	e := newEnv(t, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: 3, BaseURL: "https://mcp.example.com"})
 	e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		a, err := elicit.URL(ctx, req, "Connect your account")
+		a, err := elicit.URL(ctx, "Connect your account")
 		return string(a), err
 	})
 	srv := httptest.NewServer(e.ev.Handler(e.server, nil))

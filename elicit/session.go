@@ -5,7 +5,6 @@ import (
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // EndSessionOnDelete wraps a stateful Streamable HTTP handler so that a
@@ -70,8 +69,8 @@ func (e *Elicitor) heldByCap(session string) bool {
 
 // leave records that the slot's session left its elicitation pending, and
 // makes sure the session's end removes it.
-func (e *Elicitor) leave(ss *mcp.ServerSession, s *engine.Slot) {
-	if ss == nil || !e.engine.Leave(s) {
+func (e *Elicitor) leave(p engine.Peer, s *engine.Slot) {
+	if p == nil || !e.engine.Leave(s) {
 		return
 	}
 	// Recorded first, checked second: a table that drops the session
@@ -79,12 +78,9 @@ func (e *Elicitor) leave(ss *mcp.ServerSession, s *engine.Slot) {
 	if e.heldByCap(s.Who.Session) {
 		return
 	}
-	if info := e.sessions.info(ss); info.watched.CompareAndSwap(false, true) {
+	if gp, ok := p.(*gosdkPeer); ok {
 		session := s.Who.Session
-		go func() {
-			ss.Wait()
-			e.sessionEnded(session)
-		}()
+		gp.watchEnd(func() { e.sessionEnded(session) })
 	}
 }
 

@@ -133,7 +133,7 @@ func abandon(t *testing.T, hc *http.Client, urls []string, n, workers int) {
 // profileTool registers "ask", a form elicitation whose answer it returns.
 func askTool(e *env, ended chan<- error) {
 	e.tool("ask", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		p, err := elicit.Form[profile](ctx, req, "Your profile?", elicit.WithSchema(profileSchema))
+		p, err := elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
 		if ended != nil {
 			ended <- err
 		}

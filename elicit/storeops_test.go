@@ -64,7 +64,7 @@ func TestStoreOpsPerElicitation(t *testing.T) {
 			ev.Install(s)
 			e := &env{t: t, store: c, ev: ev, server: s}
 			e.tool("confirm", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-				ok, err := elicit.Confirm(ctx, req, "Delete 3 contacts?")
+				ok, err := elicit.Confirm(ctx, "Delete 3 contacts?")
 				return fmt.Sprint(ok), err
 			})
 			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer("accept", map[string]any{"confirm": true})}, tc.version)

@@ -13,8 +13,6 @@ import (
 	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // URL asks the user to visit a page of the server (URL mode): to sign in to
@@ -38,7 +36,7 @@ import (
 // return, which becomes the protocol error -32042; when the page completes
 // the client is notified, retries the call, and this time URL returns the
 // user's choice.
-func URL(ctx context.Context, req *mcp.CallToolRequest, message string, opts ...Option) (Action, error) {
+func URL(ctx context.Context, message string, opts ...Option) (Action, error) {
 	o := collect(opts)
 	e, err := fromContext(ctx)
 	if err != nil {
@@ -50,7 +48,7 @@ func URL(ctx context.Context, req *mcp.CallToolRequest, message string, opts ...
 		}
 		o.link = defaultLink(e.baseURL)
 	}
-	res, err := e.ask(ctx, req, &Request{Mode: ModeURL, Message: message}, o)
+	res, err := e.ask(ctx, &Request{Mode: ModeURL, Message: message}, o)
 	if err != nil {
 		return "", err
 	}
@@ -124,42 +122,35 @@ func (e *Elicitor) issueURL(r *Request, ttl time.Duration, o *options) (string, 
 // notifyComplete sends notifications/elicitation/complete, best effort.
 // With the context of a tool call in progress, it goes to the client with
 // that call's messages (its stream, on Streamable HTTP).
-func notifyComplete(ctx context.Context, ss *mcp.ServerSession, id string) {
-	ss.NotifyElicitationComplete(context.WithoutCancel(ctx), &mcp.ElicitationCompleteParams{ElicitationID: id})
+func notifyComplete(ctx context.Context, p engine.Peer, id string) {
+	p.NotifyComplete(context.WithoutCancel(ctx), id)
 }
 
 // notifyCompleteLater is notifyComplete after the tool call ended (the
 // -32042 watcher). Its context must not be the call's: the go-sdk would
 // send it on the call's stream, closed by now, and drop it; a fresh
 // context sends it on the session's standalone stream.
-func notifyCompleteLater(ss *mcp.ServerSession, id string) {
+func notifyCompleteLater(p engine.Peer, id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: id})
+	p.NotifyComplete(ctx, id)
 }
 
 // URLRequiredError is what URL returns with WithURLElicitationRequiredError:
 // the handler returns it, and the installed middleware answers the call
 // with the protocol error -32042 carrying the elicitation.
 type URLRequiredError struct {
-	params *mcp.ElicitParams
+	params *engine.ElicitParams
 }
 
 func (e *URLRequiredError) Error() string {
 	return "elicit: URL elicitation required (the client retries the call once it completes)"
 }
 
-// wireError returns the go-sdk's -32042 error.
-func (e *URLRequiredError) wireError() *jsonrpc.Error {
-	var we *jsonrpc.Error
-	errors.As(mcp.URLElicitationRequiredError([]*mcp.ElicitParams{e.params}), &we)
-	return we
-}
-
 // urlFingerprint identifies a URL elicitation across the retries of a
 // call: the tool, its arguments and the message.
 func urlFingerprint(r *Request) string {
-	args, _ := token.HashArgs(r.Call.req.Params.Arguments)
+	args, _ := token.HashArgs(r.Call.info.Arguments)
 	h := sha256.New()
 	fmt.Fprintf(h, "%d:%s%d:%s", len(r.Call.Tool), r.Call.Tool, len(r.Message), r.Message)
 	h.Write(args[:])
@@ -188,7 +179,7 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	ss := call.req.Session
+	peer := call.peer
 	go func() {
 		wctx := context.WithoutCancel(ctx)
 		defer s.End(wctx)
@@ -197,10 +188,10 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 		// The page wrote the answer for the retry; this only tells the
 		// client to retry, whatever the user chose there.
 		if _, err := e.await(wctx, expiry, s, sub); err == nil {
-			notifyCompleteLater(ss, r.ID)
+			notifyCompleteLater(peer, r.ID)
 		}
 	}()
-	return nil, &URLRequiredError{params: &mcp.ElicitParams{Mode: string(ModeURL), Message: r.Message, URL: link, ElicitationID: r.ID}}
+	return nil, &URLRequiredError{params: &engine.ElicitParams{Mode: string(ModeURL), Message: r.Message, URL: link, ElicitationID: r.ID}}
 }
 
 // takeDone returns the answer a page left for a retry of the call

@@ -98,7 +98,7 @@ func (c *urlClient) options() *mcp.ClientOptions {
 
 func urlTool(base string, opts ...elicit.Option) func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		a, err := elicit.URL(ctx, req, "Connect your account", append(opts, elicit.WithLink(elicit.CallbackURL(base+"/cb")))...)
+		a, err := elicit.URL(ctx, "Connect your account", append(opts, elicit.WithLink(elicit.CallbackURL(base+"/cb")))...)
 		return string(a), err
 	}
 }
@@ -198,7 +198,7 @@ func TestURLUnsupported(t *testing.T) {
 		e := newEnv(t, nil)
 		var got error
 		e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-			_, got = elicit.URL(ctx, req, "Connect", elicit.WithLink(elicit.CallbackURL("http://x/cb")))
+			_, got = elicit.URL(ctx, "Connect", elicit.WithLink(elicit.CallbackURL("http://x/cb")))
 			return "", nil
 		})
 		asked := false

@@ -17,11 +17,11 @@ func TestURLThenForm(t *testing.T) {
 		e := newEnv(t, nil)
 		srv := e.callback()
 		e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-			a, err := elicit.URL(ctx, req, "Connect your account", elicit.WithLink(elicit.CallbackURL(srv.URL+"/cb")))
+			a, err := elicit.URL(ctx, "Connect your account", elicit.WithLink(elicit.CallbackURL(srv.URL+"/cb")))
 			if err != nil {
 				return "", err
 			}
-			n, err := elicit.Form[count](ctx, req, "How many repositories?")
+			n, err := elicit.Form[count](ctx, "How many repositories?")
 			if err != nil {
 				return "", err
 			}

@@ -287,10 +287,10 @@ func newFaultCluster(t *testing.T, a, b store.Store) (c *faultCluster, close fun
 		}) (*mcp.CallToolResult, any, error) {
 			var action elicit.Action
 			if in.Mode == string(elicit.ModeURL) {
-				action, err = elicit.URL(ctx, req, "Sign in")
+				action, err = elicit.URL(ctx, "Sign in")
 			} else {
 				var res elicit.Result[pendingProfile]
-				res, err = elicit.Form[pendingProfile](ctx, req, "Your name?")
+				res, err = elicit.Form[pendingProfile](ctx, "Your name?")
 				action = res.Action
 			}
 			if err != nil {

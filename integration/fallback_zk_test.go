@@ -94,11 +94,11 @@ func TestZeroKnowledgeFallbacks(t *testing.T) {
 			if err := elicit.SaveState(ctx, zkfState); err != nil {
 				return nil, nil, err
 			}
-			card, err := elicit.Form[zkfForm](ctx, req, zkfMessage1)
+			card, err := elicit.Form[zkfForm](ctx, zkfMessage1)
 			if err != nil {
 				return nil, nil, err
 			}
-			city, err := elicit.Form[zkfForm](ctx, req, zkfMessage2)
+			city, err := elicit.Form[zkfForm](ctx, zkfMessage2)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -109,7 +109,7 @@ func TestZeroKnowledgeFallbacks(t *testing.T) {
 			return text(strings.Join([]string{in.Note, card.Content.Detail, city.Content.Detail, state}, " ")), nil, nil
 		})
 		mcp.AddTool(server, &mcp.Tool{Name: "locker"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			res, err := elicit.Form[zkfForm](ctx, req, zkfMessageBrowser, elicit.WithFallbacks(elicit.BrowserForm))
+			res, err := elicit.Form[zkfForm](ctx, zkfMessageBrowser, elicit.WithFallbacks(elicit.BrowserForm))
 			if err != nil {
 				return nil, nil, err
 			}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elicitvault/elicitvault/integration/internal/rediscluster"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -320,10 +321,8 @@ func TestLoadBench(t *testing.T) {
 		n := startKillableServe(t, "--store", "memory")
 		run(t, "memory, 1 node", n.base+"/mcp", []int{n.cmd.Process.Pid}, 0, saturated)
 	})
-	cluster := startRedisCluster(t)
-	storeURL := func(prefix string) string {
-		return "redis+cluster://" + strings.Join(cluster, ",") + "/?wait_replicas=1&prefix=" + prefix + ":"
-	}
+	cluster := rediscluster.Start(t)
+	storeURL := func(prefix string) string { return cluster.URL("wait_replicas=1&prefix=" + prefix + ":") }
 	var one, three, oneAtRate, threeAtRate []*loadResult
 	rates := make([]int, len(versions))
 	t.Run("cluster-1node", func(t *testing.T) {

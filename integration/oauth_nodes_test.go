@@ -71,7 +71,7 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
 		ev.Install(s)
 		mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			c, err := conn.Connect(ctx, req, "op")
+			c, err := conn.Connect(ctx, "op")
 			if err != nil {
 				return nil, nil, err
 			}

@@ -127,7 +127,7 @@ func TestZeroKnowledgeOAuth(t *testing.T) {
 			s := mcp.NewServer(&mcp.Implementation{Name: "zk", Version: "1"}, nil)
 			ev.Install(s)
 			mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-				c, err := conn.Connect(ctx, req, zkOAuthProvider)
+				c, err := conn.Connect(ctx, zkOAuthProvider)
 				if err != nil {
 					return nil, nil, err
 				}
@@ -138,7 +138,7 @@ func TestZeroKnowledgeOAuth(t *testing.T) {
 				return text("sub:" + sub), nil, nil
 			})
 			mcp.AddTool(s, &mcp.Tool{Name: "disconnect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-				if err := conn.Disconnect(ctx, req, zkOAuthProvider); err != nil {
+				if err := conn.Disconnect(ctx, zkOAuthProvider); err != nil {
 					return nil, nil, err
 				}
 				return text("disconnected"), nil, nil

@@ -146,13 +146,13 @@ func newVaultEnv(t *testing.T, lease time.Duration) *vaultEnv {
 		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
 		ev.Install(s)
 		mcp.AddTool(s, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			if _, err := conn.Connect(ctx, req, "op"); err != nil {
+			if _, err := conn.Connect(ctx, "op"); err != nil {
 				return nil, nil, err
 			}
 			return text("connected"), nil, nil
 		})
 		mcp.AddTool(s, &mcp.Tool{Name: "disconnect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			if err := conn.Disconnect(ctx, req, "op"); err != nil {
+			if err := conn.Disconnect(ctx, "op"); err != nil {
 				return nil, nil, err
 			}
 			return text("disconnected"), nil, nil

@@ -80,13 +80,13 @@ func pendingLoopMode(t *testing.T, open func() store.Store, mode elicit.Mode) {
 		ev.Install(s)
 		mcp.AddTool(s, &mcp.Tool{Name: "profile"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			if mode == elicit.ModeURL {
-				action, err := elicit.URL(ctx, req, "Sign in")
+				action, err := elicit.URL(ctx, "Sign in")
 				if err != nil {
 					return nil, nil, err
 				}
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(action)}}}, nil, nil
 			}
-			res, err := elicit.Form[pendingProfile](ctx, req, "Your name?")
+			res, err := elicit.Form[pendingProfile](ctx, "Your name?")
 			if err != nil {
 				return nil, nil, err
 			}

@@ -22,9 +22,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elicitvault/elicitvault/integration/internal/rediscluster"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -77,76 +77,6 @@ func startProcess(t *testing.T, name string, args ...string) *exec.Cmd {
 	go func() { cmd.Wait(); close(done) }()
 	t.Cleanup(func() { cmd.Process.Kill(); <-done })
 	return cmd
-}
-
-// startRedisCluster starts six redis-server processes and makes a cluster
-// of three primaries with a replica each; it returns two node addresses.
-func startRedisCluster(t *testing.T) []string {
-	t.Helper()
-	needProgram(t, "redis-server")
-	needProgram(t, "redis-cli")
-	var addrs []string
-	for range 6 {
-		addrs = append(addrs, startClusterNode(t))
-	}
-	args := append([]string{"--cluster", "create"}, addrs...)
-	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
-	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
-		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)
-	}
-	for _, addr := range addrs {
-		c := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1})
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			info, _ := c.ClusterInfo(context.Background()).Result()
-			repl, _ := c.Info(context.Background(), "replication").Result()
-			if strings.Contains(info, "cluster_state:ok") &&
-				(strings.Contains(repl, "role:master") || strings.Contains(repl, "master_link_status:up")) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("cluster not ready: %s", info)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		c.Close()
-	}
-	return addrs[:2]
-}
-
-// startClusterNode starts one cluster-enabled redis-server on a free port
-// and returns its address. A free port can be taken by another process
-// between the probe and the server's bind (other tests start servers at
-// the same time): a server that does not answer is killed and started
-// again on another port.
-func startClusterNode(t *testing.T) string {
-	t.Helper()
-	for attempt := 1; ; attempt++ {
-		port := freeTCPPort(t)
-		dir := t.TempDir()
-		cmd := startProcess(t, "redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "log"),
-			"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "1000")
-		addr := "127.0.0.1:" + strconv.Itoa(port)
-		c := goredis.NewClient(&goredis.Options{Addr: addr, MaxRetries: -1})
-		deadline := time.Now().Add(5 * time.Second)
-		answered := false
-		for !answered && time.Now().Before(deadline) {
-			answered = c.Ping(context.Background()).Err() == nil
-			if !answered {
-				time.Sleep(20 * time.Millisecond)
-			}
-		}
-		c.Close()
-		if answered {
-			return addr
-		}
-		cmd.Process.Kill()
-		if attempt == 3 {
-			log, _ := os.ReadFile(filepath.Join(dir, "log"))
-			t.Fatalf("redis-server did not answer on three ports; its log:\n%s", log)
-		}
-	}
 }
 
 // killableServe is an `elicitvault serve` that the test may SIGKILL.
@@ -291,8 +221,7 @@ backend nodes
 // for sessions of live nodes), and what the clients of the dead node saw.
 func TestScaleOut(t *testing.T) {
 	t.Run("redis-cluster", func(t *testing.T) {
-		cluster := startRedisCluster(t)
-		runScaleOut(t, "redis+cluster://"+strings.Join(cluster, ",")+"/?wait_replicas=1&prefix=scaleout:")
+		runScaleOut(t, rediscluster.Start(t).URL("wait_replicas=1&prefix=scaleout:"))
 	})
 	t.Run("postgres", func(t *testing.T) {
 		// serve migrates the schema itself.

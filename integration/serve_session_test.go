@@ -98,14 +98,14 @@ func newSubjectServer(t *testing.T) *subjectServer {
 	mcp.AddTool(server, &mcp.Tool{Name: "set"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
 		N int `json:"n"`
 	}) (*mcp.CallToolResult, any, error) {
-		ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("Set %d?", in.N))
+		ok, err := elicit.Confirm(ctx, fmt.Sprintf("Set %d?", in.N))
 		if err != nil {
 			return nil, nil, err
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(ok)}}}, nil, nil
 	})
 	mcp.AddTool(server, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		a, err := elicit.URL(ctx, req, "Connect", elicit.WithLink(elicit.CallbackURL(s.callback)))
+		a, err := elicit.URL(ctx, "Connect", elicit.WithLink(elicit.CallbackURL(s.callback)))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -58,7 +58,7 @@ func TestAbandonedSessionsTwoNodesRedis(t *testing.T) {
 		mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			r, err := elicit.Form[struct {
 				Name string `json:"name"`
-			}](ctx, req, "Your name?")
+			}](ctx, "Your name?")
 			if err != nil {
 				return nil, nil, err
 			}

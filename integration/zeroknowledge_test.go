@@ -101,14 +101,14 @@ func TestZeroKnowledge(t *testing.T) {
 		server := mcp.NewServer(&mcp.Implementation{Name: "zk", Version: "1"}, nil)
 		ev.Install(server)
 		mcp.AddTool(server, &mcp.Tool{Name: "profile"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			res, err := elicit.Form[zkForm](ctx, req, zkMessageForm)
+			res, err := elicit.Form[zkForm](ctx, zkMessageForm)
 			if err != nil {
 				return nil, nil, err
 			}
 			return text(fmt.Sprintf("%s %s", res.Action, res.Content.Colour)), nil, nil
 		})
 		mcp.AddTool(server, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			a, err := elicit.URL(ctx, req, zkMessageURL, elicit.WithLink(elicit.CallbackURL(callback.URL+"/cb")))
+			a, err := elicit.URL(ctx, zkMessageURL, elicit.WithLink(elicit.CallbackURL(callback.URL+"/cb")))
 			if err != nil {
 				return nil, nil, err
 			}

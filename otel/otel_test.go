@@ -37,7 +37,7 @@ func TestHooks(t *testing.T) {
 	}
 	s, _ := newShop(t, hooks)
 	mcp.AddTool(s, &mcp.Tool{Name: "order"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		o, err := elicit.Form[order](ctx, req, "Which secret-message item?")
+		o, err := elicit.Form[order](ctx, "Which secret-message item?")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -133,7 +133,7 @@ func TestStoreResetMetric(t *testing.T) {
 	s, st := newShop(t, hooks)
 	flush := false
 	mcp.AddTool(s, &mcp.Tool{Name: "order"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		o, err := elicit.Form[order](ctx, req, "Which item?")
+		o, err := elicit.Form[order](ctx, "Which item?")
 		if err != nil {
 			if flush { // between the question and its answer
 				flush = false

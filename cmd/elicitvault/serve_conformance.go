@@ -85,19 +85,19 @@ func (r *reference) addConformanceTools() {
 		Name:        "test_elicitation",
 		Description: "Tests server-initiated elicitation (user input request)",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in conformanceArgs) (*mcp.CallToolResult, any, error) {
-		return conformanceForm(ctx, req, in.Message, conformanceSchema, "User response")
+		return conformanceForm(ctx, in.Message, conformanceSchema, "User response")
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "test_elicitation_sep1034_defaults",
 		Description: "Tests elicitation with default values per SEP-1034",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		return conformanceForm(ctx, req, "Please review and update the form fields with defaults", sep1034Schema, "Elicitation completed")
+		return conformanceForm(ctx, "Please review and update the form fields with defaults", sep1034Schema, "Elicitation completed")
 	})
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "test_elicitation_sep1330_enums",
 		Description: "Tests elicitation with enum schema improvements per SEP-1330",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		return conformanceForm(ctx, req, "Please select options from the enum fields", sep1330Schema, "Elicitation completed")
+		return conformanceForm(ctx, "Please select options from the enum fields", sep1330Schema, "Elicitation completed")
 	})
 
 	// SEP-2322 (input-required-result-*), elicitation with elicit.
@@ -107,7 +107,7 @@ func (r *reference) addConformanceTools() {
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 		res, err := elicit.Form[struct {
 			Name string `json:"name"`
-		}](ctx, req, "What is your name?", elicit.WithRequestedSchema(nameSchema), elicit.WithInputKey("user_name"))
+		}](ctx, "What is your name?", elicit.WithRequestedSchema(nameSchema), elicit.WithInputKey("user_name"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -133,7 +133,7 @@ func (r *reference) addConformanceTools() {
 				return nil, nil, err
 			}
 		}
-		res, err := elicit.Form[map[string]any](ctx, req, "Please confirm", elicit.WithRequestedSchema(okSchema), elicit.WithInputKey("confirm"))
+		res, err := elicit.Form[map[string]any](ctx, "Please confirm", elicit.WithRequestedSchema(okSchema), elicit.WithInputKey("confirm"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -143,11 +143,11 @@ func (r *reference) addConformanceTools() {
 		Name:        "test_input_required_result_multi_round",
 		Description: "SEP-2322: two rounds of input requests (step1, step2), each with a new requestState",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		name, err := elicit.Form[map[string]any](ctx, req, "Step 1: What is your name?", elicit.WithRequestedSchema(nameSchema), elicit.WithInputKey("step1"))
+		name, err := elicit.Form[map[string]any](ctx, "Step 1: What is your name?", elicit.WithRequestedSchema(nameSchema), elicit.WithInputKey("step1"))
 		if err != nil {
 			return nil, nil, err
 		}
-		color, err := elicit.Form[map[string]any](ctx, req, "Step 2: What is your favorite color?", elicit.WithRequestedSchema(colorSchema), elicit.WithInputKey("step2"))
+		color, err := elicit.Form[map[string]any](ctx, "Step 2: What is your favorite color?", elicit.WithRequestedSchema(colorSchema), elicit.WithInputKey("step2"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -157,7 +157,7 @@ func (r *reference) addConformanceTools() {
 		Name:        "test_input_required_result_tampered_state",
 		Description: "SEP-2322: asks for a confirmation; a tampered requestState is the JSON-RPC error -32602",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		res, err := elicit.Form[map[string]any](ctx, req, "Please confirm", elicit.WithRequestedSchema(okSchema), elicit.WithInputKey("confirm"))
+		res, err := elicit.Form[map[string]any](ctx, "Please confirm", elicit.WithRequestedSchema(okSchema), elicit.WithInputKey("confirm"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -167,7 +167,7 @@ func (r *reference) addConformanceTools() {
 		Name:        "test_streaming_elicitation",
 		Description: "Stateless MCP: an elicitation, which on 2026-07-28 is an input-required result, never a request on the response stream",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		return conformanceForm(ctx, req, "What is your name?", nameSchema, "User response")
+		return conformanceForm(ctx, "What is your name?", nameSchema, "User response")
 	})
 
 	// SEP-2322, sampling and roots/list: the go-sdk's input requests.
@@ -401,8 +401,8 @@ func promptWithInput(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPr
 
 // conformanceForm asks with schema and reports the validated answer the
 // way the suite's reference server does.
-func conformanceForm(ctx context.Context, req *mcp.CallToolRequest, message string, schema *elicit.Schema, label string) (*mcp.CallToolResult, any, error) {
-	res, err := elicit.Form[map[string]any](ctx, req, message, elicit.WithRequestedSchema(schema))
+func conformanceForm(ctx context.Context, message string, schema *elicit.Schema, label string) (*mcp.CallToolResult, any, error) {
+	res, err := elicit.Form[map[string]any](ctx, message, elicit.WithRequestedSchema(schema))
 	if err != nil {
 		return nil, nil, err
 	}

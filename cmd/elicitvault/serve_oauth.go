@@ -152,9 +152,9 @@ func newConnector(ev *elicit.Elicitor, keys *keyring.Keyring, st store.Store, ba
 }
 
 // connectOAuth is connect_account with a provider.
-func (r *reference) connectOAuth(ctx context.Context, req *mcp.CallToolRequest, opts []elicit.Option) (*mcp.CallToolResult, any, error) {
+func (r *reference) connectOAuth(ctx context.Context, opts []elicit.Option) (*mcp.CallToolResult, any, error) {
 	name := r.provider
-	c, err := r.oauth.Connect(ctx, req, name, opts...)
+	c, err := r.oauth.Connect(ctx, name, opts...)
 	var pe *oauth.ProviderError
 	switch {
 	case err == nil:
@@ -184,7 +184,7 @@ func (r *reference) connectOAuth(ctx context.Context, req *mcp.CallToolRequest, 
 
 // disconnectAccount is the disconnect_account tool, listed with a provider.
 func (r *reference) disconnectAccount(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-	err := r.oauth.Disconnect(ctx, req, r.provider)
+	err := r.oauth.Disconnect(ctx, r.provider)
 	switch {
 	case errors.Is(err, oauth.ErrNotConnected):
 		return text("No %s account was connected.", r.provider), nil, nil

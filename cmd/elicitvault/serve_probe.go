@@ -34,10 +34,10 @@ func (r *reference) addProbe(path string) {
 		var err error
 		if in.Mode == "url" {
 			var a elicit.Action
-			a, err = elicit.URL(ctx, req, "Open the probe's page")
+			a, err = elicit.URL(ctx, "Open the probe's page")
 			ok = a == elicit.Accept
 		} else {
-			ok, err = elicit.Confirm(ctx, req, "Probe?")
+			ok, err = elicit.Confirm(ctx, "Probe?")
 		}
 		if err != nil {
 			return nil, nil, err

@@ -70,7 +70,7 @@ func deleteContacts(ctx context.Context, req *mcp.CallToolRequest, in deleteArgs
 	// A destructive action is confirmed by the user, never by the model: of
 	// the fallbacks for clients that cannot elicit, only the browser form
 	// (which the user answers) may stand in; the LLM-mediated one may not.
-	ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("Delete %d contacts? This cannot be undone.", n),
+	ok, err := elicit.Confirm(ctx, fmt.Sprintf("Delete %d contacts? This cannot be undone.", n),
 		elicit.WithFallbacks(elicit.BrowserForm))
 	if errors.Is(err, elicit.ErrUnsupported) {
 		return text("Nothing was deleted: deleting contacts needs a confirmation from the user, and this client cannot ask for one."), nil, nil
@@ -87,7 +87,7 @@ func deleteContacts(ctx context.Context, req *mcp.CallToolRequest, in deleteArgs
 // subscribeNewsletter is a confirmation whose stakes are low: the model
 // may relay the user's answer when the client cannot elicit.
 func subscribeNewsletter(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-	ok, err := elicit.Confirm(ctx, req, "Subscribe to the monthly newsletter?")
+	ok, err := elicit.Confirm(ctx, "Subscribe to the monthly newsletter?")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -150,7 +150,7 @@ var attendeeFields = []elicit.Option{
 }
 
 func registerAttendee(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-	res, err := elicit.Form[attendee](ctx, req, "Register for MCP Dev Days", attendeeFields...)
+	res, err := elicit.Form[attendee](ctx, "Register for MCP Dev Days", attendeeFields...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -178,9 +178,9 @@ func (r *reference) connectAccount(ctx context.Context, req *mcp.CallToolRequest
 		opts = append(opts, elicit.WithURLElicitationRequiredError())
 	}
 	if r.oauth != nil {
-		return r.connectOAuth(ctx, req, opts)
+		return r.connectOAuth(ctx, opts)
 	}
-	action, err := elicit.URL(ctx, req, "Connect your Example account to elicitvault (a demonstration: no OAuth provider is configured)", opts...)
+	action, err := elicit.URL(ctx, "Connect your Example account to elicitvault (a demonstration: no OAuth provider is configured)", opts...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -60,21 +60,21 @@ func newServerPages(t *testing.T, pages bool) *mcp.Server {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "order"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		o, err := elicit.Form[order](ctx, req, "What would you like?")
+		o, err := elicit.Form[order](ctx, "What would you like?")
 		if err != nil {
 			return nil, nil, err
 		}
 		if o.Action != elicit.Accept {
 			return text("no order: " + string(o.Action)), nil, nil
 		}
-		ok, err := elicit.Confirm(ctx, req, fmt.Sprintf("Order %d %s?", o.Content.Count, o.Content.Item))
+		ok, err := elicit.Confirm(ctx, fmt.Sprintf("Order %d %s?", o.Content.Count, o.Content.Item))
 		if err != nil {
 			return nil, nil, err
 		}
 		return text(fmt.Sprintf("ordered %d %s: %v", o.Content.Count, o.Content.Item, ok)), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "pay"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		a, err := elicit.URL(ctx, req, "Pay for your order")
+		a, err := elicit.URL(ctx, "Pay for your order")
 		if err != nil {
 			return nil, nil, err
 		}

@@ -150,7 +150,7 @@ func newEnvClient(t *testing.T, n int, accessTTL time.Duration, user func(*http.
 		nd.server = mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 		ev.Install(nd.server)
 		mcp.AddTool(nd.server, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			c, err := conn.Connect(ctx, req, "op")
+			c, err := conn.Connect(ctx, "op")
 			if err != nil {
 				return nil, nil, err
 			}
@@ -161,7 +161,7 @@ func newEnvClient(t *testing.T, n int, accessTTL time.Duration, user func(*http.
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sub:" + sub}}}, nil, nil
 		})
 		mcp.AddTool(nd.server, &mcp.Tool{Name: "whoami_later"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			c, err := conn.Connect(ctx, req, "op", elicit.WithURLElicitationRequiredError())
+			c, err := conn.Connect(ctx, "op", elicit.WithURLElicitationRequiredError())
 			if err != nil {
 				return nil, nil, err
 			}
@@ -172,7 +172,7 @@ func newEnvClient(t *testing.T, n int, accessTTL time.Duration, user func(*http.
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sub:" + sub}}}, nil, nil
 		})
 		mcp.AddTool(nd.server, &mcp.Tool{Name: "disconnect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			if err := conn.Disconnect(ctx, req, "op"); err != nil {
+			if err := conn.Disconnect(ctx, "op"); err != nil {
 				return nil, nil, err
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "disconnected"}}}, nil, nil

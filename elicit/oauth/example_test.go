@@ -50,7 +50,7 @@ func Example() {
 	server := mcp.NewServer(&mcp.Implementation{Name: "repos", Version: "1"}, nil)
 	ev.Install(server)
 	mcp.AddTool(server, &mcp.Tool{Name: "list_repos"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		c, err := conn.Connect(ctx, req, "github")
+		c, err := conn.Connect(ctx, "github")
 		if errors.Is(err, oauth.ErrDeclined) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Not connected."}}}, nil, nil
 		}

@@ -38,7 +38,6 @@ import (
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Provider is an OAuth 2.0 authorization server the Connector can connect
@@ -249,12 +248,12 @@ func (c *Connection) Client(ctx context.Context) *http.Client {
 // 2026-07-28, *elicit.URLRequiredError with
 // elicit.WithURLElicitationRequiredError, ...) are returned for the
 // handler to return as they are.
-func (c *Connector) Connect(ctx context.Context, req *mcp.CallToolRequest, provider string, opts ...elicit.Option) (*Connection, error) {
+func (c *Connector) Connect(ctx context.Context, provider string, opts ...elicit.Option) (*Connection, error) {
 	p, ok := c.providers[provider]
 	if !ok {
 		return nil, ErrUnknownProvider
 	}
-	id, err := c.identity(req)
+	id, err := identityOf(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +275,7 @@ func (c *Connector) Connect(ctx context.Context, req *mcp.CallToolRequest, provi
 	}
 	opts = append(opts[:len(opts):len(opts)], elicit.WithLink(c.link(p)))
 	for try := 0; ; try++ {
-		action, err := elicit.URL(ctx, req, msg, opts...)
+		action, err := elicit.URL(ctx, msg, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -355,12 +354,12 @@ func (c *Connector) Save(ctx context.Context, subject, provider string, t *oauth
 // Connect; the error is returned, but the account is disconnected here.
 // Disconnect is ErrNotConnected when there was neither a credential nor a
 // kept revocation.
-func (c *Connector) Disconnect(ctx context.Context, req *mcp.CallToolRequest, provider string) error {
+func (c *Connector) Disconnect(ctx context.Context, provider string) error {
 	p, ok := c.providers[provider]
 	if !ok {
 		return ErrUnknownProvider
 	}
-	id, err := c.identity(req)
+	id, err := identityOf(ctx)
 	if err != nil {
 		return err
 	}
@@ -428,14 +427,14 @@ func ownerOf(who engine.Identity) (identity, error) {
 	return identity{session: who.Session}, nil
 }
 
-// identity is whom the credentials of the call req belong to, from the
-// Elicitor's identity of the call.
-func (c *Connector) identity(req *mcp.CallToolRequest) (identity, error) {
-	who, err := c.e.CallIdentity(req)
-	if err != nil {
-		return identity{}, err
+// identity is whom the credentials of the tool call ctx carries belong
+// to, from the call's identity as its front-end computed it.
+func identityOf(ctx context.Context) (identity, error) {
+	p := engine.PeerFrom(ctx)
+	if p == nil {
+		return identity{}, elicit.ErrNotInstalled
 	}
-	return ownerOf(who)
+	return ownerOf(p.Call().Who)
 }
 
 // claimsIdentity is the identity of a state token's claims.

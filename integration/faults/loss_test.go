@@ -25,6 +25,9 @@ import (
 //     markers are gone;
 //   - postgres: a PostgreSQL restart, durable, during the same load (the
 //     2026-07-28 URL-mode path among it);
+//   - redis-cluster: a Redis Cluster with wait_replicas=1 whose primary of
+//     the epoch's shard is killed (SIGKILL) under the same load: its
+//     replica is promoted, and the killed node comes back as a replica;
 //
 // then it replays every requestState a client sent and every consent-page
 // answer a browser gave, to both nodes, as an attacker holding them would.
@@ -35,13 +38,16 @@ func TestStoreLoss(t *testing.T) {
 		t.Skip("the fault suite runs processes for tens of seconds")
 	}
 	sessions := envInt("ELICITVAULT_FAULTS_SESSIONS", 2) // per path
-	for _, kind := range []string{"redis-volatile", "postgres"} {
+	for _, kind := range []string{"redis-volatile", "postgres", "redis-cluster"} {
 		t.Run(kind, func(t *testing.T) {
 			var b backend
-			if kind == "redis-volatile" {
+			switch kind {
+			case "redis-volatile":
 				b = startVolatileRedis(t)
-			} else {
+			case "postgres":
 				b = startPostgres(t)
+			default:
+				b = startFailoverCluster(t)
 			}
 			runLoss(t, b, sessions)
 		})

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elicitvault/elicitvault/integration/internal/rediscluster"
+	"github.com/elicitvault/elicitvault/internal/epoch"
 	"github.com/elicitvault/elicitvault/store/postgres"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -389,4 +391,36 @@ func (n *node) stop(t *testing.T) {
 		<-done
 		t.Errorf("%s did not stop within 15s of SIGTERM", n.name)
 	}
+}
+
+// failoverCluster is a Redis Cluster with wait_replicas=1 whose restart is
+// a failover: the primary of the shard holding the store's epoch is
+// killed, its replica promoted, and the killed node started again, to
+// rejoin as the new primary's replica. The nodes reach the cluster
+// directly: addr is one of its nodes, and url ignores the proxy (a
+// cluster client follows the cluster's own addresses).
+type failoverCluster struct {
+	c *rediscluster.Cluster
+}
+
+const clusterPrefix = "loss:"
+
+func startFailoverCluster(t *testing.T) *failoverCluster {
+	t.Helper()
+	return &failoverCluster{c: rediscluster.Start(t)}
+}
+
+func (f *failoverCluster) addr() string { return f.c.Nodes[0].Addr() }
+func (f *failoverCluster) url(string) string {
+	return f.c.URL("wait_replicas=1&wait_timeout=2s&prefix=" + clusterPrefix)
+}
+
+func (f *failoverCluster) restart(t *testing.T) {
+	t.Helper()
+	primary, replica := f.c.PrimaryOf(t, clusterPrefix+"{"+epoch.Key+"}")
+	primary.Kill(t)
+	took := replica.WaitPromoted(t, 30*time.Second)
+	primary.Restart(t)
+	f.c.WaitOK(t)
+	t.Logf("the epoch's primary killed; its replica promoted after %v; the killed node is back as a replica", took.Round(time.Millisecond))
 }

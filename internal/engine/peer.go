@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 )
 
 // Peer is one tool call as the front-end of its MCP SDK presents it to the
@@ -21,7 +22,8 @@ type Peer interface {
 	// reply, or for ctx (2025-06-18 and 2025-11-25 only). The reply's
 	// content is the client's JSON as it came, which the engine validates:
 	// a front-end must not fill in defaults or decode it into typed
-	// fields first.
+	// fields first. When the client answers with a JSON-RPC error, the
+	// error is a *ClientError with its code alone.
 	Elicit(ctx context.Context, p *ElicitParams) (*Reply, error)
 
 	// NotifyComplete sends notifications/elicitation/complete for the
@@ -77,6 +79,17 @@ type ElicitParams struct {
 type Reply struct {
 	Action  string          `json:"action"`
 	Content json.RawMessage `json:"content,omitempty"`
+}
+
+// ClientError is the error of Peer.Elicit when the client answered with a
+// JSON-RPC error. Only the code is kept: the message may quote the user's
+// answer.
+type ClientError struct {
+	Code int64
+}
+
+func (e *ClientError) Error() string {
+	return fmt.Sprintf("elicit: the client answered with error code %d", e.Code)
 }
 
 type peerKey struct{}

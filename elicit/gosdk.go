@@ -1,0 +1,296 @@
+package elicit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"weak"
+
+	"github.com/elicitvault/elicitvault/internal/engine"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// This file is the go-sdk's side of a tool call: the one place where the
+// flow reaches a *mcp.ServerSession. Everything else reaches the client
+// through engine.Peer, which gosdkPeer implements.
+
+// gosdkPeer is a tool call of the go-sdk, as the engine sees it.
+type gosdkPeer struct {
+	e    *Elicitor
+	ss   *mcp.ServerSession
+	info engine.CallInfo
+}
+
+// newPeer reads the identity and the capabilities of the call req, once.
+// ctx is the request's (it carries the client ID, WithClientID).
+func (e *Elicitor) newPeer(ctx context.Context, req *mcp.CallToolRequest) (*gosdkPeer, error) {
+	if req == nil || req.Session == nil || req.Params == nil {
+		return nil, ErrNoSession
+	}
+	p := &gosdkPeer{e: e, ss: req.Session}
+	in := &p.info
+	in.Who = e.identity(req)
+	in.ClientID = clientID(ctx)
+	in.Tool, in.Arguments = req.Params.Name, req.Params.Arguments
+	meta := req.Params.GetMeta()
+	var caps *mcp.ClientCapabilities
+	in.Protocol, caps = clientCapabilities(req.Session, meta)
+	in.FormMode, in.URLMode = modes(caps)
+	in.LogLevel = e.sessions.info(req.Session).level()
+	if meta != nil && in.Protocol >= ProtocolInputRequests {
+		// On 2026-07-28 the level is per request (and none is none).
+		//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
+		in.LogLevel, _ = meta[mcp.MetaKeyLogLevel].(string)
+	}
+	in.ProgressToken = req.Params.GetProgressToken()
+	return p, nil
+}
+
+func (p *gosdkPeer) Call() *engine.CallInfo { return &p.info }
+
+// Elicit sends elicitation/create. The sending middleware keeps the
+// client's answer as it came: the go-sdk's verdict on it does not count.
+func (p *gosdkPeer) Elicit(ctx context.Context, ep *engine.ElicitParams) (*engine.Reply, error) {
+	capture := &rawCapture{}
+	res, err := p.ss.Elicit(context.WithValue(ctx, captureKey{}, capture), sdkParams(ep))
+	if capture.res != nil {
+		res, err = capture.res, nil
+	}
+	if err != nil {
+		var we *jsonrpc.Error
+		if errors.As(err, &we) {
+			return nil, &engine.ClientError{Code: we.Code}
+		}
+		return nil, err
+	}
+	r := &engine.Reply{Action: string(res.Action)}
+	if res.Content != nil {
+		b, err := json.Marshal(res.Content)
+		if err != nil {
+			return nil, fmt.Errorf("%w: content does not encode", ErrMalformed)
+		}
+		r.Content = b
+	}
+	return r, nil
+}
+
+// NotifyComplete sends notifications/elicitation/complete. With the
+// context of the call in progress it goes with the call's messages (its
+// stream, on Streamable HTTP); after the call, ctx must not be the call's:
+// the go-sdk would send it on the call's closed stream and drop it.
+func (p *gosdkPeer) NotifyComplete(ctx context.Context, id string) {
+	p.ss.NotifyElicitationComplete(ctx, &mcp.ElicitationCompleteParams{ElicitationID: id})
+}
+
+func (p *gosdkPeer) Progress(ctx context.Context, progress float64, message string) {
+	p.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: p.info.ProgressToken, Progress: progress, Message: message})
+}
+
+func (p *gosdkPeer) Log(ctx context.Context, level, logger, text string) {
+	//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
+	p.ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Logger: logger, Data: text})
+}
+
+// watchEnd calls ended once the session ends, the first time it is asked
+// for a session.
+func (p *gosdkPeer) watchEnd(ended func()) {
+	if info := p.e.sessions.info(p.ss); info.watched.CompareAndSwap(false, true) {
+		ss := p.ss
+		go func() {
+			ss.Wait()
+			ended()
+		}()
+	}
+}
+
+// sdkParams converts the params of an elicitation request.
+func sdkParams(ep *engine.ElicitParams) *mcp.ElicitParams {
+	p := &mcp.ElicitParams{Mode: ep.Mode, Message: ep.Message, URL: ep.URL, ElicitationID: ep.ElicitationID}
+	if ep.RequestedSchema != nil {
+		p.RequestedSchema = ep.RequestedSchema
+	}
+	return p
+}
+
+// rawCapture receives the client's answer from the sending middleware
+// before the go-sdk validates it, so that the result flow validates it
+// instead, with errors that name the path and never quote content.
+type rawCapture struct {
+	res *mcp.ElicitResult
+}
+
+type captureKey struct{}
+
+// sending is the Elicitor's sending middleware. For the Elicitor's own
+// elicitation/create it keeps the client's answer and hands the go-sdk's
+// ServerSession.Elicit the answer without its content: the go-sdk would
+// otherwise check the content against the schema too (resolving the
+// schema on every call), and its verdict is not the one that counts.
+func (e *Elicitor) sending(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if c, ok := ctx.Value(captureKey{}).(*rawCapture); ok && err == nil {
+			if r, ok := res.(*mcp.ElicitResult); ok && r != nil {
+				cp := *r
+				c.res = &cp
+				return &mcp.ElicitResult{Meta: r.Meta, Action: r.Action}, nil
+			}
+		}
+		return res, err
+	}
+}
+
+// identity is the identity of the call req: its authenticated user
+// (TokenInfo.UserID) and its session, the transport's session ID; for a
+// stateless HTTP server (the only kind that speaks 2026-07-28 over HTTP),
+// where every request has a session of its own and may arrive on another
+// node, none (engine.Sessionless: state is bound to the subject alone);
+// otherwise (stdio, in-memory) a process-local ID of the connection. req
+// must have a session.
+func (e *Elicitor) identity(req *mcp.CallToolRequest) engine.Identity {
+	var who engine.Identity
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		who.Subject = req.Extra.TokenInfo.UserID
+	}
+	switch id := req.Session.ID(); {
+	case id != "":
+		who.Session = engine.TransportSession(id)
+	case req.Extra != nil && req.Extra.Header != nil:
+		who.Session = engine.Sessionless
+	default:
+		who.Session = e.sessions.info(req.Session).id
+	}
+	return who
+}
+
+// clientCapabilities returns the protocol version and the capabilities of
+// the client, as the session's initialize gave them and, on 2026-07-28, as
+// the request's _meta overrides them (SEP-2575).
+func clientCapabilities(ss *mcp.ServerSession, meta mcp.Meta) (protocol string, caps *mcp.ClientCapabilities) {
+	if init := ss.InitializeParams(); init != nil {
+		protocol, caps = init.ProtocolVersion, init.Capabilities
+	}
+	if meta == nil {
+		return protocol, caps
+	}
+	if v, ok := meta[mcp.MetaKeyProtocolVersion].(string); ok && v != "" {
+		protocol = v
+	}
+	if raw, ok := meta[mcp.MetaKeyClientCapabilities]; ok {
+		var mc struct {
+			Elicitation *mcp.ElicitationCapabilities `json:"elicitation"`
+		}
+		if b, err := json.Marshal(raw); err == nil && json.Unmarshal(b, &mc) == nil {
+			caps = &mcp.ClientCapabilities{Elicitation: mc.Elicitation}
+		}
+	}
+	return protocol, caps
+}
+
+// modes reads the elicitation modes from capabilities.
+func modes(caps *mcp.ClientCapabilities) (form, url bool) {
+	if caps == nil || caps.Elicitation == nil {
+		return false, false
+	}
+	el := caps.Elicitation
+	// {} means form, for clients from before modes existed.
+	return el.Form != nil || el.URL == nil, el.URL != nil
+}
+
+// sessions keeps what the flow knows of each live session: the ID it binds
+// state to (the transport's, or a random process-local one for stdio and
+// in-memory transports) and the logging level the client set. An entry is
+// forgotten when its session is collected.
+type sessions struct {
+	m sync.Map // weak.Pointer[mcp.ServerSession] → *sessionInfo
+}
+
+type sessionInfo struct {
+	id      string
+	watched atomic.Bool  // its end is watched (Elicitor.leave)
+	lvl     atomic.Value // mcp.LoggingLevel, from logging/setLevel
+}
+
+// level returns the logging level the client set, or "".
+func (i *sessionInfo) level() string {
+	//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
+	l, _ := i.lvl.Load().(mcp.LoggingLevel)
+	return string(l)
+}
+
+func (s *sessions) info(ss *mcp.ServerSession) *sessionInfo {
+	wp := weak.Make(ss)
+	if v, ok := s.m.Load(wp); ok {
+		return v.(*sessionInfo)
+	}
+	info := &sessionInfo{id: engine.LocalSession()}
+	if v, loaded := s.m.LoadOrStore(wp, info); loaded {
+		return v.(*sessionInfo)
+	}
+	runtime.AddCleanup(ss, func(wp weak.Pointer[mcp.ServerSession]) { s.m.Delete(wp) }, wp)
+	return info
+}
+
+// wireError returns the go-sdk's -32042 error.
+func (e *URLRequiredError) wireError() *jsonrpc.Error {
+	var we *jsonrpc.Error
+	errors.As(mcp.URLElicitationRequiredError([]*mcp.ElicitParams{sdkParams(e.params)}), &we)
+	return we
+}
+
+// callComplete reports whether results built for the call must say that
+// they are complete: its session speaks 2026-07-28, or had no initialize.
+// The go-sdk marks only the results handlers return.
+func callComplete(c *Call) bool {
+	p, ok := c.peer.(*gosdkPeer)
+	if !ok {
+		return true
+	}
+	init := p.ss.InitializeParams()
+	return init == nil || init.ProtocolVersion >= ProtocolInputRequests
+}
+
+// needsFallbackTool reports whether a client should see FallbackTool.
+func (e *Elicitor) needsFallbackTool(ss *mcp.ServerSession, meta mcp.Meta) bool {
+	if !e.enabled(LLMMediated) || ss == nil {
+		return false
+	}
+	_, caps := clientCapabilities(ss, meta)
+	form, url := modes(caps)
+	return !form || !url
+}
+
+// listTools adds FallbackTool to the last page of tools/list for the
+// clients that need it.
+func (e *Elicitor) listTools(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	res, err := next(ctx, "tools/list", req)
+	if err != nil {
+		return res, err
+	}
+	lr, ok := res.(*mcp.ListToolsResult)
+	lreq, ok2 := req.(*mcp.ListToolsRequest)
+	if !ok || !ok2 || lr == nil || lr.NextCursor != "" {
+		return res, err
+	}
+	var meta mcp.Meta
+	if lreq.Params != nil {
+		meta = lreq.Params.GetMeta()
+	}
+	if !e.needsFallbackTool(lreq.Session, meta) {
+		return res, err
+	}
+	if slices.ContainsFunc(lr.Tools, func(t *mcp.Tool) bool { return t != nil && t.Name == FallbackTool }) {
+		return res, err
+	}
+	out := *lr
+	out.Tools = append(slices.Clone(lr.Tools), fallbackTool)
+	// The list depends on the client's capabilities.
+	out.CacheScope = "private"
+	return &out, nil
+}
