@@ -92,8 +92,7 @@ func (f *Server) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 			cl = nil
 		}
 		p := &peer{m: f.m, session: session, info: info}
-		ctx = engine.WithPeer(ctx, p)
-		ctx = elicit.NewContext(ctx, f.ev)
+		ctx = engine.WithPeer(elicit.NewContext(ctx, f.ev, nil), p)
 		res, err := next(withClaim(ctx, cl), req)
 		if cl != nil {
 			cl.release(ctx)

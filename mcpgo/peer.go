@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -45,7 +47,7 @@ func (p *peer) Elicit(ctx context.Context, ep *engine.ElicitParams) (*engine.Rep
 		Params:  params,
 	})
 	if err != nil {
-		return nil, err
+		return nil, elicitError(ctx, err)
 	}
 	if res == nil {
 		return nil, errors.New("elicit: the client sent no elicitation result")
@@ -59,6 +61,31 @@ func (p *peer) Elicit(ctx context.Context, ep *engine.ElicitParams) (*engine.Rep
 		r.Content = b
 	}
 	return r, nil
+}
+
+// elicitError reduces an error of mcp-go's RequestElicitation to what may
+// be logged: mcp-go puts the client's JSON-RPC error message in its
+// error's text, which may quote what the user typed. A client's error is
+// an *engine.ClientError with its code alone (mcp-go's stdio transport
+// keeps no code: -32603).
+func elicitError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, "elicitation/create error "); ok {
+		code, _, _ := strings.Cut(rest, ":")
+		if n, perr := strconv.ParseInt(code, 10, 64); perr == nil {
+			return &engine.ClientError{Code: n}
+		}
+	}
+	if strings.HasPrefix(msg, "elicitation request failed: ") {
+		return &engine.ClientError{Code: mcp.INTERNAL_ERROR}
+	}
+	if errors.Is(err, server.ErrElicitationNotSupported) {
+		return err
+	}
+	return errors.New("elicit: mcp-go could not deliver elicitation/create, or read its answer")
 }
 
 func (p *peer) NotifyComplete(ctx context.Context, id string) {
