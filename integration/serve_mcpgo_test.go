@@ -19,8 +19,11 @@ import (
 // decline, cancel and invalid content in form mode, URL mode through the
 // consent page with its completion notification, and -32042.
 func TestServeMCPGoClient(t *testing.T) {
-	srv := startServe(t, nil)
-	for _, v := range mcpgoVersions {
+	serveMCPGoClient(t, startServe(t, nil), mcpgoVersions)
+}
+
+func serveMCPGoClient(t *testing.T, srv *serveProc, versions []string) {
+	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			c := newMCPGoClient(t)
 			s := c.connect(srv.mcpURL(), v)
