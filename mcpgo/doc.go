@@ -3,12 +3,20 @@
 // in lockstep with the core module, so that a go-sdk user never downloads
 // mcp-go (store/layout_test.go holds it).
 //
-// Today the module holds mcpgo/client, elicit/client's checks as an
-// mcp-go client.ElicitationHandler. The server front-end maps mcp-go's
-// request, session, capabilities, middleware and transport onto the
-// SDK-neutral engine (internal/engine) and is built as below; each line
-// names the mcp-go calls it uses, so that a reviewer can check that
-// nothing waits in mcp-go's memory.
+// The package is the server front-end: New installs an Elicitor on an
+// mcp-go server, and elicit.Confirm, elicit.Form and elicit.URL work in
+// its tool handlers as they do on the go-sdk; Handler and ServeStdio
+// serve it. mcpgo/client holds elicit/client's checks as an mcp-go
+// client.ElicitationHandler.
+//
+// mcp-go has no authenticated user: a server that authenticates its
+// clients sets Options.Subject, which reads the user from the request's
+// context.
+//
+// The front-end maps mcp-go's request, session, capabilities, middleware
+// and transport onto the SDK-neutral engine (internal/engine) as below;
+// each line names the mcp-go calls it uses, so that a reviewer can check
+// that nothing waits in mcp-go's memory.
 //
 // # Which protocol, which capabilities
 //
