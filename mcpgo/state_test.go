@@ -15,6 +15,8 @@ import (
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store/memory"
+	mcpclient "github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -307,5 +309,42 @@ func TestRequestStateCheckStdio(t *testing.T) {
 	inW.Close()
 	if err := <-done; err != nil && err != context.Canceled {
 		t.Logf("ServeStdio: %v", err)
+	}
+}
+
+// A stateful session of 2025-11-25 binds state to its transport session
+// ID; the capabilities are the session's, from initialize.
+func TestIdentityStatefulSession(t *testing.T) {
+	f, seen := newProbe(t)
+	srv := httptest.NewServer(withUser(f.Handler(nil)))
+	defer srv.Close()
+	tr, err := transport.NewStreamableHTTP(srv.URL+elicit.MCPPath, transport.WithHTTPHeaders(map[string]string{"X-User": "bob"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcpclient.NewClient(tr,
+		mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{URL: &struct{}{}}}),
+		mcpclient.WithProtocolVersion("2025-11-25"))
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-11-25"
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	req := mcp.CallToolRequest{}
+	req.Params.Name = "probe"
+	if _, err := c.CallTool(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	p := recv(t, seen)
+	id, ok := engine.TransportID(p.Who.Session)
+	if !ok || id != tr.GetSessionId() || p.Who.Subject != "bob" {
+		t.Fatalf("identity %+v, want bob on the transport session", p.Who)
+	}
+	if p.Protocol != "2025-11-25" || p.Form || !p.URL {
+		t.Fatalf("the handler saw %+v, want 2025-11-25 with URL mode alone", p)
 	}
 }
