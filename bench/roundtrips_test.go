@@ -32,7 +32,8 @@ import (
 //     which the server answers: a pipeline, a script or a batch is one;
 //   - the commands (Redis, through a go-redis hook, SUBSCRIBE and
 //     UNSUBSCRIBE included) or statements (PostgreSQL, through a pgx
-//     tracer, LISTEN, UNLISTEN and pg_notify included) they carry.
+//     tracer, LISTEN, UNLISTEN and pg_notify included; a batch is named
+//     with its statements) they carry.
 //
 // It prints both per elicitation and fails when the round trips go over
 // the counts the README's Measurements table gives, so that a change
@@ -46,14 +47,15 @@ func TestStoreRoundTrips(t *testing.T) {
 		// SUBSCRIBE, SET … GET (swap), DEL, EVALSHA (compare-and-delete),
 		// UNSUBSCRIBE
 		{"redis", elicitProtocol, 5},
-		// SET … NX (claim), GET (the store's epoch), EVALSHA (commit)
-		{"redis", elicit.ProtocolInputRequests, 3},
+		// EVALSHA (claim: SET … NX, then GET of the store's epoch, in
+		// one script), EVALSHA (commit)
+		{"redis", elicit.ProtocolInputRequests, 2},
 		// LISTEN, WITH … (swap), DELETE, DELETE … WHERE value (compare-
 		// and-delete), UNLISTEN
 		{"postgres", elicitProtocol, 5},
-		// INSERT … ON CONFLICT (claim), SELECT (the store's epoch), UPDATE
-		// (commit)
-		{"postgres", elicit.ProtocolInputRequests, 3},
+		// INSERT … ON CONFLICT (claim) and SELECT (the store's epoch) in
+		// one batch, UPDATE (commit)
+		{"postgres", elicit.ProtocolInputRequests, 2},
 	} {
 		t.Run(tc.backend+"/"+tc.version, func(t *testing.T) {
 			w := new(wireLog)
@@ -261,6 +263,19 @@ func (p pgOpTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.Trac
 }
 
 func (pgOpTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// TraceBatchStart records a batch as one name: "batch (INSERT, SELECT)".
+func (p pgOpTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	var names []string
+	for _, q := range d.Batch.QueuedQueries {
+		names = append(names, pgOpName(q.SQL))
+	}
+	p.w.op("batch (" + strings.Join(names, ", ") + ")")
+	return ctx
+}
+
+func (pgOpTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+func (pgOpTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
 // pgOpName names a statement: "SELECT pg_notify", "INSERT", "UPDATE",
 // "DELETE", "WITH … (swap)", "LISTEN" and so on.

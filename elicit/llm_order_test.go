@@ -50,6 +50,10 @@ func (l *opLog) PutIfAbsent(ctx context.Context, k string, v []byte, e time.Time
 	l.add("putIfAbsent")
 	return l.Store.PutIfAbsent(ctx, k, v, e)
 }
+func (l *opLog) PutIfAbsentGet(ctx context.Context, k string, v []byte, e time.Time, other string) (bool, []byte, error) {
+	l.add("putIfAbsentGet")
+	return l.Store.(*store.Portable).PutIfAbsentGet(ctx, k, v, e, other)
+}
 func (l *opLog) Swap(ctx context.Context, k string, v []byte, e time.Time) ([]byte, error) {
 	l.add("swap")
 	return l.Store.Swap(ctx, k, v, e)

@@ -46,12 +46,12 @@ func TestStoreOpsPerElicitation(t *testing.T) {
 		// (session): a blocking form writes no pending record, since only
 		// the client's reply answers it
 		{"2025-11-25", legacy, 4},
-		// put-if-absent (the requestState's one-shot claim), get (the
-		// store's epoch, read after the claim: a marker found missing is
-		// trusted only while the store holds the requestState's epoch;
-		// SECURITY.md says why a cached epoch would not do), compare-and-swap
-		// (its commit)
-		{"2026-07-28", mrtr, 3},
+		// put-if-absent-and-get (the requestState's one-shot claim, and
+		// the store's epoch read with it, after it: a marker found missing
+		// is trusted only while the store holds the requestState's epoch;
+		// SECURITY.md says why a cached epoch would not do),
+		// compare-and-swap (its commit)
+		{"2026-07-28", mrtr, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &opLog{Store: memory.New(nil)}

@@ -32,6 +32,9 @@ func (d *refusingDriver) Take(context.Context, string) ([]byte, error)         {
 func (d *refusingDriver) PutIfAbsent(context.Context, string, []byte, time.Time) (bool, error) {
 	return false, d.call()
 }
+func (d *refusingDriver) PutIfAbsentGet(context.Context, string, []byte, time.Time, string) (bool, []byte, error) {
+	return false, nil, d.call()
+}
 func (d *refusingDriver) Swap(context.Context, string, []byte, time.Time) ([]byte, error) {
 	return nil, d.call()
 }
@@ -57,6 +60,9 @@ func ops(s store.Store, key, channel string, value []byte, expiry time.Time, cou
 	_, errs["get"] = s.Get(ctx, key)
 	_, errs["take"] = s.Take(ctx, key)
 	_, errs["put if absent"] = s.PutIfAbsent(ctx, key, value, expiry)
+	if p, ok := s.(*store.Portable); ok {
+		_, _, errs["put if absent and get"] = p.PutIfAbsentGet(ctx, key, value, expiry, key)
+	}
 	_, errs["swap"] = s.Swap(ctx, key, value, expiry)
 	_, errs["compare and swap"] = s.CompareAndSwap(ctx, key, value, value, expiry)
 	errs["delete"] = s.Delete(ctx, key)

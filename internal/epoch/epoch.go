@@ -224,7 +224,20 @@ func (w *Watcher) Current(ctx context.Context) (ID, error) {
 // case, the store's epoch is id and the cache's, it is one store read and
 // takes no lock across it.
 func (w *Watcher) Confirm(ctx context.Context, id ID) (bool, error) {
-	if r, err := Read(ctx, w.st); err == nil && r.ID == id {
+	v, err := w.st.Get(ctx, Key)
+	if err != nil {
+		v = nil
+	}
+	return w.ConfirmRead(ctx, id, v)
+}
+
+// ConfirmRead is Confirm with the store's value under Key as the caller
+// read it (nil when absent or unread), in the same store operation as a
+// write it needs the epoch to be read after. In the common case, v is id's
+// record and the cache holds id, it reads nothing; otherwise it reads
+// the store again, as Refresh does.
+func (w *Watcher) ConfirmRead(ctx context.Context, id ID, v []byte) (bool, error) {
+	if r, ok := Parse(v); ok && r.ID == id {
 		w.mu.Lock()
 		same := w.cur.ID == id
 		if same {

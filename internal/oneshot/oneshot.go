@@ -127,7 +127,17 @@ type Use struct {
 	expiry time.Time
 	m      marker
 	val    []byte // the marker's current value, as this claim wrote it
+
+	read   []byte // Options.Read's value, read after the claim's write
+	readOK bool   // read was read so
 }
+
+// Read returns the value under Options.Read (nil when there was none) as
+// the store held it after the claim's write, and whether the claim read
+// it so: it reads it only with its write, and only from a store that
+// does both in one operation (store.Portable.PutIfAbsentGet). When it
+// did not, a caller that needs it reads it now.
+func (c *Use) Read() ([]byte, bool) { return c.read, c.readOK }
 
 // Options are the parameters of Claim.
 type Options struct {
@@ -139,6 +149,29 @@ type Options struct {
 	Expiry time.Time
 	// Now is the current time (time.Now when nil).
 	Now func() time.Time
+	// Read, when not empty, is a key that the claim reads in the same
+	// store operation as its write, after it: see Use.Read.
+	Read string
+}
+
+// putIfAbsentGetter is store.Portable's PutIfAbsentGet, which is not part
+// of store.Store.
+type putIfAbsentGetter interface {
+	PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error)
+}
+
+// putIfAbsent writes the claim's value under its key if absent, reading
+// o.Read with it when the store can.
+func (c *Use) putIfAbsent(ctx context.Context, o Options) (bool, error) {
+	g, ok := c.st.(putIfAbsentGetter)
+	if o.Read == "" || !ok {
+		return c.st.PutIfAbsent(ctx, c.key, c.val, c.expiry)
+	}
+	won, v, err := g.PutIfAbsentGet(ctx, c.key, c.val, c.expiry, o.Read)
+	if err == nil {
+		c.read, c.readOK = v, true
+	}
+	return won, err
 }
 
 // Claim claims the marker under key for the request fingerprinted fp (at
@@ -158,7 +191,8 @@ func Claim(ctx context.Context, st store.Store, key string, fp []byte, o Options
 	for range 4 {
 		c.m.until = now().Add(o.Lease).UnixMilli()
 		c.val = c.m.encode()
-		won, err := st.PutIfAbsent(ctx, key, c.val, o.Expiry)
+		c.read, c.readOK = nil, false // read only with this write
+		won, err := c.putIfAbsent(ctx, o)
 		if errors.Is(err, store.ErrInvalidArgument) {
 			return nil, err
 		}
@@ -197,7 +231,9 @@ func Claim(ctx context.Context, st store.Store, key string, fp []byte, o Options
 		case m.until > now().UnixMilli():
 			return nil, ErrBusy
 		}
-		// An abandoned claim: take it over.
+		// An abandoned claim: take it over. What the write read came
+		// before the takeover: the caller reads it again.
+		c.read, c.readOK = nil, false
 		c.m.until = now().Add(o.Lease).UnixMilli()
 		c.val = c.m.encode()
 		ok, err = st.CompareAndSwap(ctx, key, cur, c.val, o.Expiry)

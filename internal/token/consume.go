@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/epoch"
 	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/store"
 )
@@ -116,7 +117,11 @@ func (s *Service) Claim(ctx context.Context, c *Claims) (*oneshot.Use, error) {
 	// No fingerprint: the blinded key already names the token, and the
 	// token ID must never reach the store in the clear (a marker's value
 	// is as visible to the store as its key).
-	u, err := oneshot.Claim(ctx, s.store, key, nil, oneshot.Options{Lease: s.lease, Expiry: c.Expiry.Add(s.grace), Now: s.now})
+	o := oneshot.Options{Lease: s.lease, Expiry: c.Expiry.Add(s.grace), Now: s.now}
+	if s.epochs != nil && !c.Epoch.IsZero() {
+		o.Read = epoch.Key // read with the claim, after it: see confirmEpoch
+	}
+	u, err := oneshot.Claim(ctx, s.store, key, nil, o)
 	switch {
 	case errors.Is(err, store.ErrInvalidArgument):
 		// The marker's expiry is already past on the store's clock.

@@ -52,12 +52,20 @@ func (s *Service) CheckEpoch(c *Claims) error {
 }
 
 // confirmEpoch checks, after u claimed the marker of c, that the store
-// still holds c's epoch; otherwise it gives the claim back.
+// still holds c's epoch; otherwise it gives the claim back. The epoch is
+// the one the claim read with its write (Claim asks for it), or, when the
+// store could not read it so, read now.
 func (s *Service) confirmEpoch(ctx context.Context, c *Claims, u *oneshot.Use) error {
 	if s.epochs == nil || c.Epoch.IsZero() {
 		return nil
 	}
-	ok, err := s.epochs.Confirm(ctx, c.Epoch)
+	var ok bool
+	var err error
+	if v, read := u.Read(); read {
+		ok, err = s.epochs.ConfirmRead(ctx, c.Epoch, v)
+	} else {
+		ok, err = s.epochs.Confirm(ctx, c.Epoch)
+	}
 	if err == nil && ok {
 		return nil
 	}

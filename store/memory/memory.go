@@ -177,6 +177,20 @@ func (s *driver) PutIfAbsent(ctx context.Context, key string, value []byte, expi
 	return true, nil
 }
 
+// PutIfAbsentGet implements store.Driver: the read takes other's lock
+// after the write released key's.
+func (s *driver) PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error) {
+	ok, err := s.PutIfAbsent(ctx, key, value, expiry)
+	if err != nil {
+		return false, nil, err
+	}
+	v, err := s.Get(ctx, other)
+	if err == store.ErrNotFound {
+		return ok, nil, nil
+	}
+	return ok, v, err
+}
+
 func (s *driver) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
 	now := s.now()
 	sh := s.lock(key)

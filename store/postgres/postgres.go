@@ -405,6 +405,37 @@ func (s *driver) PutIfAbsent(ctx context.Context, key string, value []byte, expi
 	return tag.RowsAffected() == 1, nil
 }
 
+// PutIfAbsentGet implements store.Driver: the put-if-absent and the get in
+// one batch, one round trip, run in one implicit transaction. They are
+// two statements, not one, because every read of a statement sees the
+// snapshot taken when the statement began, before the insert looked for
+// a live row: a row committed or deleted between the two would be
+// missed. The get, a statement of its own, takes its snapshot after the
+// insert (PostgreSQL's default isolation, read committed, takes one per
+// statement).
+func (s *driver) PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error) {
+	b := &pgx.Batch{}
+	var won bool
+	var v []byte
+	b.Queue(s.q.putIfAbsent, []byte(key), value, expiry).Exec(func(tag pgconn.CommandTag) error {
+		won = tag.RowsAffected() == 1
+		return nil
+	})
+	b.Queue(s.q.get, []byte(other)).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			if err := rows.Scan(&v); err != nil {
+				return err
+			}
+			v = nonNil(v)
+		}
+		return rows.Err()
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return false, nil, err
+	}
+	return won, v, nil
+}
+
 // maxSwapAttempts bounds the rounds of Swap; see Swap.
 const maxSwapAttempts = 100
 

@@ -395,6 +395,67 @@ func (s *driver) PutIfAbsent(ctx context.Context, key string, value []byte, expi
 	return true, nil
 }
 
+// putIfAbsentGet sets KEYS[1] to ARGV[1], expiring at ARGV[2] (Unix ms),
+// if it does not exist, then reads KEYS[2]: {1 when it set, KEYS[2]'s
+// value or nil}.
+var putIfAbsentGet = redis.NewScript(`
+local set = redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2], 'NX')
+local v = redis.call('GET', KEYS[2])
+if set then return {1, v} end
+return {0, v}
+`)
+
+// PutIfAbsentGet implements store.Driver with the putIfAbsentGet script,
+// which Redis runs atomically: one round trip. On Redis Cluster (or any
+// client but a *redis.Client, which a failover client also is) the two
+// keys may be on different nodes (each key is its own hash tag, so they
+// are in different slots, which no script may touch together), so it is
+// PutIfAbsent, then Get: two.
+func (s *driver) PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error) {
+	if _, one := s.client.(*redis.Client); !one {
+		ok, err := s.PutIfAbsent(ctx, key, value, expiry)
+		if err != nil {
+			return false, nil, err
+		}
+		v, err := s.Get(ctx, other)
+		if err == store.ErrNotFound {
+			return ok, nil, nil
+		}
+		return ok, v, err
+	}
+	rk := s.redisKey(key)
+	keys := []string{rk, s.redisKey(other)}
+	var cmd *redis.Cmd
+	err := s.write(ctx, rk, func(c commander) redis.Cmder {
+		if _, pipelined := c.(redis.Pipeliner); pipelined {
+			// EVALSHA's NOSCRIPT fallback cannot run inside a pipeline.
+			cmd = putIfAbsentGet.Eval(ctx, c, keys, value, expiry.UnixMilli())
+		} else {
+			cmd = putIfAbsentGet.Run(ctx, c, keys, value, expiry.UnixMilli())
+		}
+		return cmd
+	})
+	var r []any
+	if err == nil {
+		r, err = cmd.Slice()
+	}
+	if err != nil {
+		return false, nil, err
+	}
+	if len(r) != 2 {
+		return false, nil, fmt.Errorf("put if absent and get: %d replies, want 2", len(r))
+	}
+	set, _ := r[0].(int64)
+	switch v := r[1].(type) {
+	case nil:
+		return set == 1, nil, nil
+	case string:
+		return set == 1, []byte(v), nil
+	default:
+		return false, nil, fmt.Errorf("put if absent and get: unexpected reply %T", v)
+	}
+}
+
 // Swap implements store.Driver: SET key value PXAT expiry GET.
 func (s *driver) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
 	rk := s.redisKey(key)
