@@ -129,9 +129,6 @@ func callText(t *testing.T, c *mcpclient.Client, tool string) (string, error) {
 func TestFormMCPGo(t *testing.T) {
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
-			if v == mcp.ProtocolVersion20260728 {
-				t.Skip("input requests need the engine's round (engine M2)")
-			}
 			url := newServer(t, nil)
 			for _, tc := range []struct {
 				name   string

@@ -42,11 +42,14 @@ func (f *Server) Handler(user func(*http.Request) (subject string, ok bool), opt
 // server) and set elicit.Config.BaseURL to its address.
 func (f *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts ...server.StdioOption) error {
 	local := engine.LocalSession()
-	defer f.eng.SessionEnded(local)
+	defer func() {
+		f.eng.EndCalls(engine.Identity{Subject: f.subject(ctx), Session: local}, errSessionEnded)
+		f.eng.SessionEnded(local)
+	}()
 	who := engine.Identity{Subject: f.subject(ctx), Session: local}
-	table := &claims{}
+	table := &begins{}
 	ctx = context.WithValue(ctx, stdioKey{}, local)
-	ctx = context.WithValue(ctx, claimKey{}, table)
+	ctx = context.WithValue(ctx, begunKey{}, table)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 

@@ -8,104 +8,75 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
-	"github.com/elicitvault/elicitvault/internal/oneshot"
-	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // The requestState of 2026-07-28 is checked before mcp-go reads the
 // request: mcp-go has no way to answer -32602 from a hook or a middleware
 // (an OnRequestInitialization error is -32600, a tool handler's error
-// -32603). The check reads a tools/call whose params carry one of
-// elicitvault's requestStates, verifies and claims it with the engine
-// (bound to the subject, the session, the tool and its arguments; used
-// once) and either answers the JSON-RPC error itself or passes the
-// request on with the claim, which the tool call's middleware hands to
-// the handler. A requestState of someone else's (not "ev1." or "ev2.")
-// passes untouched: elicitvault never reads it.
+// -32603). So the tool call of a 2026-07-28 request that carries one of
+// elicitvault's requestStates begins at the transport: the check reads
+// the call (tool, arguments, _meta, inputResponses), builds its peer and
+// calls engine.Begin, which verifies and claims the requestState (bound to
+// the subject, the tool and its arguments; used once) and opens the
+// answers. A refusal is answered there, JSON-RPC -32602 for a tampered,
+// replayed or foreign state, and mcp-go never sees the request; otherwise
+// the request goes on, and the tool call's middleware runs the handler in
+// the run begun for it. A requestState of someone else's (not "ev1." or
+// "ev2.") passes untouched: elicitvault never reads it.
 
 // maxChecked bounds the body the check reads whole; a longer one passes
-// to mcp-go unread, and its requestState, if any, is never trusted.
+// to mcp-go unread, and its requestState, if any, is refused by the
+// middleware (errUnchecked).
 const maxChecked = 4 << 20
 
-// errBadStateMessage is the message of -32602 for a requestState that
-// does not verify, one for every reason.
-const errBadStateMessage = "elicit: invalid params: requestState is invalid, expired or already used; call again without it"
-
-// claim is a requestState the transport verified and claimed for one
-// tool call.
-type claim struct {
-	state  string
-	claims *token.Claims
-	who    engine.Identity
-
-	mu  sync.Mutex
-	use *oneshot.Use
+// begun is a tool call the transport began.
+type begun struct {
+	state string
+	ctx   context.Context // Begin's: the handler's values and cancellation
+	run   *engine.Run
+	peer  *peer
+	took  bool
 }
 
-func (c *claim) matches(who engine.Identity) bool { return c.who == who }
+type begunKey struct{}
 
-// release gives the claim back unless the handler's run committed it.
-func (c *claim) release(ctx context.Context) {
-	c.mu.Lock()
-	use := c.use
-	c.use = nil
-	c.mu.Unlock()
-	if use != nil {
-		use.Release(context.WithoutCancel(ctx))
-	}
-}
-
-// Take hands the claim's use over to the caller, once.
-func (c *claim) take() (*token.Claims, *oneshot.Use) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	use := c.use
-	c.use = nil
-	return c.claims, use
-}
-
-type claimKey struct{}
-
-// claims are the requestStates the check of a connection claimed whose
-// tool call has not started yet, by requestState; the middleware takes
-// them. Over HTTP the request's context carries them; over stdio, where
-// mcp-go serves every line with the connection's context, the
-// connection's table does.
-type claims struct {
+// begins are the calls a stdio connection's check began whose handler has
+// not run yet, by requestState: mcp-go serves every line of a connection
+// with the connection's context, so the middleware finds them here.
+type begins struct {
 	mu sync.Mutex
-	m  map[string]*claimEntry
+	m  map[string]*begunEntry
 }
 
-type claimEntry struct {
-	c  *claim
+type begunEntry struct {
+	b  *begun
 	at time.Time
 }
 
-// put adds c, releasing the claims whose call never started (mcp-go
-// refused the request after the check).
-func (t *claims) put(ctx context.Context, c *claim) {
+// put adds b, ending the runs whose call never started (mcp-go refused
+// the request after the check).
+func (t *begins) put(ctx context.Context, b *begun) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.m == nil {
-		t.m = make(map[string]*claimEntry)
+		t.m = make(map[string]*begunEntry)
 	}
 	now := time.Now()
 	for k, e := range t.m {
 		if now.Sub(e.at) > time.Minute {
 			delete(t.m, k)
-			go e.c.release(ctx)
+			go e.b.run.End(ctx)
 		}
 	}
-	t.m[c.state] = &claimEntry{c: c, at: now}
+	t.m[b.state] = &begunEntry{b: b, at: now}
 }
 
-func (t *claims) take(state string) *claim {
+func (t *begins) take(state string) *begun {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.m[state]
@@ -113,41 +84,25 @@ func (t *claims) take(state string) *claim {
 		return nil
 	}
 	delete(t.m, state)
-	return e.c
+	return e.b
 }
 
-// takeClaim returns the claim the transport made for requestState, or nil.
-func takeClaim(ctx context.Context, state string) *claim {
-	if state == "" {
-		return nil
-	}
-	switch v := ctx.Value(claimKey{}).(type) {
-	case *claim:
-		if v.state == state {
+// takeBegun returns the run the transport began for requestState, or nil.
+func takeBegun(ctx context.Context, state string) *begun {
+	switch v := ctx.Value(begunKey{}).(type) {
+	case *begun:
+		if v.state == state && !v.took {
+			v.took = true
 			return v
 		}
-	case *claims:
+	case *begins:
 		return v.take(state)
 	}
 	return nil
 }
 
-type heldClaimKey struct{}
-
-func withClaim(ctx context.Context, c *claim) context.Context {
-	return context.WithValue(ctx, heldClaimKey{}, c)
-}
-
-// heldClaim is the claimed requestState of the tool call of ctx, or nil.
-func heldClaim(ctx context.Context) *claim {
-	c, _ := ctx.Value(heldClaimKey{}).(*claim)
-	return c
-}
-
 // ours reports whether state is one of elicitvault's requestStates.
-func ours(state string) bool {
-	return strings.HasPrefix(state, "ev2.") || strings.HasPrefix(state, "ev1.")
-}
+func ours(state string) bool { return state != "" && engine.OwnsState(state) }
 
 // call is what the check reads of a JSON-RPC message.
 type call struct {
@@ -155,11 +110,15 @@ type call struct {
 	ID      json.RawMessage `json:"id"`
 	Method  string          `json:"method"`
 	Params  struct {
-		Name         string          `json:"name"`
-		Arguments    json.RawMessage `json:"arguments"`
-		RequestState string          `json:"requestState"`
-		Meta         struct {
-			Protocol string `json:"io.modelcontextprotocol/protocolVersion"`
+		Name           string                     `json:"name"`
+		Arguments      json.RawMessage            `json:"arguments"`
+		RequestState   string                     `json:"requestState"`
+		InputResponses map[string]json.RawMessage `json:"inputResponses"`
+		Meta           struct {
+			Protocol      string                  `json:"io.modelcontextprotocol/protocolVersion"`
+			Capabilities  *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+			LogLevel      string                  `json:"io.modelcontextprotocol/logLevel"`
+			ProgressToken any                     `json:"progressToken"`
 		} `json:"_meta"`
 	} `json:"params"`
 }
@@ -182,26 +141,28 @@ func stateToCheck(msg []byte, header string) (*call, bool) {
 	return &c, ours(c.Params.RequestState)
 }
 
-// check verifies and claims the requestState of c for the call who. A
+// begin begins the tool call c of the call who at the transport. A
 // JSON-RPC error response is returned when the call must not run.
-func (f *Server) check(ctx context.Context, c *call, who engine.Identity) (*claim, []byte) {
-	b, err := engine.BindState(who, c.Params.Name, c.Params.Arguments)
-	if err != nil {
-		return nil, errorResponse(c.ID, mcp.INVALID_PARAMS, errBadStateMessage)
-	}
-	tc, use, err := f.eng.ClaimState(ctx, b, c.Params.RequestState)
+func (f *Server) begin(ctx context.Context, c *call, who engine.Identity, protocol string) (*begun, []byte) {
+	p := &peer{m: f.m, info: engine.CallInfo{
+		Who:           who,
+		Tool:          c.Params.Name,
+		Arguments:     c.Params.Arguments,
+		Protocol:      protocol,
+		LogLevel:      c.Params.Meta.LogLevel,
+		ProgressToken: c.Params.Meta.ProgressToken,
+	}}
+	p.info.FormMode, p.info.URLMode = modes(c.Params.Meta.Capabilities)
+	hctx, run, err := f.eng.Begin(ctx, p, c.Params.RequestState, c.Params.InputResponses)
+	var ip *engine.InvalidParamsError
 	switch {
-	case errors.Is(err, engine.ErrBadState):
-		return nil, errorResponse(c.ID, mcp.INVALID_PARAMS, errBadStateMessage)
-	case errors.Is(err, token.ErrInProgress):
-		return nil, errorResponse(c.ID, mcp.INTERNAL_ERROR, errInProgressMessage)
+	case errors.As(err, &ip):
+		return nil, errorResponse(c.ID, mcp.INVALID_PARAMS, ip.Error())
 	case err != nil:
-		return nil, errorResponse(c.ID, mcp.INTERNAL_ERROR, "elicit: the requestState could not be checked (store unavailable); send the request again")
+		return nil, errorResponse(c.ID, mcp.INTERNAL_ERROR, err.Error())
 	}
-	return &claim{state: c.Params.RequestState, claims: tc, who: who, use: use}, nil
+	return &begun{state: c.Params.RequestState, ctx: hctx, run: run, peer: p}, nil
 }
-
-const errInProgressMessage = "elicit: another request with this requestState is being processed; send it again in a few seconds if it does not answer"
 
 func errorResponse(id json.RawMessage, code int, msg string) []byte {
 	if len(id) == 0 {
@@ -221,6 +182,14 @@ func errorResponse(id json.RawMessage, code int, msg string) []byte {
 	return b
 }
 
+// protocolOf is the protocol version of c: its _meta's, else the header's.
+func protocolOf(c *call, header string) string {
+	if c.Params.Meta.Protocol != "" {
+		return c.Params.Meta.Protocol
+	}
+	return header
+}
+
 // checkHTTP is the check in front of mcp-go's Streamable HTTP server.
 func (f *Server) checkHTTP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -238,7 +207,8 @@ func (f *Server) checkHTTP(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		c, check := stateToCheck(body, r.Header.Get(mcp.HeaderProtocolVersion))
+		header := r.Header.Get(mcp.HeaderProtocolVersion)
+		c, check := stateToCheck(body, header)
 		if !check {
 			next.ServeHTTP(w, r)
 			return
@@ -246,15 +216,15 @@ func (f *Server) checkHTTP(next http.Handler) http.Handler {
 		// A 2026-07-28 request has no session: its state is bound to the
 		// subject alone (with the tool and its arguments).
 		who := engine.Identity{Subject: f.subject(r.Context()), Session: engine.Sessionless}
-		cl, refusal := f.check(r.Context(), c, who)
+		b, refusal := f.begin(r.Context(), c, who, protocolOf(c, header))
 		if refusal != nil {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
 			w.Write(refusal)
 			return
 		}
-		defer cl.release(r.Context())
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), claimKey{}, cl)))
+		defer b.run.End(r.Context()) // when mcp-go refused it after all
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), begunKey{}, b)))
 	})
 }
 
@@ -264,20 +234,20 @@ type stdioKey struct{}
 // checkLines copies the JSON-RPC messages of in, one a line, to out,
 // checking each on the way (the stdio connection of the call who):
 // refused ones are answered on reply instead of passed on.
-func (f *Server) checkLines(ctx context.Context, in io.Reader, out io.Writer, reply io.Writer, who engine.Identity, table *claims) error {
+func (f *Server) checkLines(ctx context.Context, in io.Reader, out io.Writer, reply io.Writer, who engine.Identity, table *begins) error {
 	br := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
 			if c, check := stateToCheck(line, ""); check {
-				cl, refusal := f.check(ctx, c, who)
+				b, refusal := f.begin(ctx, c, who, protocolOf(c, ""))
 				if refusal != nil {
 					if _, err := reply.Write(append(refusal, '\n')); err != nil {
 						return err
 					}
 					continue
 				}
-				table.put(ctx, cl)
+				table.put(ctx, b)
 			}
 			if _, err := out.Write(line); err != nil {
 				return err

@@ -1,13 +1,13 @@
 package mcpgo
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,9 +32,9 @@ type probe struct {
 
 type subjectKey struct{}
 
-// newProbe returns a front-end on a new mcp-go server with the tool
-// "probe", which reports its call, and "other", and commits a claimed
-// requestState as a handler that received its answer does.
+// newProbe returns a front-end on a new mcp-go server with the tools
+// "probe" and "other", which report their call and, with {"ask": true},
+// ask for a confirmation first (Claimed: the answer was yes).
 func newProbe(t *testing.T) (*Server, chan probe) {
 	t.Helper()
 	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
@@ -57,23 +57,25 @@ func newProbe(t *testing.T) (*Server, chan probe) {
 	h := func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p := engine.PeerFrom(ctx)
 		if p == nil {
-			return nil, errNoSession
+			// Not elicitvault's call (someone else's requestState).
+			seen <- probe{State: req.Params.RequestState}
+			return mcp.NewToolResultText("ok"), nil
 		}
 		c := p.Call()
 		pr := probe{Who: c.Who, Protocol: c.Protocol, Form: c.FormMode, URL: c.URLMode, State: req.Params.RequestState}
-		if cl := heldClaim(ctx); cl != nil {
-			pr.Claimed = true
-			if _, use := cl.take(); use != nil {
-				if err := use.Commit(ctx); err != nil {
-					return nil, err
-				}
+		if req.GetBool("ask", false) {
+			ok, err := elicit.Confirm(ctx, "OK?")
+			if err != nil {
+				seen <- pr
+				return nil, err
 			}
+			pr.Claimed = ok
 		}
 		seen <- pr
 		return mcp.NewToolResultText("ok"), nil
 	}
-	m.AddTool(mcp.NewTool("probe"), h)
-	m.AddTool(mcp.NewTool("other"), h)
+	m.AddTool(mcp.NewTool("probe", mcp.WithBoolean("ask")), h)
+	m.AddTool(mcp.NewTool("other", mcp.WithBoolean("ask")), h)
 	return f, seen
 }
 
@@ -89,22 +91,11 @@ func recv(t *testing.T, seen chan probe) probe {
 	return probe{}
 }
 
-// issue seals a requestState for the call who to tool with args.
-func issue(t *testing.T, f *Server, who engine.Identity, tool, args string) string {
-	t.Helper()
-	b, err := engine.BindState(who, tool, []byte(args))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.eng.IssueState(b, engine.RandomID(), []byte(`{}`), time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+// confirmed is the input response that confirms.
+var confirmed = json.RawMessage(`{"action":"accept","content":{"confirm":true}}`)
 
-// modernCall is a tools/call of 2026-07-28 over Streamable HTTP.
-func modernCall(tool, args, state string) []byte {
+// modernCall is a tools/call of 2026-07-28.
+func modernCall(tool, args, state string, responses map[string]json.RawMessage) []byte {
 	params := map[string]any{
 		"name":      tool,
 		"arguments": json.RawMessage(args),
@@ -116,20 +107,72 @@ func modernCall(tool, args, state string) []byte {
 	if state != "" {
 		params["requestState"] = state
 	}
+	if responses != nil {
+		params["inputResponses"] = responses
+	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
 	return b
 }
 
-// post sends a 2026-07-28 tools/call as user and returns the JSON-RPC
-// error code (0 for a result).
-func post(t *testing.T, url, user, tool, args, state string) int {
+// reply is a JSON-RPC response as the tests read it.
+type reply struct {
+	Result *struct {
+		ResultType    string                     `json:"resultType"`
+		RequestState  string                     `json:"requestState"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+	} `json:"result"`
+	Error *struct {
+		Code int `json:"code"`
+	} `json:"error"`
+}
+
+// code is the JSON-RPC error code of r, 0 for a result.
+func (r *reply) code() int {
+	if r.Error != nil {
+		return r.Error.Code
+	}
+	return 0
+}
+
+// key is the key of r's one input request.
+func (r *reply) key(t *testing.T) string {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url+elicit.MCPPath, bytes.NewReader(modernCall(tool, args, state)))
+	if r.Result == nil || r.Result.ResultType != "input_required" || len(r.Result.InputRequests) != 1 {
+		t.Fatalf("not an input-required result: %+v", r)
+	}
+	for k := range r.Result.InputRequests {
+		return k
+	}
+	return ""
+}
+
+func decode(t *testing.T, body []byte) *reply {
+	t.Helper()
+	if i := bytes.Index(body, []byte("data: ")); i >= 0 {
+		body = body[i+len("data: "):]
+	}
+	var r reply
+	if err := json.Unmarshal(bytes.TrimSpace(body), &r); err != nil {
+		t.Fatalf("response %q: %v", body, err)
+	}
+	return &r
+}
+
+// post sends a 2026-07-28 tools/call as user over Streamable HTTP.
+func post(t *testing.T, url, user string, msg []byte) *reply {
+	t.Helper()
+	var m struct {
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	json.Unmarshal(msg, &m)
+	req, _ := http.NewRequest(http.MethodPost, url+elicit.MCPPath, bytes.NewReader(msg))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
 	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
+	req.Header.Set("Mcp-Name", m.Params.Name)
 	req.Header.Set("X-User", user)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -137,22 +180,7 @@ func post(t *testing.T, url, user, tool, args, state string) int {
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
-	if i := bytes.Index(body, []byte("data: ")); i >= 0 {
-		body = body[i+len("data: "):]
-	}
-	var msg struct {
-		Error *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(bytes.TrimSpace(body), &msg); err != nil {
-		t.Fatalf("response %q: %v", body, err)
-	}
-	if msg.Error != nil {
-		return msg.Error.Code
-	}
-	return 0
+	return decode(t, body)
 }
 
 // withUser is an authentication stand-in: the X-User header is the user.
@@ -162,72 +190,105 @@ func withUser(h http.Handler) http.Handler {
 	})
 }
 
-func TestRequestStateCheckHTTP(t *testing.T) {
-	f, seen := newProbe(t)
-	srv := httptest.NewServer(withUser(f.Handler(nil)))
-	defer srv.Close()
-	alice := engine.Identity{Subject: "alice", Session: engine.Sessionless}
-	args := `{"n":1}`
-
-	// A requestState issued for the call passes, claimed, once.
-	good := issue(t, f, alice, "probe", args)
-	if code := post(t, srv.URL, "alice", "probe", args, good); code != 0 {
-		t.Fatalf("valid requestState: error %d", code)
-	}
-	if p := recv(t, seen); !p.Claimed || p.Who != alice || p.Protocol != mcp.ProtocolVersion20260728 || !p.Form || p.URL {
-		t.Fatalf("the handler saw %+v", p)
-	}
-
-	tampered := []byte(issue(t, f, alice, "probe", args))
-	tampered[len(tampered)-3] ^= 1
-	for _, tc := range []struct {
-		name, user, tool, args, state string
-	}{
-		{"replayed", "alice", "probe", args, good},
-		{"tampered", "alice", "probe", args, string(tampered)},
-		{"another user's", "mallory", "probe", args, issue(t, f, alice, "probe", args)},
-		{"another tool's", "alice", "other", args, issue(t, f, alice, "probe", args)},
-		{"other arguments'", "alice", "probe", `{"n":2}`, issue(t, f, alice, "probe", args)},
-		{"a session's", "alice", "probe", args, issue(t, f, engine.Identity{Subject: "alice", Session: engine.TransportSession("abc")}, "probe", args)},
-		{"not JSON arguments'", "alice", "probe", `[1]`, issue(t, f, alice, "probe", args)},
-	} {
-		if code := post(t, srv.URL, tc.user, tc.tool, tc.args, tc.state); code != mcp.INVALID_PARAMS {
-			t.Errorf("%s requestState: error %d, want %d", tc.name, code, mcp.INVALID_PARAMS)
-		}
-	}
+// quiet fails the test if the probe ran.
+func quiet(t *testing.T, seen chan probe) {
+	t.Helper()
 	select {
 	case p := <-seen:
 		t.Fatalf("a refused call ran its handler: %+v", p)
 	default:
 	}
+}
+
+// The requestState of 2026-07-28 is checked before mcp-go reads the call:
+// one that was used, tampered with, or issued for another user, tool or
+// arguments is -32602 and the handler never runs.
+func TestRequestStateCheckHTTP(t *testing.T) {
+	f, seen := newProbe(t)
+	srv := httptest.NewServer(withUser(f.Handler(nil)))
+	defer srv.Close()
+	args := `{"ask":true}`
+	ask := func() (string, string) {
+		t.Helper()
+		r := post(t, srv.URL, "alice", modernCall("probe", args, "", nil))
+		k := r.key(t)
+		if p := recv(t, seen); p.Who != (engine.Identity{Subject: "alice", Session: engine.Sessionless}) || p.Protocol != mcp.ProtocolVersion20260728 || !p.Form || p.URL {
+			t.Fatalf("the handler saw %+v", p)
+		}
+		return r.Result.RequestState, k
+	}
+
+	// A requestState of the call, with its answer, passes once.
+	state, key := ask()
+	if r := post(t, srv.URL, "alice", modernCall("probe", args, state, map[string]json.RawMessage{key: confirmed})); r.code() != 0 {
+		t.Fatalf("valid requestState: error %d", r.code())
+	}
+	if p := recv(t, seen); !p.Claimed {
+		t.Fatalf("the handler did not get the answer: %+v", p)
+	}
+
+	for _, tc := range []struct {
+		name, user, tool, args string
+		state                  func() (string, string)
+	}{
+		{"replayed", "alice", "probe", args, func() (string, string) { return state, key }},
+		{"tampered", "alice", "probe", args, func() (string, string) {
+			s, k := ask()
+			b := []byte(s)
+			b[len(b)-3] ^= 1
+			return string(b), k
+		}},
+		{"another user's", "mallory", "probe", args, ask},
+		{"another tool's", "alice", "other", args, ask},
+		{"other arguments'", "alice", "probe", `{"ask":true,"n":2}`, ask},
+		{"not JSON arguments'", "alice", "probe", `[1]`, ask},
+	} {
+		s, k := tc.state()
+		if r := post(t, srv.URL, tc.user, modernCall(tc.tool, tc.args, s, map[string]json.RawMessage{k: confirmed})); r.code() != mcp.INVALID_PARAMS {
+			t.Errorf("%s requestState: error %d, want %d", tc.name, r.code(), mcp.INVALID_PARAMS)
+		}
+		quiet(t, seen)
+	}
 
 	// Someone else's requestState is not elicitvault's to check: it
-	// reaches the handler, unclaimed.
-	if code := post(t, srv.URL, "alice", "probe", args, "theirs"); code != 0 {
-		t.Fatalf("foreign requestState: error %d", code)
+	// reaches the handler untouched.
+	if r := post(t, srv.URL, "alice", modernCall("probe", `{}`, "theirs", nil)); r.code() != 0 {
+		t.Fatalf("foreign requestState: error %d", r.code())
 	}
-	if p := recv(t, seen); p.Claimed || p.State != "theirs" {
+	if p := recv(t, seen); p.State != "theirs" {
 		t.Fatalf("the handler saw %+v", p)
 	}
 }
 
-// A claim the handler does not commit (its answer never reached it) is
-// given back: the client may send the requestState again.
+// A requestState whose answer never reached the handler (the run failed
+// before) is given back: the client may send it again.
 func TestRequestStateReleased(t *testing.T) {
 	f, seen := newProbe(t)
-	f.m.AddTool(mcp.NewTool("fails"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		seen <- probe{Claimed: heldClaim(ctx) != nil}
-		return nil, io.ErrUnexpectedEOF
+	fail := true
+	f.m.AddTool(mcp.NewTool("flaky"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if req.Params.RequestState != "" && fail {
+			fail = false
+			return nil, io.ErrUnexpectedEOF // before it asks: the answer is not delivered
+		}
+		ok, err := elicit.Confirm(ctx, "OK?")
+		if err != nil {
+			return nil, err
+		}
+		seen <- probe{Claimed: ok}
+		return mcp.NewToolResultText("ok"), nil
 	})
 	srv := httptest.NewServer(withUser(f.Handler(nil)))
 	defer srv.Close()
-	who := engine.Identity{Subject: "alice", Session: engine.Sessionless}
-	state := issue(t, f, who, "fails", `{}`)
-	for range 2 {
-		post(t, srv.URL, "alice", "fails", `{}`, state)
-		if p := recv(t, seen); !p.Claimed {
-			t.Fatal("the handler ran without the claim")
-		}
+	r := post(t, srv.URL, "alice", modernCall("flaky", `{}`, "", nil))
+	retry := modernCall("flaky", `{}`, r.Result.RequestState, map[string]json.RawMessage{r.key(t): confirmed})
+	if r := post(t, srv.URL, "alice", retry); r.code() == 0 {
+		t.Fatal("the failing run succeeded")
+	}
+	if r := post(t, srv.URL, "alice", retry); r.code() != 0 {
+		t.Fatalf("resend: error %d", r.code())
+	}
+	if p := recv(t, seen); !p.Claimed {
+		t.Fatal("the resend did not get the answer")
 	}
 }
 
@@ -235,12 +296,16 @@ func TestRequestStateReleased(t *testing.T) {
 // of elicitvault's reaching the handler unchecked is refused.
 func TestRequestStateUnchecked(t *testing.T) {
 	f, seen := newProbe(t)
-	srv := httptest.NewServer(withUser(server.NewStreamableHTTPServer(f.m, server.WithEndpointPath(elicit.MCPPath))))
-	defer srv.Close()
-	who := engine.Identity{Subject: "alice", Session: engine.Sessionless}
-	if code := post(t, srv.URL, "alice", "probe", `{}`, issue(t, f, who, "probe", `{}`)); code == 0 {
+	checked := httptest.NewServer(withUser(f.Handler(nil)))
+	defer checked.Close()
+	unchecked := httptest.NewServer(withUser(server.NewStreamableHTTPServer(f.m, server.WithEndpointPath(elicit.MCPPath))))
+	defer unchecked.Close()
+	r := post(t, checked.URL, "alice", modernCall("probe", `{"ask":true}`, "", nil))
+	recv(t, seen)
+	if r := post(t, unchecked.URL, "alice", modernCall("probe", `{"ask":true}`, r.Result.RequestState, map[string]json.RawMessage{r.key(t): confirmed})); r.code() == 0 {
 		t.Fatalf("an unchecked requestState reached the handler: %+v", recv(t, seen))
 	}
+	quiet(t, seen)
 }
 
 func TestRequestStateCheckStdio(t *testing.T) {
@@ -251,65 +316,47 @@ func TestRequestStateCheckStdio(t *testing.T) {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- f.ServeStdio(ctx, inR, outW) }()
-	lines := make(chan string, 16)
+	lines := make(chan []byte, 16)
 	go func() {
-		buf := make([]byte, 0, 64<<10)
-		tmp := make([]byte, 4096)
+		br := bufio.NewReader(outR)
 		for {
-			n, err := outR.Read(tmp)
-			buf = append(buf, tmp[:n]...)
-			for {
-				i := bytes.IndexByte(buf, '\n')
-				if i < 0 {
-					break
-				}
-				lines <- string(buf[:i])
-				buf = buf[i+1:]
-			}
+			l, err := br.ReadBytes('\n')
 			if err != nil {
 				close(lines)
 				return
 			}
+			lines <- l
 		}
 	}()
-	send := func(msg []byte) string {
+	send := func(msg []byte) *reply {
 		inW.Write(append(msg, '\n'))
 		select {
 		case l := <-lines:
-			return l
+			return decode(t, l)
 		case <-time.After(10 * time.Second):
 			t.Fatal("no answer")
 		}
-		return ""
+		return nil
 	}
-	// The connection's session is known to the first call only.
-	first := send(modernCall("probe", `{}`, ""))
-	if strings.Contains(first, `"error"`) {
-		t.Fatalf("first call: %s", first)
-	}
+	r := send(modernCall("probe", `{"ask":true}`, "", nil))
+	key := r.key(t)
 	p := recv(t, seen)
 	if p.Who.Subject != "alice" || !p.Who.HasSession() {
 		t.Fatalf("identity %+v", p.Who)
 	}
-	good := issue(t, f, p.Who, "probe", `{}`)
-	if l := send(modernCall("probe", `{}`, good)); strings.Contains(l, `"error"`) {
-		t.Fatalf("valid requestState: %s", l)
+	good := modernCall("probe", `{"ask":true}`, r.Result.RequestState, map[string]json.RawMessage{key: confirmed})
+	if r := send(good); r.code() != 0 {
+		t.Fatalf("valid requestState: error %d", r.code())
 	}
 	if p := recv(t, seen); !p.Claimed {
-		t.Fatal("the handler ran without the claim")
+		t.Fatal("the handler did not get the answer")
 	}
-	for name, state := range map[string]string{
-		"replayed":    good,
-		"sessionless": issue(t, f, engine.Identity{Subject: "alice", Session: engine.Sessionless}, "probe", `{}`),
-	} {
-		if l := send(modernCall("probe", `{}`, state)); !strings.Contains(l, `"code":-32602`) {
-			t.Errorf("%s requestState: %s", name, l)
-		}
+	if r := send(good); r.code() != mcp.INVALID_PARAMS {
+		t.Errorf("replayed requestState: error %d", r.code())
 	}
+	quiet(t, seen)
 	inW.Close()
-	if err := <-done; err != nil && err != context.Canceled {
-		t.Logf("ServeStdio: %v", err)
-	}
+	<-done
 }
 
 // A stateful session of 2025-11-25 binds state to its transport session
