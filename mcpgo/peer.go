@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -89,7 +90,9 @@ func elicitError(ctx context.Context, err error) error {
 }
 
 func (p *peer) NotifyComplete(ctx context.Context, id string) {
-	p.m.SendElicitationComplete(p.m.WithContext(context.WithoutCancel(ctx), p.session), p.session, id)
+	if p.m.SendElicitationComplete(p.m.WithContext(context.WithoutCancel(ctx), p.session), p.session, id) == nil && ctx.Err() == nil {
+		settle(p.session)
+	}
 }
 
 func (p *peer) Progress(ctx context.Context, progress float64, message string) {
@@ -101,6 +104,22 @@ func (p *peer) Progress(ctx context.Context, progress float64, message string) {
 		"progress":      progress,
 		"message":       message,
 	})
+}
+
+// settle gives mcp-go's Streamable HTTP forwarder the time to write a
+// notification sent during a call before the call returns. mcp-go
+// v1.2.1 drops one that its forwarder took off the session's channel
+// just before the call's response closed the stream (the forwarder then
+// finds the stream done): elicitation/complete is sent right before the
+// handler returns.
+func settle(session server.ClientSession) {
+	if _, http := session.(server.SessionWithStreamableHTTPConfig); !http {
+		return
+	}
+	for i := 0; i < 50 && len(session.NotificationChannel()) > 0; i++ {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
 }
 
 // Log sends notifications/message through mcp-go, which applies the
