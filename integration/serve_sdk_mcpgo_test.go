@@ -24,6 +24,30 @@ func TestServeSDKMCPGoMCPGoClient(t *testing.T) {
 	serveMCPGoClient(t, startServe(t, nil, "--sdk", "mcp-go"), mcpgoVersions)
 }
 
+// TestServeSDKMCPGoLLMFallback: the LLM-mediated fallback on serve --sdk
+// mcp-go, with an mcp-go client that cannot elicit.
+func TestServeSDKMCPGoLLMFallback(t *testing.T) {
+	serveMCPGoLLMFallback(t, startServe(t, nil, "--sdk", "mcp-go"))
+}
+
+// TestServeSDKMCPGoTypeScript drives serve --sdk mcp-go with the clients
+// of the TypeScript SDK: v1 (1.32.2, 2025-11-25) and v2 (2.4.0) on both
+// protocol generations.
+func TestServeSDKMCPGoTypeScript(t *testing.T) {
+	nodeClient(t)
+	srv := startServe(t, nil, "--sdk", "mcp-go", "--conformance")
+	t.Run("v1", func(t *testing.T) {
+		rep, _ := runTS(t, &tsPlan{Transport: "http", URL: srv.mcpURL(), Steps: tsSteps})
+		checkTS(t, rep, "2025-11-25")
+	})
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run("v2/"+version, func(t *testing.T) {
+			rep, _ := runTS(t, &tsPlan{SDK: "v2", Version: version, Transport: "http", URL: srv.mcpURL(), Steps: tsSteps})
+			checkTS(t, rep, version)
+		})
+	}
+}
+
 // TestServeSDKMCPGoChromium: URL mode on serve --sdk mcp-go with the
 // mcp-go client, the user choosing on the consent page in Chromium.
 func TestServeSDKMCPGoChromium(t *testing.T) {
