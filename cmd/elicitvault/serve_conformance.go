@@ -139,7 +139,7 @@ func (r *reference) addConformanceTools() {
 		}
 		return text("%s (%s): action=%s, ok=%v", saved, from, res.Action, res.Content["ok"]), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "test_input_required_result_multi_round",
 		Description: "SEP-2322: two rounds of input requests (step1, step2), each with a new requestState",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
@@ -153,7 +153,7 @@ func (r *reference) addConformanceTools() {
 		}
 		return text("name=%v, color=%v", name.Content["name"], color.Content["color"]), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "test_input_required_result_tampered_state",
 		Description: "SEP-2322: asks for a confirmation; a tampered requestState is the JSON-RPC error -32602",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
@@ -163,7 +163,7 @@ func (r *reference) addConformanceTools() {
 		}
 		return text("action=%s, ok=%v", res.Action, res.Content["ok"]), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "test_streaming_elicitation",
 		Description: "Stateless MCP: an elicitation, which on 2026-07-28 is an input-required result, never a request on the response stream",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
