@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
-	"github.com/elicitvault/elicitvault/store"
 )
 
 // blocking is the request flow of protocols before 2026-07-28: it sends
@@ -43,7 +42,7 @@ func (pa *blockingPath) blocking(ctx context.Context, r *Request, ttl time.Durat
 	}
 	defer s.End(ctx)
 	if r.Mode == ModeForm {
-		return e.block.blockingForm(ctx, r, s, first, params, ttl)
+		return e.block.blockingForm(ctx, r, s, params, ttl)
 	}
 	sub := &engine.Subscription{Subscription: first}
 	defer func() { sub.Close() }()
@@ -71,7 +70,7 @@ func (pa *blockingPath) blocking(ctx context.Context, r *Request, ttl time.Durat
 	// In URL mode the callback can beat the client's reply; it is kept
 	// until the reply comes, so that the request is not cancelled.
 	var early *Response
-	rr := s.NewReader()
+	rr := resultReader{s.NewReader()}
 	local, done := s.WaitLocal()
 	defer done()
 	for {
@@ -101,13 +100,11 @@ func (pa *blockingPath) blocking(ctx context.Context, r *Request, ttl time.Durat
 			// URL mode: the user went to the page; the callback decides.
 			if early == nil {
 				var ok bool
-				var rec *engine.Result
-				if rec, ok, err = rr.Read(ctx); err != nil {
+				if early, ok, err = rr.read(ctx); err != nil {
 					return nil, err
 				} else if !ok {
 					continue
 				}
-				early = response(rec)
 			}
 			return e.block.urlDone(ctx, r, early)
 		case <-rr.Retry():
@@ -119,14 +116,13 @@ func (pa *blockingPath) blocking(ctx context.Context, r *Request, ttl time.Durat
 				}
 			}
 		case <-wctx.Done():
-			return nil, engine.WaitErrAfter(ctx, rr)
+			return nil, engine.WaitErrAfter(ctx, rr.ResultReader)
 		}
 		// A message, or a read to try again: the store says.
-		rec, ok, err := rr.Read(ctx)
+		res, ok, err := rr.read(ctx)
 		if err != nil {
 			return nil, err
 		}
-		res := response(rec)
 		if !ok {
 			continue
 		}
@@ -142,13 +138,12 @@ func (pa *blockingPath) blocking(ctx context.Context, r *Request, ttl time.Durat
 }
 
 // blockingForm is blocking for form mode, where only the client's reply
-// answers: the store can only bring the news that a newer elicitation in
-// the session replaced this one. The request is sent from the caller's
+// answers: the only other news is that a newer elicitation in the session
+// replaced this one, which comes in this process (engine.Slot.Superseded:
+// the session lives here). The request is sent from the caller's
 // goroutine, as a bare ServerSession.Elicit would be, and a watcher
-// follows the elicitation's channel (it owns sub) and cancels the request
-// when that news comes.
-func (pa *blockingPath) blockingForm(ctx context.Context, r *Request, s *engine.Slot, sub store.Subscription, params *engine.ElicitParams, ttl time.Duration) (*Response, error) {
-	e := pa.e
+// cancels it when that news comes.
+func (pa *blockingPath) blockingForm(ctx context.Context, r *Request, s *engine.Slot, params *engine.ElicitParams, ttl time.Duration) (*Response, error) {
 	wctx, cancel := context.WithTimeout(ctx, ttl)
 	defer cancel()
 	rctx, stop := context.WithCancel(wctx)
@@ -160,33 +155,11 @@ func (pa *blockingPath) blockingForm(ctx context.Context, r *Request, s *engine.
 	}
 	news := make(chan result, 1)
 	go func() {
-		defer func() { sub.Close() }()
-		for {
-			select {
-			case _, ok := <-sub.Messages():
-				if !ok {
-					// The subscription ended: subscribe again, then read.
-					sub.Close()
-					ns, err := e.store.Subscribe(rctx, s.Channel())
-					if err != nil {
-						if rctx.Err() == nil {
-							news <- result{err: fmt.Errorf("elicit: subscribe: %w", err)}
-							stop()
-						}
-						return
-					}
-					sub = ns
-				}
-				res, ok, err := s.ReadResult(ctx)
-				if !ok && err == nil {
-					continue
-				}
-				news <- result{response(res), err}
-				stop()
-				return
-			case <-rctx.Done():
-				return
-			}
+		select {
+		case <-s.Superseded():
+			news <- result{err: ErrCancelled}
+			stop()
+		case <-rctx.Done():
 		}
 	}()
 
@@ -206,8 +179,11 @@ func (pa *blockingPath) blockingForm(ctx context.Context, r *Request, s *engine.
 }
 
 // urlDone notifies the client that a URL-mode elicitation completed on
-// the page: accepted or declined there, both end it.
+// the page: accepted or declined there, both end it. The answer is taken:
+// the page that wrote it may say so.
 func (pa *blockingPath) urlDone(ctx context.Context, r *Request, res *Response) (*Response, error) {
+	e := pa.e
+	e.engine.Slot(r.Call.who, r.ID, time.Time{}).Taken(ctx)
 	notifyComplete(ctx, r.Call.peer, r.ID)
 	return res, nil
 }
@@ -220,14 +196,6 @@ func clientError(err error) error {
 		return &ClientError{Code: ce.Code}
 	}
 	return fmt.Errorf("elicit: elicitation/create: %w", err)
-}
-
-// response is a result record as the flow's Response.
-func response(r *engine.Result) *Response {
-	if r == nil {
-		return nil
-	}
-	return &Response{Action: Action(r.Action), Content: r.Content}
 }
 
 // blockingPath is the blocking request of protocols before 2026-07-28:

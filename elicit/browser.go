@@ -131,7 +131,7 @@ func (pa *browserPath) viaBrowser(ctx context.Context, r *Request, ttl time.Dura
 					return nil, err
 				}
 			}
-			if _, done, err := s.ReadResult(ctx); done {
+			if _, done, err := readResult(ctx, s); done {
 				// Only a newer elicitation writes here.
 				if err == nil {
 					err = ErrCancelled
@@ -164,8 +164,11 @@ func (pa *browserPath) urlViaBrowser(ctx context.Context, r *Request, ttl time.D
 	sub := &engine.Subscription{Subscription: first}
 	defer func() { sub.Close() }()
 	e.browse.announce(ctx, call, r.Message, link, "")
-	res, err := s.Await(ctx, expiry, sub)
-	return response(res), err
+	res, err := await(ctx, expiry, s, sub)
+	if err == nil {
+		s.Taken(ctx) // the page that wrote it may say so
+	}
+	return res, err
 }
 
 // announce tells the user where the form of a BrowserForm elicitation is

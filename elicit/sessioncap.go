@@ -372,7 +372,7 @@ func (c *sessionCap) expire(s *liveSession) {
 // close ends the waiting calls of a session taken from the table with
 // cause, then closes it, and deletes what it left pending.
 func (c *sessionCap) close(s *liveSession, cause error) {
-	c.e.endCallsWith(engine.Identity{Subject: s.subject, Session: engine.TransportSession(s.id)}, cause)
+	c.e.engine.EndCalls(engine.Identity{Subject: s.subject, Session: engine.TransportSession(s.id)}, cause)
 	c.mu.Lock()
 	ss := s.ss
 	s.ss = nil

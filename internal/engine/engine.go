@@ -24,6 +24,7 @@ type Engine struct {
 	calls  calls
 	// waiting are the calls of this node waiting for a URL-mode answer.
 	waiting waiters
+	local   localSessions
 }
 
 // URLEnder ends URL-mode elicitations: the front-end that asked them,
