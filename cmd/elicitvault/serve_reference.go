@@ -102,6 +102,9 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 			return nil, err
 		}
 		r.addConformanceTools()
+		if r.mg != nil {
+			r.addMCPGoConformance()
+		}
 	}
 	if path := os.Getenv(probeEnv); path != "" {
 		r.addProbe(path)
