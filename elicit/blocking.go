@@ -187,8 +187,10 @@ func (e *Elicitor) blockingForm(ctx context.Context, r *Request, s *engine.Slot,
 }
 
 // urlDone notifies the client that a URL-mode elicitation completed on
-// the page: accepted or declined there, both end it.
+// the page: accepted or declined there, both end it. The answer is taken:
+// the page that wrote it may say so.
 func (e *Elicitor) urlDone(ctx context.Context, r *Request, res *Response) (*Response, error) {
+	e.slot(r.Call.who, r.ID, time.Time{}).Taken(ctx)
 	notifyComplete(ctx, r.Call.peer, r.ID)
 	return res, nil
 }

@@ -161,7 +161,11 @@ func (e *Elicitor) urlViaBrowser(ctx context.Context, r *Request, ttl time.Durat
 	sub := &subscription{first}
 	defer func() { sub.Close() }()
 	e.announce(ctx, call, r.Message, link, "")
-	return e.await(ctx, expiry, s, sub)
+	res, err := e.await(ctx, expiry, s, sub)
+	if err == nil {
+		s.Taken(ctx) // the page that wrote it may say so
+	}
+	return res, err
 }
 
 // announce tells the user where the form of a BrowserForm elicitation is

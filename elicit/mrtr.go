@@ -8,14 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/internal/token"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The 2026-07-28 protocol (SEP-2322, multi round-trip requests) forbids a
@@ -36,6 +33,19 @@ import (
 // bound to the tool name, the hash of the arguments, the session (when
 // the transport has one) and the subject, valid for the elicitation's TTL,
 // and consumed once.
+//
+// A URL-mode elicitation is answered on a page, not in the retry: the
+// retry that brings the client's "accept" waits for the page, at most
+// Config.URLRoundWait, and then answers "still waiting": an input-required
+// result without input requests, whose new requestState carries the same
+// answers. The client sends it back at once (the TypeScript SDK after
+// 250 ms) and the wait goes on. The go-sdk client fails a call at its
+// third such result in a row, so there are at most stillWaitingRounds of
+// them; the retry after the last waits until the TTL. With the
+// TypeScript SDK's timeout of a minute per request, a call so survives a
+// user who finishes on the page up to about 100 s after the link was
+// given (2 × 20 s + 60 s). An answer that comes between two retries
+// stays in the store for the next.
 
 // asked is the elicitation a round asked for.
 type asked struct {
@@ -59,11 +69,22 @@ type answered struct {
 	Wait bool `json:"wait,omitempty"`
 }
 
+// stillWaitingRounds is how many "still waiting" results a call gets at
+// most: the go-sdk client (v1.8.0) fails a call at the third
+// input-required result without input requests
+// (maxLoadSheddingMultiRoundTripRetries).
+const stillWaitingRounds = 2
+
 // requestState is the plaintext of a requestState token.
 type requestState struct {
 	Answers []answered `json:"answers,omitempty"`
 	Asked   *asked     `json:"asked"`
 	State   []byte     `json:"state,omitempty"` // SaveState
+	// Waits counts the "still waiting" results of the call so far; one
+	// or more marks the requestState of such a result, which asked
+	// nothing: its last answer is the URL-mode one being waited for
+	// (Asked names it).
+	Waits int `json:"waits,omitempty"`
 }
 
 // round is the state of one run of a tool handler, which the receiving
@@ -72,9 +93,11 @@ type requestState struct {
 // this run stopped for input. Runs repeat on 2026-07-28 (one per input
 // request) and on the continuation of an LLMMediated elicitation.
 type round struct {
+	e       *Elicitor
 	answers []answered
 	next    int
 	state   []byte
+	waits   int // requestState.Waits of the requestState this run continues
 
 	// Where the run stopped: an input request (2026-07-28) or an
 	// LLM-mediated elicitation.
@@ -82,6 +105,9 @@ type round struct {
 	params  *engine.ElicitParams
 	ttl     time.Duration
 	pending *modelAsk
+	// still marks a stop at a URL-mode elicitation whose page was not
+	// answered within the round's wait: ask names it, params is nil.
+	still bool
 
 	// continued marks the continuation of an LLM-mediated elicitation.
 	// It answers a tool call of its own (FallbackTool), so it cannot stop
@@ -156,7 +182,17 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 			r.ID = a.ID
 			if r.Mode == ModeURL {
 				if a.Wait {
-					res, err := e.awaitURL(ctx, r, ttl)
+					res, expiry, err := e.awaitURL(ctx, r, rd.roundWait(e))
+					if errors.Is(err, errStillWaiting) {
+						// The requestState is used up: the client gets a
+						// new one, for a round that waits again.
+						if err := rd.deliver(ctx, i); err != nil {
+							return nil, err
+						}
+						rd.ask = &asked{FP: a.FP, Mode: ModeURL, ID: a.ID}
+						rd.still, rd.ttl = true, expiry.Sub(e.now())
+						return nil, ErrInputRequired
+					}
 					if err == nil {
 						a.Wait = false // a later run must not wait again
 						err = rd.deliver(ctx, i)
@@ -166,6 +202,8 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 						// the requestState, until its expiry.
 						return nil, err
 					}
+					// Taken: the page that wrote it may say so.
+					e.slot(r.Call.who, r.ID, time.Time{}).Taken(ctx)
 					// Used up: its records go once the run is over, not
 					// before the handler has the answer (issue 26).
 					rd.ended = append(rd.ended, e.slot(r.Call.who, r.ID, time.Time{}))
@@ -190,6 +228,16 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 		}
 		return res, err
 	}
+}
+
+// roundWait is how long this run waits for a URL-mode page: the
+// Elicitor's round wait, or 0 (until the TTL) once the call had its
+// "still waiting" results.
+func (rd *round) roundWait(e *Elicitor) time.Duration {
+	if rd.waits >= stillWaitingRounds {
+		return 0
+	}
+	return e.roundWait
 }
 
 // fingerprint identifies what an elicitation asks.
@@ -229,7 +277,7 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 		if err := e.putPending(ctx, s, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
 			return nil, err
 		}
-		e.leave(r.Call.peer, s)
+		e.engine.LeaveFor(r.Call.peer, s)
 		p.URL = link
 		p.ElicitationID = r.ID
 	}
@@ -237,88 +285,75 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 	return nil, ErrInputRequired
 }
 
-// mrtr handles a tools/call on 2026-07-28 around the handler.
-func (e *Elicitor) mrtr(ctx context.Context, call *Call, req *mcp.CallToolRequest, next func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
-	rd := &round{}
-	p := req.Params
-	if p.RequestState != "" {
-		var err error
-		if rd.answers, rd.state, rd.use, err = e.continueRound(ctx, call, p); err != nil {
-			// Refused before the handler runs: nothing of the call is done.
-			return nil, err
-		}
-		rd.fresh = len(rd.answers) - 1
+// open starts the round of the call p (engine.Flow.Open): on 2026-07-28,
+// with the answers its requestState and responses bring. Refused before
+// the handler runs, nothing of the call is done.
+func (e *Elicitor) open(ctx context.Context, p engine.Peer, state string, responses map[string]json.RawMessage) (*round, error) {
+	rd := &round{e: e}
+	call := newCall(p)
+	if state == "" || !call.inputRequests() {
+		return rd, nil
 	}
-	res, err := next(context.WithValue(ctx, roundKey{}, rd))
-	rd.settle(ctx)
-	return e.finish(ctx, call, rd, res, err)
+	var err error
+	if rd.answers, rd.state, rd.waits, rd.use, err = e.continueRound(ctx, call, state, responses); err != nil {
+		return nil, err
+	}
+	rd.fresh = len(rd.answers) - 1
+	return rd, nil
 }
 
-// finish turns the result of a run that stopped for input into what the
-// client gets: input requests with a requestState, or the instructions of
-// an LLM-mediated elicitation. Any other result passes (a
-// *URLRequiredError becoming -32042).
+// Context returns the handler's context, which carries rd.
+func (rd *round) Context(ctx context.Context) context.Context {
+	return context.WithValue(ctx, roundKey{}, rd)
+}
+
+// Settle gives back the requestState's claim if the handler never
+// received its answer (settle).
+func (rd *round) Settle(ctx context.Context) { rd.settle(ctx) }
+
+// Stop turns the end of a run into what the client gets instead of the
+// handler's result: input requests with a requestState, or the
+// instructions of an LLM-mediated elicitation, or -32042 for a
+// *URLRequiredError; nil for the handler's result as it is.
 //
 // The round decides, not what the handler returned: a handler that turned
 // ErrInputRequired into a result of its own (a CallToolResult with
 // IsError, a habit of Go handlers) still gets its question asked, and the
 // Elicitor logs a warning, since that handler would also hide other
 // errors of its elicitations.
-func (e *Elicitor) finish(ctx context.Context, call *Call, rd *round, res mcp.Result, err error) (mcp.Result, error) {
+func (rd *round) Stop(ctx context.Context, p engine.Peer, cause error) (*engine.Stop, error) {
+	e := rd.e
+	call := newCall(p)
 	if !rd.stopped() {
-		return urlRequired(res, err)
+		var ue *URLRequiredError
+		if errors.As(cause, &ue) {
+			return &engine.Stop{URLRequired: []*engine.ElicitParams{ue.params}}, nil
+		}
+		return nil, nil
 	}
-	if !stoppedForInput(res, err) {
+	if !errors.Is(cause, ErrInputRequired) {
 		e.log.WarnContext(ctx, "elicit: a tool handler did not return the error of an elicitation that stopped for input; the client gets the input request all the same (return the error of Form, Confirm and URL as it is)",
 			slog.String("tool", call.Tool))
 	}
 	switch {
+	case rd.still:
+		// Still waiting: input requests, none of them, and a new state.
+		st := requestState{Answers: rd.answers, Asked: rd.ask, State: rd.state, Waits: rd.waits + 1}
+		tok, err := e.issueState(call, &st, rd.ttl)
+		if err != nil {
+			return nil, err
+		}
+		return &engine.Stop{InputRequests: map[string]*engine.ElicitParams{}, RequestState: tok}, nil
 	case rd.ask != nil:
 		st := requestState{Answers: rd.answers, Asked: rd.ask, State: rd.state}
-		tok, ierr := e.issueState(call, &st, rd.ttl)
-		if ierr != nil {
-			return nil, ierr
+		tok, err := e.issueState(call, &st, rd.ttl)
+		if err != nil {
+			return nil, err
 		}
-		return inputRequired(rd.ask.Key, rd.params, tok)
-	case rd.pending != nil:
-		return e.pendingResult(ctx, call, rd)
+		return &engine.Stop{InputRequests: map[string]*engine.ElicitParams{rd.ask.Key: rd.params}, RequestState: tok}, nil
 	}
-	return res, err
+	return e.pendingStop(ctx, call, rd)
 }
-
-// stoppedForInput reports whether the handler returned ErrInputRequired,
-// as an error or as a tool error result.
-func stoppedForInput(res mcp.Result, err error) bool {
-	if err != nil {
-		return errors.Is(err, ErrInputRequired)
-	}
-	if tr, ok := res.(*mcp.CallToolResult); ok && tr != nil {
-		return errors.Is(tr.GetError(), ErrInputRequired)
-	}
-	return false
-}
-
-// inputRequired builds the input-required result. The go-sdk sets its
-// result type only on results a handler returns; this one replaces the
-// handler's, so it is a copy of inputRequiredResult, which was decoded from
-// its wire form once (a decoding costs the go-sdk's JSON decoder a large
-// buffer: once per process, not once per round).
-func inputRequired(key string, p *engine.ElicitParams, state string) (mcp.Result, error) {
-	tmpl, err := inputRequiredResult()
-	if err != nil {
-		return nil, fmt.Errorf("elicit: %w", err)
-	}
-	res := *tmpl
-	res.InputRequests = mcp.InputRequestMap{key: sdkParams(p)}
-	res.RequestState = state
-	return &res, nil
-}
-
-var inputRequiredResult = sync.OnceValues(func() (*mcp.CallToolResult, error) {
-	var res mcp.CallToolResult
-	err := json.Unmarshal([]byte(`{"resultType":"input_required"}`), &res)
-	return &res, err
-})
 
 // stateBinding is what the requestState of the call is bound to.
 func stateBinding(c *Call) (engine.StateBinding, error) {
@@ -350,46 +385,54 @@ func (e *Elicitor) issueState(c *Call, st *requestState, ttl time.Duration) (str
 // response of the wrong kind are invalid params: the JSON-RPC error
 // -32602, the same for every reason of the first kind. A round without the
 // response asks the question again.
-func (e *Elicitor) continueRound(ctx context.Context, call *Call, p *mcp.CallToolParamsRaw) (answers []answered, state []byte, use *oneshot.Use, err error) {
+func (e *Elicitor) continueRound(ctx context.Context, call *Call, requestState string, responses map[string]json.RawMessage) (answers []answered, state []byte, waits int, use *oneshot.Use, err error) {
 	b, err := stateBinding(call)
 	if err != nil {
-		return nil, nil, nil, errBadState
+		return nil, nil, 0, nil, errBadState
 	}
-	c, use, err := e.engine.ClaimState(ctx, b, p.RequestState)
+	c, use, err := e.engine.ClaimState(ctx, b, requestState)
 	switch {
 	case errors.Is(err, token.ErrInProgress):
-		return nil, nil, nil, ErrAnswerInProgress
+		return nil, nil, 0, nil, ErrAnswerInProgress
 	case errors.Is(err, engine.ErrBadState):
-		return nil, nil, nil, errBadState
+		return nil, nil, 0, nil, errBadState
 	case err != nil:
-		return nil, nil, nil, err
+		return nil, nil, 0, nil, err
 	}
-	answers, state, fresh, err := e.roundAnswers(ctx, c, p, b.Who)
+	st, fresh, err := e.roundAnswers(ctx, c, responses, b.Who)
 	switch {
 	case err != nil:
 		use.Release(context.WithoutCancel(ctx))
-		return nil, nil, nil, err
+		return nil, nil, 0, nil, err
 	case !fresh:
 		// Nothing to deliver: the requestState is used up now, as the
 		// handler asks again under a new one.
 		if err := use.Commit(ctx); err != nil {
 			use.Release(context.WithoutCancel(ctx))
-			return nil, nil, nil, fmt.Errorf("elicit: requestState: %w", err)
+			return nil, nil, 0, nil, fmt.Errorf("elicit: requestState: %w", err)
 		}
-		return answers, state, nil, nil
+		return st.Answers, st.State, st.Waits, nil, nil
 	}
-	return answers, state, use, nil
+	return st.Answers, st.State, st.Waits, use, nil
 }
 
-// roundAnswers reads the answers of a verified requestState and the
-// client's response to its input request; fresh reports whether there is
-// one.
-func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, p *mcp.CallToolParamsRaw, who engine.Identity) (answers []answered, state []byte, fresh bool, err error) {
-	var st requestState
-	if err := json.Unmarshal(c.State, &st); err != nil || st.Asked == nil || st.Asked.ID != c.ElicitationID {
-		return nil, nil, false, errBadState
+// roundAnswers reads a verified requestState, with the client's response
+// to its input request as the last answer; fresh reports whether there is
+// one. The requestState of a "still waiting" result asked nothing: its
+// last answer, the URL-mode elicitation being waited for, is the fresh one
+// (the client's input responses, if any, are ignored).
+func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, responses map[string]json.RawMessage, who engine.Identity) (st *requestState, fresh bool, err error) {
+	st = &requestState{}
+	if err := json.Unmarshal(c.State, st); err != nil || st.Asked == nil || st.Asked.ID != c.ElicitationID {
+		return nil, false, errBadState
 	}
-	raw, ok := p.InputResponses[st.Asked.Key]
+	if st.Waits > 0 {
+		if n := len(st.Answers); n == 0 || !st.Answers[n-1].Wait || st.Answers[n-1].ID != st.Asked.ID {
+			return nil, false, errBadState
+		}
+		return st, true, nil
+	}
+	raw, ok := responses[st.Asked.Key]
 	if !ok || raw == nil {
 		// No answer in this round: the handler runs again and asks again.
 		// A URL-mode elicitation asked with a new ID; this one's record
@@ -397,34 +440,61 @@ func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, p *mcp.Cal
 		if st.Asked.Mode == ModeURL {
 			e.slot(who, st.Asked.ID, time.Time{}).End(ctx)
 		}
-		return st.Answers, st.State, false, nil
+		return st, false, nil
 	}
-	resp, ok := raw.(*mcp.ElicitResult)
-	if !ok || resp == nil {
-		return nil, nil, false, invalidParams(fmt.Sprintf("inputResponses[%q] is not an elicitation result", clip(st.Asked.Key)))
+	resp, ok := elicitResult(raw)
+	if !ok {
+		return nil, false, &engine.InvalidParamsError{Message: fmt.Sprintf("inputResponses[%q] is not an elicitation result", clip(st.Asked.Key))}
 	}
-	a := answered{FP: st.Asked.FP, ID: st.Asked.ID, Action: Action(resp.Action)}
+	a := answered{FP: st.Asked.FP, ID: st.Asked.ID, Action: resp.Action}
 	switch {
 	case a.Action == Accept && st.Asked.Mode == ModeForm:
 		a.Content = resp.Content
 	case a.Action == Accept && st.Asked.Mode == ModeURL:
 		a.Wait = true
 	}
-	return append(st.Answers, a), st.State, true, nil
+	st.Answers = append(st.Answers, a)
+	return st, true, nil
 }
 
-// ours reports whether a requestState is one of ours (a compact token).
-func ours(state string) bool {
-	return state == "" || strings.HasPrefix(state, "ev2.") || strings.HasPrefix(state, "ev1.")
+// errBadState answers a requestState that does not verify: tampered,
+// expired, already used, or issued for another call, session or subject.
+// It is one error for all of them, as ErrUnknownElicitation is.
+var errBadState error = &engine.InvalidParamsError{Message: "requestState is invalid, expired or already used; call again without it", Err: engine.ErrBadState}
+
+// elicitResult decodes an input response that is an elicitation result:
+// one with "action" and without "roots", as the SDKs tell them apart.
+func elicitResult(raw json.RawMessage) (*Response, bool) {
+	var probe struct {
+		Action json.RawMessage `json:"action"`
+		Roots  json.RawMessage `json:"roots"`
+	}
+	if json.Unmarshal(raw, &probe) != nil || probe.Action == nil || probe.Roots != nil {
+		return nil, false
+	}
+	var res struct {
+		Action  Action         `json:"action"`
+		Content map[string]any `json:"content"`
+	}
+	if json.Unmarshal(raw, &res) != nil {
+		return nil, false
+	}
+	return &Response{Action: res.Action, Content: res.Content}, true
 }
+
+// errStillWaiting is awaitURL's wait that ended before the
+// elicitation's expiry.
+var errStillWaiting = errors.New("elicit: still waiting for the page")
 
 // awaitURL waits for the callback of a URL-mode elicitation the client
-// accepted in an earlier round, then notifies the client.
-func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) (*Response, error) {
+// accepted in an earlier round, then notifies the client. With a limit, it
+// waits at most that long and then returns errStillWaiting, leaving the
+// elicitation in place for the next round; expiry is the elicitation's.
+func (e *Elicitor) awaitURL(ctx context.Context, r *Request, limit time.Duration) (_ *Response, expiry time.Time, _ error) {
 	s := e.slot(r.Call.who, r.ID, time.Time{})
 	first, err := e.store.Subscribe(ctx, s.Channel())
 	if err != nil {
-		return nil, fmt.Errorf("elicit: subscribe: %w", err)
+		return nil, expiry, fmt.Errorf("elicit: subscribe: %w", err)
 	}
 	sub := &subscription{first}
 	defer func() { sub.Close() }()
@@ -432,18 +502,27 @@ func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) 
 	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
 		// Gone: expired, or ended after an earlier run delivered it.
 		if res, ok, err := e.readResult(ctx, s); ok || err != nil {
-			return res, err
+			return res, expiry, err
 		}
-		return nil, ErrTimeout
+		return nil, expiry, ErrTimeout
 	}
 	s.Expiry = time.UnixMilli(rec.Expiry)
+	until := s.Expiry
+	bounded := limit > 0 && e.now().Add(limit).Before(s.Expiry)
+	if bounded {
+		until = time.Now().Add(limit)
+	}
 	rctx, end := resume(ctx, e.hooks, rec.Mode, rec.Carried)
-	res, err := e.await(rctx, s.Expiry, s, sub)
+	res, err := e.await(rctx, until, s, sub)
+	if bounded && errors.Is(err, ErrTimeout) {
+		end(ErrInputRequired)
+		return nil, s.Expiry, errStillWaiting
+	}
 	end(err)
 	if err != nil {
 		s.End(ctx)
-		return nil, err
+		return nil, s.Expiry, err
 	}
 	notifyComplete(ctx, r.Call.peer, r.ID) // accepted or declined on the page
-	return res, nil
+	return res, s.Expiry, nil
 }

@@ -31,7 +31,7 @@ import (
 // Decline and Cancel are also the user's refusal to open the page. The
 // waiting, TTL, cancellation and protocol rules are those of Form; on
 // 2026-07-28 the handler runs again once the user opened the page, and URL
-// waits there for the page. With WithURLElicitationRequiredError (before
+// waits there for the page, in retries of at most Config.URLRoundWait. With WithURLElicitationRequiredError (before
 // 2026-07-28) URL does not wait: it returns an error for the handler to
 // return, which becomes the protocol error -32042; when the page completes
 // the client is notified, retries the call, and this time URL returns the
@@ -74,32 +74,40 @@ func (*goneError) Is(target error) bool {
 // (-32042) gets its answer written where the retry of the call looks for
 // it, by this page, so that no waiter is needed; one handed to the model
 // keeps it for the model's sendElicitationResult.
-func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Action) (err error) {
+func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Action) error {
+	_, _, err := e.resolveURLUntil(ctx, c, action)
+	return err
+}
+
+// resolveURLUntil is resolveURL that also returns the elicitation's
+// expiry, until which its answer waits for the call to take it, and
+// whether a call may take it now (false when the model brings it).
+func (e *Elicitor) resolveURLUntil(ctx context.Context, c *token.Claims, action Action) (_ time.Time, waited bool, err error) {
 	s := e.slot(engine.ClaimsIdentity(c), c.ElicitationID, time.Time{})
 	var rec pendingRecord
 	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
 		if errors.Is(err, ErrUnknownElicitation) {
-			return errGone
+			return time.Time{}, false, errGone
 		}
-		return err
+		return time.Time{}, false, err
 	}
 	ctx, end := resume(ctx, e.hooks, rec.Mode, rec.Carried)
 	defer func() { end(err) }()
 	if rec.Mode != ModeURL {
-		return errGone
+		return time.Time{}, false, errGone
 	}
 	s.Expiry = time.UnixMilli(rec.Expiry)
 	if !s.Expiry.After(e.now()) {
-		return errGone
+		return time.Time{}, false, errGone
 	}
 	res := &resultRecord{Action: action}
 	if rec.Done != "" {
 		done := e.slot(engine.ClaimsIdentity(c), "done:"+rec.Done, s.Expiry)
 		if err := done.Put(ctx, engine.PurposeResult, &resultRecord{Action: action, ID: c.ElicitationID, Expiry: rec.Expiry}); err != nil {
-			return err
+			return time.Time{}, false, err
 		}
 	}
-	return s.Resolve(ctx, res)
+	return s.Expiry, rec.Via != engine.ViaModel, s.Resolve(ctx, res)
 }
 
 // issueURL issues the callback token of r and returns the link to send.
@@ -239,6 +247,7 @@ func (e *Elicitor) takeDone(ctx context.Context, call *Call, fp string) (*Respon
 		use.Release(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("elicit: store: %w", err)
 	}
+	e.slot(call.who, dr.ID, time.Time{}).Taken(ctx) // for the page, if it still waits
 	go func() {
 		// Only this answer: a newer one under the same key stays.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)

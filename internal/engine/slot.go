@@ -110,6 +110,26 @@ func (s *Slot) Publish(ctx context.Context) {
 	}
 }
 
+// Taken announces on the elicitation's channel that its call took the
+// answer, for the page that wrote it, which waits for this (IsTaken)
+// before it tells the user that they are done. Best effort, under every
+// secret of the keyring, like Publish.
+func (s *Slot) Taken(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	for _, key := range s.e.keys.StoreKeys(s.Binding(PurposeChannel)) {
+		s.e.store.Publish(ctx, "ev:"+key, takenMessage)
+	}
+}
+
+// takenMessage is Taken's message; Publish's is one byte 1.
+var takenMessage = []byte{2}
+
+// IsTaken reports whether m is the announcement of Taken.
+func IsTaken(m store.Message) bool {
+	return len(m.Data) == 1 && m.Data[0] == takenMessage[0]
+}
+
 // Begin subscribes to the elicitation's channel, writes its pending
 // record (see PutPending), makes it the session's pending elicitation and
 // cancels the one it replaces. The caller must call End. A Local slot
