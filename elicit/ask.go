@@ -33,7 +33,12 @@ func (e *Elicitor) ask(ctx context.Context, r *Request, o *options) (*Response, 
 	}
 
 	var send RequestFunc
+	run := taskFrom(ctx)
 	switch {
+	case run != nil && supported:
+		send = func(ctx context.Context, r *Request) (*Response, error) {
+			return e.taskInput(ctx, run, r, ttl, o)
+		}
 	case !supported:
 		send = func(ctx context.Context, r *Request) (*Response, error) {
 			return e.unsupported(ctx, r, ttl, o)

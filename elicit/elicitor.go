@@ -174,6 +174,8 @@ type Elicitor struct {
 	caps []*sessionCap // the session tables of its Handlers
 
 	waiting waiters // the calls of this node waiting for a URL-mode answer
+
+	tasks taskTable // the tools that run as tasks (RunAsTask)
 }
 
 // New returns an Elicitor that seals its state with keys into st.

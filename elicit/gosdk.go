@@ -132,8 +132,12 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		ctx = (*flow)(e).Prepare(ctx)
 		switch method {
 		case "tools/call":
+		case "tasks/get", "tasks/update", "tasks/cancel":
+			return e.serveTask(ctx, method, req, next)
+		case "initialize", "server/discover":
+			return e.advertiseTasks(next(ctx, method, req))
 		case "tools/list":
-			return e.listTools(ctx, req, next)
+			return e.listTaskTools(req)(e.listTools(ctx, req, next))
 		case "logging/setLevel":
 			res, err := next(ctx, method, req)
 			//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
@@ -155,6 +159,12 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		if ctr.Params.Name == FallbackTool && e.enabled(LLMMediated) {
 			return e.serveAnswer(ctx, peer, ctr, next)
 		}
+		call := newCall(peer)
+		if res, err, ok := e.startTask(engine.WithPeer(ctx, peer), call, ctr, func(ctx context.Context) (mcp.Result, error) {
+			return next(ctx, method, req)
+		}); ok {
+			return res, err
+		}
 		ctx, run, err := e.engine.Begin(ctx, peer, ctr.Params.RequestState, inputResponses(ctr.Params))
 		if err != nil {
 			return nil, rpcError(err)
@@ -166,9 +176,11 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		case serr != nil:
 			return nil, rpcError(serr)
 		case stop != nil:
-			return stopResult(newCall(peer), stop)
+			return stopResult(call, stop)
 		}
-		return res, err
+		// A handler that asked for its call to go on as a task
+		// (StartTask) after its rounds.
+		return e.escalate(ctx, call, ctr)(res, err)
 	}
 }
 
