@@ -102,6 +102,7 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 			return nil, err
 		}
 		r.addConformanceTools()
+		r.addConformanceTaskTools()
 		if r.mg != nil {
 			r.addMCPGoConformance()
 		}
