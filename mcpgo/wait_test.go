@@ -12,6 +12,8 @@ import (
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/mcpgo"
 	"github.com/elicitvault/elicitvault/store/memory"
+	mcpclient "github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -112,5 +114,49 @@ func TestCloseEndsWait(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not end the wait")
+	}
+}
+
+// The fallback tool is listed to a client that lacks a mode, and only to
+// it.
+func TestFallbackToolListed(t *testing.T) {
+	url, ev, _ := confirmServer(t, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}})
+	defer ev.Close()
+	for _, tc := range []struct {
+		name string
+		caps *mcp.ElicitationCapability
+		want bool
+	}{
+		{"form and url", &mcp.ElicitationCapability{Form: &struct{}{}, URL: &struct{}{}}, false},
+		{"form alone", &mcp.ElicitationCapability{}, true},
+		{"none", nil, true},
+	} {
+		for _, v := range versions {
+			tr, err := transport.NewStreamableHTTP(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := mcpclient.NewClient(tr, mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: tc.caps}), mcpclient.WithProtocolVersion(v))
+			if err := c.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			init := mcp.InitializeRequest{}
+			init.Params.ProtocolVersion = v
+			if _, err := c.Initialize(t.Context(), init); err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed := false
+			for _, tool := range res.Tools {
+				listed = listed || tool.Name == elicit.FallbackTool
+			}
+			if listed != tc.want {
+				t.Errorf("%s, %s: listed %v, want %v", tc.name, v, listed, tc.want)
+			}
+			c.Close()
+		}
 	}
 }
