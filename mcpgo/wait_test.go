@@ -3,6 +3,7 @@ package mcpgo_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -158,5 +159,49 @@ func TestFallbackToolListed(t *testing.T) {
 			}
 			c.Close()
 		}
+	}
+}
+
+// The end of a 2025-11-25 session (its DELETE) ends the calls that wait
+// in it.
+func TestSessionEndEndsWait(t *testing.T) {
+	url, ev, errs := confirmServer(t, nil)
+	defer ev.Close()
+	u := &slowUser{after: time.Hour, asked: make(chan struct{}, 1)}
+	tr, err := transport.NewStreamableHTTP(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcpclient.NewClient(tr, mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}),
+		mcpclient.WithElicitationHandler(u), mcpclient.WithProtocolVersion("2025-11-25"))
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-11-25"
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "confirm"
+		c.CallTool(context.Background(), req)
+	}()
+	<-u.asked
+	del, _ := http.NewRequest(http.MethodDelete, url, nil)
+	del.Header.Set("Mcp-Session-Id", tr.GetSessionId())
+	if res, err := http.DefaultClient.Do(del); err != nil {
+		t.Fatal(err)
+	} else {
+		res.Body.Close()
+	}
+	select {
+	case err := <-errs:
+		if !errors.Is(err, elicit.ErrSessionEnded) {
+			t.Fatalf("the wait ended with %v, want ErrSessionEnded", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session's end did not end the wait")
 	}
 }
