@@ -49,6 +49,7 @@ func (f *Server) Handler(user func(*http.Request) (subject string, ok bool), opt
 func (f *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts ...server.StdioOption) error {
 	local := engine.LocalSession()
 	defer func() {
+		f.endSession(local)
 		f.eng.EndCalls(engine.Identity{Subject: f.subject(ctx), Session: local}, errSessionEnded)
 		f.eng.SessionEnded(local)
 	}()
