@@ -26,7 +26,9 @@
 //
 // Every operation is one statement, one round trip to the server:
 // Put is INSERT ... ON CONFLICT DO UPDATE; Get is SELECT; Take is DELETE ...
-// RETURNING; PutIfAbsent is INSERT ... ON CONFLICT DO UPDATE ... WHERE the
+// RETURNING, which keeps what it took under a receipt of the call for 30
+// seconds, in the same statement, so that Take can send the statement
+// again after its reply was lost and get the value; PutIfAbsent is INSERT ... ON CONFLICT DO UPDATE ... WHERE the
 // existing row has expired; Swap locks the row with SELECT ... FOR UPDATE
 // and updates it, or inserts it, in data-modifying WITH clauses of one
 // statement; CompareAndSwap is UPDATE (or DELETE) ...
@@ -74,6 +76,7 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -329,8 +332,23 @@ func newQueries(t string) queries {
 		check: `SELECT 1 FROM ` + t + ` WHERE false`,
 		put: `INSERT INTO ` + t + ` (key, value, expires_at) VALUES ($1, $2, $3)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
-		get:  `SELECT value FROM ` + t + ` WHERE key = $1 AND expires_at > now()`,
-		take: `DELETE FROM ` + t + ` WHERE key = $1 AND expires_at > now() RETURNING value`,
+		get: `SELECT value FROM ` + t + ` WHERE key = $1 AND expires_at > now()`,
+		// One statement: taken deletes the row, receipt keeps what it
+		// took under the receipt key $2 (see Take) for a while, never
+		// past the row's own expiry; a retry of the same Take, which finds
+		// the row gone, gets the receipt's value instead. The main query
+		// sees the table as it was before the statement: the receipt the
+		// statement writes is not read back.
+		take: `WITH taken AS (
+				DELETE FROM ` + t + ` WHERE key = $1 AND expires_at > now() RETURNING value, expires_at
+			), receipt AS (
+				INSERT INTO ` + t + ` (key, value, expires_at)
+				SELECT $2, value, least(expires_at, now() + $3 * interval '1 millisecond') FROM taken
+				ON CONFLICT (key) DO NOTHING
+			)
+			SELECT value FROM taken
+			UNION ALL
+			SELECT value FROM ` + t + ` WHERE key = $2 AND expires_at > now() AND NOT EXISTS (SELECT FROM taken)`,
 		putIfAbsent: `INSERT INTO ` + t + ` AS e (key, value, expires_at) VALUES ($1, $2, $3)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
 			WHERE e.expires_at <= now()`,
@@ -355,7 +373,8 @@ func newQueries(t string) queries {
 		compareAndDelete: `DELETE FROM ` + t + ` WHERE key = $1 AND value = $2 AND expires_at > now()`,
 		del:              `DELETE FROM ` + t + ` WHERE key = $1`,
 		scan: `SELECT key, value, expires_at FROM ` + t + `
-			WHERE key > $1 AND expires_at > now() ORDER BY key LIMIT $2`,
+			WHERE key > $1 AND expires_at > now() AND NOT (key >= '` + receiptLow + `' AND key < '` + receiptHigh + `')
+			ORDER BY key LIMIT $2`,
 		cleanup: `DELETE FROM ` + t + ` WHERE key IN (
 			SELECT key FROM ` + t + ` WHERE expires_at <= now() LIMIT ` + fmt.Sprint(cleanupBatch) + `
 			FOR UPDATE SKIP LOCKED)`,
@@ -383,18 +402,52 @@ func (s *driver) Get(ctx context.Context, key string) ([]byte, error) {
 	return nonNil(v), nil
 }
 
-// Take implements store.Driver.
+// Take implements store.Driver. What it takes stays for a few seconds
+// under a receipt of this call (a row whose key starts with receiptPrefix,
+// which Scan skips), so that when the reply is lost (the connection cut
+// after the server ran the statement) Take sends it again, on another
+// connection, and gets the value instead of finding it gone.
 func (s *driver) Take(ctx context.Context, key string) ([]byte, error) {
-	var v []byte
-	err := s.pool.QueryRow(ctx, s.q.take, []byte(key)).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, store.ErrNotFound
+	var nonce [16]byte
+	rand.Read(nonce[:])
+	receipt := append([]byte(receiptPrefix), nonce[:]...)
+	delay := 20 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		var v []byte
+		err := s.pool.QueryRow(ctx, s.q.take, []byte(key), receipt, takeReceiptTTL.Milliseconds()).Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, store.ErrNotFound
+		}
+		if err == nil {
+			return nonNil(v), nil
+		}
+		var pgErr *pgconn.PgError
+		if attempt == takeAttempts || ctx.Err() != nil || errors.As(err, &pgErr) {
+			return nil, err // the server refused it, or no time is left
+		}
+		// The outcome is unknown (the connection failed): the same Take
+		// again finds the value or its receipt.
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, err
+		}
+		delay *= 4
 	}
-	if err != nil {
-		return nil, err
-	}
-	return nonNil(v), nil
 }
+
+// Receipts of Take: takeReceiptTTL bounds how long a taken value stays
+// under its receipt, for a retry of the same Take; Take sends its
+// statement at most takeAttempts times. A receipt's key is receiptPrefix
+// and a nonce; keys from receiptLow up to receiptHigh are not the
+// caller's (Scan skips them).
+const (
+	takeReceiptTTL = 30 * time.Second
+	takeAttempts   = 3
+	receiptPrefix  = "\x00ev-take-receipt\x00"
+	receiptLow     = `\x0065762d74616b652d7265636569707400` // receiptPrefix, as a bytea literal
+	receiptHigh    = `\x0065762d74616b652d7265636569707401`
+)
 
 // PutIfAbsent implements store.Driver.
 func (s *driver) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {

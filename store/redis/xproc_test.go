@@ -1,6 +1,7 @@
 package redis_test
 
 import (
+	neturl "net/url"
 	"testing"
 
 	"github.com/elicitvault/elicitvault/store"
@@ -34,5 +35,34 @@ func TestBackend(t *testing.T) {
 			storetest.CloseAtEnd(t, s)
 			return s
 		},
+		Addr: hostOf(t, url),
+		ReopenAt: func(t *testing.T, ns, addr string) store.Store {
+			at := withHost(t, url, addr)
+			s, err := evredis.New(t.Context(), at, &evredis.Options{Prefix: ns})
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			storetest.CloseAtEnd(t, s)
+			return s
+		},
 	})
+}
+
+// hostOf returns the host:port of rawURL.
+func hostOf(t *testing.T, rawURL string) string {
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
+}
+
+// withHost returns rawURL with its host:port replaced by addr.
+func withHost(t *testing.T, rawURL, addr string) string {
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = addr
+	return u.String()
 }

@@ -30,6 +30,12 @@ type Backend struct {
 	// store is closed when t ends. It also runs in a child process (the
 	// test binary started again), with the environment of the parent.
 	Reopen func(t *testing.T, namespace string) store.Store
+
+	// ReopenAt is Reopen with the store's connections sent to addr
+	// (host:port), a TCP proxy to the server at Addr, for TakeLostReply,
+	// which skips without them.
+	ReopenAt func(t *testing.T, namespace, addr string) store.Store
+	Addr     string
 }
 
 // Cuts closes a store's connections at the server, as a failover, a
@@ -58,6 +64,9 @@ type Cuts struct {
 //   - Terminated: every connection of a store is cut five times under a
 //     burst of every operation and a waiter; each operation fails cleanly,
 //     at most one per connection cut, and the waiter gets its result.
+//   - TakeLostReply: the reply of a Take that the server ran is lost (the
+//     connection cut right before it); Take must return the value all the
+//     same, and only to it (a retry of the same call, never another's).
 //
 // A backend's test calls it from one top-level test; the child process of
 // CrossProcess runs that same test, so RunBackend must be reached before
@@ -70,6 +79,7 @@ func RunBackend(t *testing.T, b Backend) {
 	t.Run("CrossProcess", func(t *testing.T) { testCrossProcess(t, b) })
 	t.Run("SubscriptionsCut", func(t *testing.T) { testSubscriptionsCut(t, b) })
 	t.Run("Terminated", func(t *testing.T) { testTerminated(t, b) })
+	t.Run("TakeLostReply", func(t *testing.T) { testTakeLostReply(t, b) })
 }
 
 // childEnv holds, in the child process of CrossProcess, the namespace of
