@@ -25,7 +25,9 @@
 //     quotas, per Identity.Client) and makes it the session's one pending
 //     elicitation, superseding the previous one; Get, Take, Put, Resolve
 //     and Publish read and write its records; End removes them. Leave and
-//     SessionEnded delete what a session left pending when it ends.
+//     SessionEnded delete what a session left pending when it ends. A
+//     Local slot (a blocking form) writes nothing: its session lives in
+//     this process, which keeps its place and tells it on Superseded.
 //   - requestState (2026-07-28): BindState binds it to the call's
 //     identity, tool and arguments; IssueState seals it; ClaimState
 //     verifies and claims it once (ErrBadState for every reason, which a
