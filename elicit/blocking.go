@@ -108,12 +108,14 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 			}
 			return e.urlDone(ctx, r, early)
 		case <-rr.retry:
-		case _, ok := <-sub.Messages():
+		case m, ok := <-sub.Messages():
 			if !ok {
 				// The subscription ended: subscribe again, then read.
 				if err := e.resubscribe(ctx, wctx, s, sub); err != nil {
 					return nil, err
 				}
+			} else {
+				e.takeHandoff(ctx, s, m.Data) // the records lost, a page of another node
 			}
 		case <-wctx.Done():
 			return nil, e.waitErrAfter(ctx, rr)

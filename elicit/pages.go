@@ -211,8 +211,9 @@ func (p *pages) answer(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = p.e.completeOnce(r.Context(), c, action)
 	}
-	if errors.Is(err, token.ErrStoreReset) && p.e.waiting.deliver(c, action) {
-		// The store lost the records, but the call is still waiting here.
+	if errors.Is(err, token.ErrStoreReset) && (p.e.waiting.deliver(c, action) || p.e.handoff(r.Context(), c, action)) {
+		// The store lost the records, but the call is still waiting, here
+		// or on the node that took the answer handed off.
 		err = nil
 	}
 	if err != nil {

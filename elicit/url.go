@@ -186,8 +186,15 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 		sub := &subscription{first}
 		defer func() { sub.Close() }()
 		// The page wrote the answer for the retry; this only tells the
-		// client to retry, whatever the user chose there.
-		if _, err := e.await(wctx, expiry, s, sub); err == nil {
+		// client to retry, whatever the user chose there. An answer handed
+		// to this call after the store lost the records (the page wrote
+		// nothing) is written for the retry here, as the page would have.
+		res, err := e.await(wctx, expiry, s, sub)
+		if err == nil && res.handed {
+			done := e.slot(call.who, "done:"+fp, expiry)
+			err = done.Put(wctx, engine.PurposeResult, &resultRecord{Action: res.Action, ID: r.ID, Expiry: expiry.UnixMilli()})
+		}
+		if err == nil {
 			notifyCompleteLater(peer, r.ID)
 		}
 	}()
@@ -289,8 +296,9 @@ func (e *Elicitor) await(ctx context.Context, expiry time.Time, s *engine.Slot, 
 			return res, nil
 		case <-rr.retry:
 			continue
-		case _, ok := <-sub.Messages():
+		case m, ok := <-sub.Messages():
 			if ok {
+				e.takeHandoff(ctx, s, m.Data) // the records lost, a page of another node
 				continue
 			}
 			if err := e.resubscribe(ctx, wctx, s, sub); err != nil {

@@ -44,7 +44,13 @@ func (w *waiters) wait(s *engine.Slot) (answer <-chan *Response, done func()) {
 // deliver hands action to the call waiting on this node for the
 // elicitation of verified claims c, and reports whether one was.
 func (w *waiters) deliver(c *token.Claims, action Action) bool {
-	k := waiterKey{engine.ClaimsIdentity(c), c.ElicitationID}
+	return w.deliverTo(engine.ClaimsIdentity(c), c.ElicitationID, action)
+}
+
+// deliverTo hands action to the call of who waiting on this node for
+// elicitation id, and reports whether one was.
+func (w *waiters) deliverTo(who engine.Identity, id string, action Action) bool {
+	k := waiterKey{who, id}
 	w.mu.Lock()
 	ch, ok := w.m[k]
 	if ok {
@@ -54,6 +60,6 @@ func (w *waiters) deliver(c *token.Claims, action Action) bool {
 	if !ok {
 		return false
 	}
-	ch <- &Response{Action: action} // buffered, and this is its only send
+	ch <- &Response{Action: action, handed: true} // buffered, and this is its only send
 	return true
 }
