@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
-	"github.com/elicitvault/elicitvault/store"
 )
 
 // blocking is the request flow of protocols before 2026-07-28: it sends
@@ -42,7 +41,7 @@ func (e *Elicitor) blocking(ctx context.Context, r *Request, ttl time.Duration, 
 	}
 	defer s.End(ctx)
 	if r.Mode == ModeForm {
-		return e.blockingForm(ctx, r, s, first, params, ttl)
+		return e.blockingForm(ctx, r, s, params, ttl)
 	}
 	sub := &subscription{first}
 	defer func() { sub.Close() }()
@@ -149,12 +148,12 @@ func (e *Elicitor) waitErrAfter(ctx context.Context, rr *resultReader) error {
 }
 
 // blockingForm is blocking for form mode, where only the client's reply
-// answers: the store can only bring the news that a newer elicitation in
-// the session replaced this one. The request is sent from the caller's
+// answers: the only other news is that a newer elicitation in the session
+// replaced this one, which comes in this process (engine.Slot.Superseded:
+// the session lives here). The request is sent from the caller's
 // goroutine, as a bare ServerSession.Elicit would be, and a watcher
-// follows the elicitation's channel (it owns sub) and cancels the request
-// when that news comes.
-func (e *Elicitor) blockingForm(ctx context.Context, r *Request, s *engine.Slot, sub store.Subscription, params *engine.ElicitParams, ttl time.Duration) (*Response, error) {
+// cancels it when that news comes.
+func (e *Elicitor) blockingForm(ctx context.Context, r *Request, s *engine.Slot, params *engine.ElicitParams, ttl time.Duration) (*Response, error) {
 	wctx, cancel := context.WithTimeout(ctx, ttl)
 	defer cancel()
 	rctx, stop := context.WithCancel(wctx)
@@ -166,33 +165,11 @@ func (e *Elicitor) blockingForm(ctx context.Context, r *Request, s *engine.Slot,
 	}
 	news := make(chan result, 1)
 	go func() {
-		defer func() { sub.Close() }()
-		for {
-			select {
-			case _, ok := <-sub.Messages():
-				if !ok {
-					// The subscription ended: subscribe again, then read.
-					sub.Close()
-					ns, err := e.store.Subscribe(rctx, s.Channel())
-					if err != nil {
-						if rctx.Err() == nil {
-							news <- result{err: fmt.Errorf("elicit: subscribe: %w", err)}
-							stop()
-						}
-						return
-					}
-					sub = ns
-				}
-				res, ok, err := e.readResult(ctx, s)
-				if !ok && err == nil {
-					continue
-				}
-				news <- result{res, err}
-				stop()
-				return
-			case <-rctx.Done():
-				return
-			}
+		select {
+		case <-s.Superseded():
+			news <- result{err: ErrCancelled}
+			stop()
+		case <-rctx.Done():
 		}
 	}()
 

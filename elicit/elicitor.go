@@ -156,21 +156,10 @@ type Elicitor struct {
 	progressEvery time.Duration
 	log           *slog.Logger
 
-	// calls are the tool calls in progress, which Close ends.
-	mu     sync.Mutex
-	closed bool
-	calls  map[*callCancel]struct{}
-	active sync.WaitGroup
-	caps   []*sessionCap // the session tables of its Handlers
+	mu   sync.Mutex
+	caps []*sessionCap // the session tables of its Handlers
 
 	waiting waiters // the calls of this node waiting for a URL-mode answer
-}
-
-// callCancel ends one tool call in progress; session and subject are
-// those of its binding ("" when the call has none).
-type callCancel struct {
-	cancel context.CancelCauseFunc
-	who    engine.Identity
 }
 
 // New returns an Elicitor that seals its state with keys into st.
@@ -197,7 +186,6 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		baseURL:       strings.TrimRight(cfg.BaseURL, "/"),
 		progressEvery: cfg.ProgressInterval,
 		log:           cfg.Logger,
-		calls:         map[*callCancel]struct{}{},
 	}
 	if e.progressEvery == 0 {
 		e.progressEvery = DefaultProgressInterval
@@ -231,7 +219,7 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 	if e.claimLease > 0 {
 		topts = append(topts, token.WithClaimLease(e.claimLease))
 	}
-	eng, err := engine.New(e.keys, st, (*urlEnder)(e), limits(cfg), topts...)
+	eng, err := engine.New(e.keys, st, (*flow)(e), limits(cfg), topts...)
 	if err != nil {
 		return nil, err
 	}
@@ -252,37 +240,8 @@ func (e *Elicitor) Engine() *engine.Engine { return e.engine }
 // after Close fail with ErrClosed. The keyring and the store are the
 // caller's to close.
 func (e *Elicitor) Close() error {
-	e.mu.Lock()
-	e.closed = true
-	for c := range e.calls {
-		c.cancel(ErrClosed)
-	}
-	e.mu.Unlock()
-	e.active.Wait()
+	e.engine.Close()
 	return e.browser.close()
-}
-
-// track registers a tool call in progress, so that Close can end it. The
-// returned context is cancelled with ErrClosed by Close; done must be
-// called when the call returns.
-func (e *Elicitor) track(ctx context.Context, who engine.Identity) (_ context.Context, done func(), err error) {
-	c := &callCancel{who: who}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil, nil, ErrClosed
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	c.cancel = cancel
-	e.calls[c] = struct{}{}
-	e.active.Add(1)
-	return ctx, func() {
-		e.mu.Lock()
-		delete(e.calls, c)
-		e.mu.Unlock()
-		cancel(nil)
-		e.active.Done()
-	}, nil
 }
 
 // now is the keyring's clock.

@@ -51,7 +51,7 @@ var (
 	// ErrClosed is returned to the handler of a call whose elicitation was
 	// waiting when the Elicitor was closed (the server is shutting down),
 	// and to calls that arrive after Close.
-	ErrClosed = errors.New("elicit: the server is shutting down; call the tool again later")
+	ErrClosed = engine.ErrClosed
 
 	// ErrCancelled is returned to the waiter of an elicitation that a newer
 	// elicitation in the same session replaced: a session has at most one

@@ -97,9 +97,13 @@ func (p *gosdkPeer) Log(ctx context.Context, level, logger, text string) {
 	p.ss.Log(ctx, &mcp.LoggingMessageParams{Level: mcp.LoggingLevel(level), Logger: logger, Data: text})
 }
 
-// watchEnd calls ended once the session ends, the first time it is asked
-// for a session.
-func (p *gosdkPeer) watchEnd(ended func()) {
+// WatchEnd calls ended once the session ends, the first time it is asked
+// for a session (engine.SessionWatcher). A session that the table of a
+// Handler holds needs no watch: the table ends it.
+func (p *gosdkPeer) WatchEnd(ended func()) {
+	if p.e.heldByCap(p.info.Who.Session) {
+		return
+	}
 	if info := p.e.sessions.info(p.ss); info.watched.CompareAndSwap(false, true) {
 		ss := p.ss
 		go func() {
@@ -116,6 +120,205 @@ func sdkParams(ep *engine.ElicitParams) *mcp.ElicitParams {
 		p.RequestedSchema = ep.RequestedSchema
 	}
 	return p
+}
+
+// receiving is the Elicitor's receiving middleware: it puts the Elicitor in
+// every request's context, keeps the client's logging level, lists and
+// serves FallbackTool, and runs every tool call through the engine
+// (engine.Engine.Begin and Run.Finish): on 2026-07-28 the rounds of input
+// requests, everywhere the stop of an LLM-mediated elicitation and -32042.
+func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ctx = (*flow)(e).Prepare(ctx)
+		switch method {
+		case "tools/call":
+		case "tools/list":
+			return e.listTools(ctx, req, next)
+		case "logging/setLevel":
+			res, err := next(ctx, method, req)
+			//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
+			if sl, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams]); ok && err == nil && sl.Session != nil && sl.Params != nil {
+				e.sessions.info(sl.Session).lvl.Store(sl.Params.Level)
+			}
+			return res, err
+		default:
+			return next(ctx, method, req)
+		}
+		ctr, ok := req.(*mcp.CallToolRequest)
+		if !ok || ctr.Params == nil || !engine.OwnsState(ctr.Params.RequestState) {
+			return next(ctx, method, req)
+		}
+		peer, err := e.newPeer(ctx, ctr)
+		if err != nil {
+			return next(ctx, method, req) // no session: the calls say ErrNotInstalled
+		}
+		if ctr.Params.Name == FallbackTool && e.enabled(LLMMediated) {
+			return e.serveAnswer(ctx, peer, ctr, next)
+		}
+		ctx, run, err := e.engine.Begin(ctx, peer, ctr.Params.RequestState, inputResponses(ctr.Params))
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		defer run.End(ctx)
+		res, err := next(ctx, method, req)
+		stop, serr := run.Finish(ctx, causeOf(res, err))
+		switch {
+		case serr != nil:
+			return nil, rpcError(serr)
+		case stop != nil:
+			return stopResult(newCall(peer), stop)
+		}
+		return res, err
+	}
+}
+
+// serveAnswer serves FallbackTool (engine.Engine.Answer): the
+// continuation runs the original tool through the rest of the chain.
+func (e *Elicitor) serveAnswer(ctx context.Context, peer *gosdkPeer, req *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
+	call := newCall(peer)
+	var res mcp.Result
+	var herr error
+	ans, err := e.engine.Answer(ctx, peer, func(ctx context.Context, tool string, args json.RawMessage) error {
+		creq := &mcp.CallToolRequest{
+			Session: req.Session,
+			Extra:   req.Extra,
+			Params:  &mcp.CallToolParamsRaw{Meta: req.Params.Meta, Name: tool, Arguments: args},
+		}
+		res, herr = next(ctx, "tools/call", creq)
+		return causeOf(res, herr)
+	})
+	switch {
+	case err != nil:
+		return nil, rpcError(err)
+	case ans.ToolError != "":
+		return toolErrorResult(call, ans.ToolError), nil
+	case ans.Replayed != nil:
+		var r mcp.CallToolResult
+		if json.Unmarshal(ans.Replayed, &r) != nil {
+			return toolErrorResult(call, ErrAnswered.Error()), nil
+		}
+		return &r, nil
+	case ans.Stop != nil:
+		res, herr = stopResult(call, ans.Stop)
+	}
+	if tr, ok := res.(*mcp.CallToolResult); ok && herr == nil && tr != nil && ans.Keep != nil {
+		ans.Keep(ctx, tr)
+	}
+	return res, herr
+}
+
+// causeOf is what a handler returned, as the engine reads it: its error,
+// or the error its tool error result reports.
+func causeOf(res mcp.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	if tr, ok := res.(*mcp.CallToolResult); ok && tr != nil {
+		return tr.GetError()
+	}
+	return nil
+}
+
+// inputResponses are the call's inputResponses as the client sent them.
+func inputResponses(p *mcp.CallToolParamsRaw) map[string]json.RawMessage {
+	if len(p.InputResponses) == 0 {
+		return nil
+	}
+	m := make(map[string]json.RawMessage, len(p.InputResponses))
+	for k, v := range p.InputResponses {
+		if v == nil {
+			continue
+		}
+		if b, err := json.Marshal(v); err == nil {
+			m[k] = b
+		}
+	}
+	return m
+}
+
+// rpcError is err as the go-sdk sends it: -32602 for an
+// *engine.InvalidParamsError.
+func rpcError(err error) error {
+	var ip *engine.InvalidParamsError
+	if errors.As(err, &ip) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: ip.Error()}
+	}
+	return err
+}
+
+// stopResult is the go-sdk's answer to a call that stopped (engine.Stop).
+func stopResult(call *Call, stop *engine.Stop) (mcp.Result, error) {
+	switch {
+	case stop.InputRequests != nil:
+		tmpl, err := inputRequiredResult()
+		if err != nil {
+			return nil, fmt.Errorf("elicit: %w", err)
+		}
+		res := *tmpl
+		res.InputRequests = make(mcp.InputRequestMap, len(stop.InputRequests))
+		for k, p := range stop.InputRequests {
+			res.InputRequests[k] = sdkParams(p)
+		}
+		res.RequestState = stop.RequestState
+		return &res, nil
+	case stop.Pending != nil:
+		res := completeResult(call)
+		res.Content = []mcp.Content{&mcp.TextContent{Text: stop.Pending.Text}}
+		res.Meta = mcp.Meta(stop.Pending.Meta)
+		return res, nil
+	}
+	ps := make([]*mcp.ElicitParams, len(stop.URLRequired))
+	for i, p := range stop.URLRequired {
+		ps[i] = sdkParams(p)
+	}
+	var we *jsonrpc.Error
+	errors.As(mcp.URLElicitationRequiredError(ps), &we)
+	return nil, we
+}
+
+// inputRequiredResult is the template of an input-required result. The
+// go-sdk sets its result type only on results a handler returns; this one
+// replaces the handler's, so it is a copy of the template, which was
+// decoded from its wire form once (a decoding costs the go-sdk's JSON
+// decoder a large buffer: once per process, not once per round).
+var inputRequiredResult = sync.OnceValues(func() (*mcp.CallToolResult, error) {
+	var res mcp.CallToolResult
+	err := json.Unmarshal([]byte(`{"resultType":"input_required"}`), &res)
+	return &res, err
+})
+
+// completeResult returns an empty tool result of the kind the call's
+// session expects: one built here must say it is complete itself on
+// 2026-07-28.
+func completeResult(c *Call) *mcp.CallToolResult {
+	var res mcp.CallToolResult
+	if callComplete(c) {
+		res = *completeTemplate() // decoded once, as inputRequiredResult
+	}
+	res.Content = []mcp.Content{}
+	return &res
+}
+
+var completeTemplate = sync.OnceValue(func() *mcp.CallToolResult {
+	var res mcp.CallToolResult
+	json.Unmarshal([]byte(`{"resultType":"complete"}`), &res)
+	return &res
+})
+
+// toolErrorResult is a tool error result with text.
+func toolErrorResult(c *Call, text string) *mcp.CallToolResult {
+	res := completeResult(c)
+	res.IsError = true
+	res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
+	return res
+}
+
+// fallbackTool is FallbackTool as listed.
+var fallbackTool = &mcp.Tool{
+	Name:        engine.FallbackTool,
+	Title:       engine.FallbackToolTitle,
+	Description: engine.FallbackToolDescription,
+	InputSchema: engine.FallbackToolSchema,
 }
 
 // rawCapture receives the client's answer from the sending middleware
@@ -237,13 +440,6 @@ func (s *sessions) info(ss *mcp.ServerSession) *sessionInfo {
 	return info
 }
 
-// wireError returns the go-sdk's -32042 error.
-func (e *URLRequiredError) wireError() *jsonrpc.Error {
-	var we *jsonrpc.Error
-	errors.As(mcp.URLElicitationRequiredError([]*mcp.ElicitParams{sdkParams(e.params)}), &we)
-	return we
-}
-
 // callComplete reports whether results built for the call must say that
 // they are complete: its session speaks 2026-07-28, or had no initialize.
 // The go-sdk marks only the results handlers return.
@@ -258,12 +454,11 @@ func callComplete(c *Call) bool {
 
 // needsFallbackTool reports whether a client should see FallbackTool.
 func (e *Elicitor) needsFallbackTool(ss *mcp.ServerSession, meta mcp.Meta) bool {
-	if !e.enabled(LLMMediated) || ss == nil {
+	if ss == nil {
 		return false
 	}
 	_, caps := clientCapabilities(ss, meta)
-	form, url := modes(caps)
-	return !form || !url
+	return e.engine.ListsFallbackTool(modes(caps))
 }
 
 // listTools adds FallbackTool to the last page of tools/list for the

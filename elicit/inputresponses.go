@@ -13,11 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// errBadState answers a requestState that does not verify: tampered,
-// expired, already used, or issued for another call, session or subject.
-// It is one error for all of them, as ErrUnknownElicitation is.
-var errBadState = invalidParams("requestState is invalid, expired or already used; call again without it")
-
 // invalidParams is the JSON-RPC error -32602 with msg.
 func invalidParams(msg string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "elicit: invalid params: " + msg}

@@ -7,14 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/keyschedule"
 	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The LLM-mediated fallback. A handler's elicitation that the client
@@ -22,13 +20,13 @@ import (
 // returns ErrInputRequired; the receiving middleware then seals the
 // elicitation, with the tool's name and arguments, the answers of the
 // earlier runs and the handler's state, in a pending record bound to the
-// subject and the session (pendingResult), and answers the call with
+// subject and the session (pendingStop), and answers the call with
 // instructions for the model. The model calls FallbackTool; on whichever
 // node that call lands, the middleware opens the pending record (which
 // only opens for the same subject and session), validates the answer,
 // marks it used with PutIfAbsent (one winner), removes the record and
 // runs the original tool again with the answers in its round
-// (sendResult). That run may stop again, for the next elicitation.
+// (answer). That run may stop again, for the next elicitation.
 
 // MetaElicitationPending is the key, in the _meta of a tool result, of the
 // LLM-mediated elicitation the call waits for: an object with elicitId
@@ -76,9 +74,9 @@ func (e *Elicitor) viaModel(rd *round, r *Request, ttl time.Duration) (*Response
 	return nil, ErrInputRequired
 }
 
-// pendingResult seals the elicitation a run stopped at and returns the
+// pendingStop seals the elicitation a run stopped at and returns the
 // tool result that hands it to the model.
-func (e *Elicitor) pendingResult(ctx context.Context, call *Call, rd *round) (mcp.Result, error) {
+func (e *Elicitor) pendingStop(ctx context.Context, call *Call, rd *round) (*engine.Stop, error) {
 	p := rd.pending
 	expiry := e.now().Add(p.ttl)
 	s := e.slot(call.who, p.id, expiry)
@@ -94,19 +92,19 @@ func (e *Elicitor) pendingResult(ctx context.Context, call *Call, rd *round) (mc
 		s.End(ctx)
 		return nil, err
 	}
-	e.leave(call.peer, s)
+	e.engine.LeaveFor(call.peer, s)
 	if p.mode == ModeURL {
-		return pendingURLResult(call, p), nil
+		return &engine.Stop{Pending: pendingURL(p)}, nil
 	}
-	res := completeResult(call)
-	res.Content = []mcp.Content{&mcp.TextContent{Text: instructions(p)}}
-	res.Meta = mcp.Meta{MetaElicitationPending: map[string]any{
-		"elicitId":        p.id,
-		"elicitationId":   p.id, // the key of earlier releases, kept for one release
-		"message":         p.message,
-		"requestedSchema": json.RawMessage(p.schema),
-	}}
-	return res, nil
+	return &engine.Stop{Pending: &engine.Pending{
+		Text: instructions(p),
+		Meta: map[string]any{MetaElicitationPending: map[string]any{
+			"elicitId":        p.id,
+			"elicitationId":   p.id, // the key of earlier releases, kept for one release
+			"message":         p.message,
+			"requestedSchema": json.RawMessage(p.schema),
+		}},
+	}}, nil
 }
 
 // instructions tells the model what to do with an LLM-mediated
@@ -133,33 +131,20 @@ type fallbackInput struct {
 	Content  json.RawMessage `json:"content,omitempty"`
 }
 
-// fallbackTool is FallbackTool as listed.
-var fallbackTool = &mcp.Tool{
-	Name:  FallbackTool,
-	Title: "Send the user's answer",
-	Description: "Sends the user's answer to a question that a tool asked (its result said so, with an elicitation ID). " +
-		"Call it only with what the user actually answered. It returns the result of the tool that asked.",
-	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-		`"elicitId":{"type":"string","description":"The elicitation ID the tool gave."},` +
-		`"action":{"type":"string","enum":["accept","decline","cancel"],"description":"accept with content; decline if the user refused; cancel if they dismissed the question."},` +
-		`"content":{"type":"object","description":"The answer, matching the requested schema (accept only)."}},` +
-		`"required":["elicitId","action"],"additionalProperties":false}`),
-}
-
-// sendResult serves FallbackTool: it checks, validates and uses up the
-// answer to an LLM-mediated elicitation, then continues the tool that
-// asked, and returns its result. Refusals are tool errors, which the
-// model reads; the pending elicitation stays open after an invalid answer.
-func (e *Elicitor) sendResult(ctx context.Context, call *Call, req *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
+// answer serves FallbackTool (engine.Engine.Answer): it checks, validates
+// and uses up the answer to an LLM-mediated elicitation, then continues
+// the tool that asked. Refusals are tool errors, which the model reads;
+// the pending elicitation stays open after an invalid answer.
+func (e *Elicitor) answer(ctx context.Context, call *Call, cont engine.Continue) (*engine.Answer, error) {
 	// A client that lacks a mode gets this tool: for a link, and for what
 	// the continuation of its answer asks (which, on 2026-07-28, cannot
 	// stop for input requests and comes through the model too).
 	if call.FormMode && call.URLMode {
-		return toolError(call, errNotForThisClient), nil
+		return toolError(errNotForThisClient), nil
 	}
 	var in fallbackInput
 	if err := json.Unmarshal(call.info.Arguments, &in); err != nil || in.ElicitID == "" {
-		return toolError(call, fmt.Errorf("%w: %s takes {elicitId, action, content}", ErrMalformed, FallbackTool)), nil
+		return toolError(fmt.Errorf("%w: %s takes {elicitId, action, content}", ErrMalformed, FallbackTool)), nil
 	}
 	// The record opens only for the subject and session it was sealed
 	// for: another caller finds nothing, which is the same error as an
@@ -168,16 +153,16 @@ func (e *Elicitor) sendResult(ctx context.Context, call *Call, req *mcp.CallTool
 	var rec pendingRecord
 	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
 		if errors.Is(err, ErrUnknownElicitation) {
-			if res, ok := e.replayLookup(ctx, call, s, &in); ok {
+			if res, ok := e.replayLookup(ctx, s, &in); ok {
 				return res, nil
 			}
-			return toolError(call, err), nil
+			return toolError(err), nil
 		}
 		return nil, err
 	}
 	s.Expiry = time.UnixMilli(rec.Expiry)
 	if rec.Via != viaModel || (rec.Mode != ModeForm && rec.Mode != ModeURL) || !s.Expiry.After(e.now()) {
-		return toolError(call, ErrUnknownElicitation), nil
+		return toolError(ErrUnknownElicitation), nil
 	}
 
 	a := answered{FP: rec.FP, ID: in.ElicitID, Action: in.Action}
@@ -193,26 +178,26 @@ func (e *Elicitor) sendResult(ctx context.Context, call *Call, req *mcp.CallTool
 		case err != nil && !errors.Is(err, ErrUnknownElicitation):
 			return nil, err
 		case in.Action == Accept:
-			return toolError(call, errPageNotAnswered), nil
+			return toolError(errPageNotAnswered), nil
 		case in.Action != Decline && in.Action != Cancel:
-			return toolError(call, fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
+			return toolError(fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
 		}
 		in.Action, in.Content = a.Action, nil // what the marker records
 	case in.Action == Accept:
 		content, err := e.validateModelAnswer(rec.Schema, in.Content)
 		if err != nil {
-			return toolError(call, err), nil
+			return toolError(err), nil
 		}
 		a.Content = content
 	case in.Action == Decline, in.Action == Cancel:
 		// Content that comes with a refusal is dropped unread.
 	default:
-		return toolError(call, fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
+		return toolError(fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
 	}
 
 	mk, err := e.markerKey(s, rec.Marker)
 	if err != nil {
-		return toolError(call, err), nil
+		return toolError(err), nil
 	}
 	fp := e.answerFP(s, rec.Marker, &in)
 	// The answer is used up (Commit) before the tool continues; a claim
@@ -222,13 +207,13 @@ func (e *Elicitor) sendResult(ctx context.Context, call *Call, req *mcp.CallTool
 	var replayed *oneshot.Replayed
 	switch {
 	case errors.As(err, &replayed):
-		return e.replayed(call, s, replayed.Result), nil
+		return e.replayed(s, replayed.Result), nil
 	case errors.Is(err, store.ErrInvalidArgument):
-		return toolError(call, ErrUnknownElicitation), nil // expired meanwhile
+		return toolError(ErrUnknownElicitation), nil // expired meanwhile
 	case errors.Is(err, oneshot.ErrUsed):
-		return toolError(call, ErrAnswered), nil
+		return toolError(ErrAnswered), nil
 	case errors.Is(err, oneshot.ErrBusy):
-		return toolError(call, ErrAnswerInProgress), nil
+		return toolError(ErrAnswerInProgress), nil
 	case err != nil:
 		return nil, fmt.Errorf("elicit: store: %w", err)
 	}
@@ -247,28 +232,44 @@ func (e *Elicitor) sendResult(ctx context.Context, call *Call, req *mcp.CallTool
 		s.Release(ctx)
 	}()
 
-	rd := &round{answers: append(rec.Answers, a), state: rec.State, continued: true}
-	creq := &mcp.CallToolRequest{
-		Session: req.Session,
-		Extra:   req.Extra,
-		Params:  &mcp.CallToolParamsRaw{Meta: req.Params.Meta, Name: rec.Tool, Arguments: rec.Args},
-	}
-	cpeer, err := e.newPeer(ctx, creq)
+	rd := &round{e: e, answers: append(rec.Answers, a), state: rec.State, continued: true}
+	cpeer := continued(call.peer, rec.Tool, rec.Args)
+	cause := cont(engine.WithPeer(rd.Context(ctx), cpeer), rec.Tool, rec.Args)
+	stop, err := rd.Stop(ctx, cpeer, cause)
 	if err != nil {
 		return nil, err
 	}
-	res, err := next(engine.WithPeer(context.WithValue(ctx, roundKey{}, rd), cpeer), "tools/call", creq)
-	res, err = e.finish(ctx, newCall(cpeer), rd, res, err)
-	if tr, ok := res.(*mcp.CallToolResult); ok && err == nil && tr != nil {
+	return &engine.Answer{Stop: stop, Keep: func(kctx context.Context, result any) {
 		// Kept, sealed, with the marker: a resend of this answer (its
 		// reply lost) gets this result instead of running the tool again.
-		if b, merr := json.Marshal(tr); merr == nil && len(b) <= e.maxPendingSize {
+		if b, merr := json.Marshal(result); merr == nil && len(b) <= e.maxPendingSize {
 			if sealed, serr := e.keys.SealRecord(s.Binding(engine.PurposeReplay), b, s.Expiry); serr == nil {
-				use.Finish(context.WithoutCancel(ctx), sealed)
+				use.Finish(context.WithoutCancel(kctx), sealed)
 			}
 		}
+	}}, nil
+}
+
+// continuedPeer is the call p continued with the original tool and its
+// arguments: the continuation of an LLM-mediated elicitation.
+type continuedPeer struct {
+	engine.Peer
+	info engine.CallInfo
+}
+
+func continued(p engine.Peer, tool string, args json.RawMessage) *continuedPeer {
+	c := &continuedPeer{Peer: p, info: *p.Call()}
+	c.info.Tool, c.info.Arguments = tool, args
+	return c
+}
+
+func (c *continuedPeer) Call() *engine.CallInfo { return &c.info }
+
+// WatchEnd passes on to the call's peer.
+func (c *continuedPeer) WatchEnd(ended func()) {
+	if w, ok := c.Peer.(engine.SessionWatcher); ok {
+		w.WatchEnd(ended)
 	}
-	return res, err
 }
 
 // claimLease is how long an answer's claim holds its marker before a
@@ -310,14 +311,14 @@ func (e *Elicitor) answerFP(s *engine.Slot, keyID string, in *fallbackInput) []b
 // replayLookup finds, for an answer to an elicitation that is no longer
 // pending, the result its first sending got: the same answer resent after
 // its reply was lost. It looks under every secret of the keyring.
-func (e *Elicitor) replayLookup(ctx context.Context, call *Call, s *engine.Slot, in *fallbackInput) (mcp.Result, bool) {
+func (e *Elicitor) replayLookup(ctx context.Context, s *engine.Slot, in *fallbackInput) (*engine.Answer, bool) {
 	for _, id := range e.keys.KeyIDs() {
 		mk, ok := e.keys.StoreKeyUnder(id, s.Binding(engine.PurposeUsed))
 		if !ok {
 			continue
 		}
 		if sealed, err := oneshot.Lookup(ctx, e.store, mk, e.answerFP(s, id.String(), in)); err == nil {
-			return e.replayed(call, s, sealed), true
+			return e.replayed(s, sealed), true
 		}
 	}
 	return nil, false
@@ -325,17 +326,30 @@ func (e *Elicitor) replayLookup(ctx context.Context, call *Call, s *engine.Slot,
 
 // replayed opens a kept result and marks it as a replay
 // (MetaElicitationReplayed).
-func (e *Elicitor) replayed(call *Call, s *engine.Slot, sealed []byte) mcp.Result {
+func (e *Elicitor) replayed(s *engine.Slot, sealed []byte) *engine.Answer {
 	pt, err := e.keys.OpenRecord(s.Binding(engine.PurposeReplay), sealed)
-	var res mcp.CallToolResult
-	if err != nil || json.Unmarshal(pt, &res) != nil {
-		return toolError(call, ErrAnswered)
+	var res map[string]json.RawMessage
+	if err != nil || json.Unmarshal(pt, &res) != nil || res == nil {
+		return toolError(ErrAnswered)
 	}
-	if res.Meta == nil {
-		res.Meta = mcp.Meta{}
+	var meta map[string]any
+	if m, ok := res["_meta"]; ok && json.Unmarshal(m, &meta) != nil {
+		return toolError(ErrAnswered)
 	}
-	res.Meta[MetaElicitationReplayed] = true
-	return &res
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta[MetaElicitationReplayed] = true
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return toolError(ErrAnswered)
+	}
+	res["_meta"] = b
+	out, err := json.Marshal(res)
+	if err != nil {
+		return toolError(ErrAnswered)
+	}
+	return &engine.Answer{Replayed: out}
 }
 
 // markerKey is the store key of the one-shot marker of an LLM-mediated
@@ -372,31 +386,10 @@ func (e *Elicitor) validateModelAnswer(schema []byte, content json.RawMessage) (
 	return s.ValidateJSON(content)
 }
 
-// completeResult returns an empty tool result of the kind the session's
-// protocol expects. The go-sdk marks the results handlers return; one
-// built here must say it is complete itself on 2026-07-28.
-func completeResult(c *Call) *mcp.CallToolResult {
-	var res mcp.CallToolResult
-	if callComplete(c) {
-		res = *completeTemplate() // decoded once, as inputRequired's
-	}
-	res.Content = []mcp.Content{}
-	return &res
-}
-
-var completeTemplate = sync.OnceValue(func() *mcp.CallToolResult {
-	var res mcp.CallToolResult
-	json.Unmarshal([]byte(`{"resultType":"complete"}`), &res)
-	return &res
-})
-
-// toolError returns err as a tool error result. Every error of this
-// package is free of session IDs, subjects and answers.
-func toolError(c *Call, err error) *mcp.CallToolResult {
-	res := completeResult(c)
-	res.IsError = true
-	res.Content = []mcp.Content{&mcp.TextContent{Text: err.Error()}}
-	return res
+// toolError is err as the tool error result of FallbackTool. Every error
+// of this package is free of session IDs, subjects and answers.
+func toolError(err error) *engine.Answer {
+	return &engine.Answer{ToolError: err.Error()}
 }
 
 // urlViaModel is URL mode for a client without it, with the LLMMediated
@@ -414,23 +407,22 @@ func (e *Elicitor) urlViaModel(rd *round, r *Request, ttl time.Duration, o *opti
 	return nil, ErrInputRequired
 }
 
-// pendingURLResult is the tool result that gives the model the link of a
+// pendingURL is the tool result that gives the model the link of a
 // URL-mode elicitation.
-func pendingURLResult(c *Call, p *modelAsk) *mcp.CallToolResult {
-	res := completeResult(c)
-	res.Content = []mcp.Content{&mcp.TextContent{Text: "This tool needs the user to complete a step in their browser, and this client cannot open the page itself. " +
+func pendingURL(p *modelAsk) *engine.Pending {
+	return &engine.Pending{Text: "This tool needs the user to complete a step in their browser, and this client cannot open the page itself. " +
 		"Give the user this link and tell them what it is for; do not open it yourself.\n\n" +
 		"Purpose: " + p.message + "\nLink: " + p.url + "\n\n" +
 		fmt.Sprintf("When the user says they are done, call the tool %q with {\"elicitId\": %q, \"action\": \"accept\"}; "+
 			"use \"action\": \"decline\" if they refuse to open the page, or \"cancel\" if they dismiss it. "+
 			"The page decides: the result of that call is the result of this tool, with the user's choice there. "+
-			"Calling this tool again asks again, with a new link.", FallbackTool, p.id)}}
-	res.Meta = mcp.Meta{MetaElicitationPending: map[string]any{
-		"elicitId":      p.id,
-		"elicitationId": p.id,
-		"mode":          string(ModeURL),
-		"message":       p.message,
-		"url":           p.url,
-	}}
-	return res
+			"Calling this tool again asks again, with a new link.", FallbackTool, p.id),
+		Meta: map[string]any{MetaElicitationPending: map[string]any{
+			"elicitId":      p.id,
+			"elicitationId": p.id,
+			"mode":          string(ModeURL),
+			"message":       p.message,
+			"url":           p.url,
+		}},
+	}
 }

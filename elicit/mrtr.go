@@ -8,14 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/internal/token"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The 2026-07-28 protocol (SEP-2322, multi round-trip requests) forbids a
@@ -72,6 +69,7 @@ type requestState struct {
 // this run stopped for input. Runs repeat on 2026-07-28 (one per input
 // request) and on the continuation of an LLMMediated elicitation.
 type round struct {
+	e       *Elicitor
 	answers []answered
 	next    int
 	state   []byte
@@ -229,7 +227,7 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 		if err := e.putPending(ctx, s, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
 			return nil, err
 		}
-		e.leave(r.Call.peer, s)
+		e.engine.LeaveFor(r.Call.peer, s)
 		p.URL = link
 		p.ElicitationID = r.ID
 	}
@@ -237,88 +235,66 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 	return nil, ErrInputRequired
 }
 
-// mrtr handles a tools/call on 2026-07-28 around the handler.
-func (e *Elicitor) mrtr(ctx context.Context, call *Call, req *mcp.CallToolRequest, next func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
-	rd := &round{}
-	p := req.Params
-	if p.RequestState != "" {
-		var err error
-		if rd.answers, rd.state, rd.use, err = e.continueRound(ctx, call, p); err != nil {
-			// Refused before the handler runs: nothing of the call is done.
-			return nil, err
-		}
-		rd.fresh = len(rd.answers) - 1
+// open starts the round of the call p (engine.Flow.Open): on 2026-07-28,
+// with the answers its requestState and responses bring. Refused before
+// the handler runs, nothing of the call is done.
+func (e *Elicitor) open(ctx context.Context, p engine.Peer, state string, responses map[string]json.RawMessage) (*round, error) {
+	rd := &round{e: e}
+	call := newCall(p)
+	if state == "" || !call.inputRequests() {
+		return rd, nil
 	}
-	res, err := next(context.WithValue(ctx, roundKey{}, rd))
-	rd.settle(ctx)
-	return e.finish(ctx, call, rd, res, err)
+	var err error
+	if rd.answers, rd.state, rd.use, err = e.continueRound(ctx, call, state, responses); err != nil {
+		return nil, err
+	}
+	rd.fresh = len(rd.answers) - 1
+	return rd, nil
 }
 
-// finish turns the result of a run that stopped for input into what the
-// client gets: input requests with a requestState, or the instructions of
-// an LLM-mediated elicitation. Any other result passes (a
-// *URLRequiredError becoming -32042).
+// Context returns the handler's context, which carries rd.
+func (rd *round) Context(ctx context.Context) context.Context {
+	return context.WithValue(ctx, roundKey{}, rd)
+}
+
+// Settle gives back the requestState's claim if the handler never
+// received its answer (settle).
+func (rd *round) Settle(ctx context.Context) { rd.settle(ctx) }
+
+// Stop turns the end of a run into what the client gets instead of the
+// handler's result: input requests with a requestState, or the
+// instructions of an LLM-mediated elicitation, or -32042 for a
+// *URLRequiredError; nil for the handler's result as it is.
 //
 // The round decides, not what the handler returned: a handler that turned
 // ErrInputRequired into a result of its own (a CallToolResult with
 // IsError, a habit of Go handlers) still gets its question asked, and the
 // Elicitor logs a warning, since that handler would also hide other
 // errors of its elicitations.
-func (e *Elicitor) finish(ctx context.Context, call *Call, rd *round, res mcp.Result, err error) (mcp.Result, error) {
+func (rd *round) Stop(ctx context.Context, p engine.Peer, cause error) (*engine.Stop, error) {
+	e := rd.e
+	call := newCall(p)
 	if !rd.stopped() {
-		return urlRequired(res, err)
+		var ue *URLRequiredError
+		if errors.As(cause, &ue) {
+			return &engine.Stop{URLRequired: []*engine.ElicitParams{ue.params}}, nil
+		}
+		return nil, nil
 	}
-	if !stoppedForInput(res, err) {
+	if !errors.Is(cause, ErrInputRequired) {
 		e.log.WarnContext(ctx, "elicit: a tool handler did not return the error of an elicitation that stopped for input; the client gets the input request all the same (return the error of Form, Confirm and URL as it is)",
 			slog.String("tool", call.Tool))
 	}
-	switch {
-	case rd.ask != nil:
+	if rd.ask != nil {
 		st := requestState{Answers: rd.answers, Asked: rd.ask, State: rd.state}
-		tok, ierr := e.issueState(call, &st, rd.ttl)
-		if ierr != nil {
-			return nil, ierr
+		tok, err := e.issueState(call, &st, rd.ttl)
+		if err != nil {
+			return nil, err
 		}
-		return inputRequired(rd.ask.Key, rd.params, tok)
-	case rd.pending != nil:
-		return e.pendingResult(ctx, call, rd)
+		return &engine.Stop{InputRequests: map[string]*engine.ElicitParams{rd.ask.Key: rd.params}, RequestState: tok}, nil
 	}
-	return res, err
+	return e.pendingStop(ctx, call, rd)
 }
-
-// stoppedForInput reports whether the handler returned ErrInputRequired,
-// as an error or as a tool error result.
-func stoppedForInput(res mcp.Result, err error) bool {
-	if err != nil {
-		return errors.Is(err, ErrInputRequired)
-	}
-	if tr, ok := res.(*mcp.CallToolResult); ok && tr != nil {
-		return errors.Is(tr.GetError(), ErrInputRequired)
-	}
-	return false
-}
-
-// inputRequired builds the input-required result. The go-sdk sets its
-// result type only on results a handler returns; this one replaces the
-// handler's, so it is a copy of inputRequiredResult, which was decoded from
-// its wire form once (a decoding costs the go-sdk's JSON decoder a large
-// buffer: once per process, not once per round).
-func inputRequired(key string, p *engine.ElicitParams, state string) (mcp.Result, error) {
-	tmpl, err := inputRequiredResult()
-	if err != nil {
-		return nil, fmt.Errorf("elicit: %w", err)
-	}
-	res := *tmpl
-	res.InputRequests = mcp.InputRequestMap{key: sdkParams(p)}
-	res.RequestState = state
-	return &res, nil
-}
-
-var inputRequiredResult = sync.OnceValues(func() (*mcp.CallToolResult, error) {
-	var res mcp.CallToolResult
-	err := json.Unmarshal([]byte(`{"resultType":"input_required"}`), &res)
-	return &res, err
-})
 
 // stateBinding is what the requestState of the call is bound to.
 func stateBinding(c *Call) (engine.StateBinding, error) {
@@ -350,12 +326,12 @@ func (e *Elicitor) issueState(c *Call, st *requestState, ttl time.Duration) (str
 // response of the wrong kind are invalid params: the JSON-RPC error
 // -32602, the same for every reason of the first kind. A round without the
 // response asks the question again.
-func (e *Elicitor) continueRound(ctx context.Context, call *Call, p *mcp.CallToolParamsRaw) (answers []answered, state []byte, use *oneshot.Use, err error) {
+func (e *Elicitor) continueRound(ctx context.Context, call *Call, requestState string, responses map[string]json.RawMessage) (answers []answered, state []byte, use *oneshot.Use, err error) {
 	b, err := stateBinding(call)
 	if err != nil {
 		return nil, nil, nil, errBadState
 	}
-	c, use, err := e.engine.ClaimState(ctx, b, p.RequestState)
+	c, use, err := e.engine.ClaimState(ctx, b, requestState)
 	switch {
 	case errors.Is(err, token.ErrInProgress):
 		return nil, nil, nil, ErrAnswerInProgress
@@ -364,7 +340,7 @@ func (e *Elicitor) continueRound(ctx context.Context, call *Call, p *mcp.CallToo
 	case err != nil:
 		return nil, nil, nil, err
 	}
-	answers, state, fresh, err := e.roundAnswers(ctx, c, p, b.Who)
+	answers, state, fresh, err := e.roundAnswers(ctx, c, responses, b.Who)
 	switch {
 	case err != nil:
 		use.Release(context.WithoutCancel(ctx))
@@ -384,12 +360,12 @@ func (e *Elicitor) continueRound(ctx context.Context, call *Call, p *mcp.CallToo
 // roundAnswers reads the answers of a verified requestState and the
 // client's response to its input request; fresh reports whether there is
 // one.
-func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, p *mcp.CallToolParamsRaw, who engine.Identity) (answers []answered, state []byte, fresh bool, err error) {
+func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, responses map[string]json.RawMessage, who engine.Identity) (answers []answered, state []byte, fresh bool, err error) {
 	var st requestState
 	if err := json.Unmarshal(c.State, &st); err != nil || st.Asked == nil || st.Asked.ID != c.ElicitationID {
 		return nil, nil, false, errBadState
 	}
-	raw, ok := p.InputResponses[st.Asked.Key]
+	raw, ok := responses[st.Asked.Key]
 	if !ok || raw == nil {
 		// No answer in this round: the handler runs again and asks again.
 		// A URL-mode elicitation asked with a new ID; this one's record
@@ -399,11 +375,11 @@ func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, p *mcp.Cal
 		}
 		return st.Answers, st.State, false, nil
 	}
-	resp, ok := raw.(*mcp.ElicitResult)
-	if !ok || resp == nil {
-		return nil, nil, false, invalidParams(fmt.Sprintf("inputResponses[%q] is not an elicitation result", clip(st.Asked.Key)))
+	resp, ok := elicitResult(raw)
+	if !ok {
+		return nil, nil, false, &engine.InvalidParamsError{Message: fmt.Sprintf("inputResponses[%q] is not an elicitation result", clip(st.Asked.Key))}
 	}
-	a := answered{FP: st.Asked.FP, ID: st.Asked.ID, Action: Action(resp.Action)}
+	a := answered{FP: st.Asked.FP, ID: st.Asked.ID, Action: resp.Action}
 	switch {
 	case a.Action == Accept && st.Asked.Mode == ModeForm:
 		a.Content = resp.Content
@@ -413,9 +389,29 @@ func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, p *mcp.Cal
 	return append(st.Answers, a), st.State, true, nil
 }
 
-// ours reports whether a requestState is one of ours (a compact token).
-func ours(state string) bool {
-	return state == "" || strings.HasPrefix(state, "ev2.") || strings.HasPrefix(state, "ev1.")
+// errBadState answers a requestState that does not verify: tampered,
+// expired, already used, or issued for another call, session or subject.
+// It is one error for all of them, as ErrUnknownElicitation is.
+var errBadState error = &engine.InvalidParamsError{Message: "requestState is invalid, expired or already used; call again without it", Err: engine.ErrBadState}
+
+// elicitResult decodes an input response that is an elicitation result:
+// one with "action" and without "roots", as the SDKs tell them apart.
+func elicitResult(raw json.RawMessage) (*Response, bool) {
+	var probe struct {
+		Action json.RawMessage `json:"action"`
+		Roots  json.RawMessage `json:"roots"`
+	}
+	if json.Unmarshal(raw, &probe) != nil || probe.Action == nil || probe.Roots != nil {
+		return nil, false
+	}
+	var res struct {
+		Action  Action         `json:"action"`
+		Content map[string]any `json:"content"`
+	}
+	if json.Unmarshal(raw, &res) != nil {
+		return nil, false
+	}
+	return &Response{Action: res.Action, Content: res.Content}, true
 }
 
 // awaitURL waits for the callback of a URL-mode elicitation the client

@@ -43,13 +43,7 @@ func (e *Elicitor) endCalls(who engine.Identity) {
 
 // endCallsWith ends them with cause, an error that is ErrSessionEnded.
 func (e *Elicitor) endCallsWith(who engine.Identity, cause error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for c := range e.calls {
-		if c.who == who {
-			c.cancel(cause)
-		}
-	}
+	e.engine.EndCalls(who, cause)
 }
 
 // heldByCap reports whether the session table of a Handler holds the
@@ -65,23 +59,6 @@ func (e *Elicitor) heldByCap(session string) bool {
 		}
 	}
 	return false
-}
-
-// leave records that the slot's session left its elicitation pending, and
-// makes sure the session's end removes it.
-func (e *Elicitor) leave(p engine.Peer, s *engine.Slot) {
-	if p == nil || !e.engine.Leave(s) {
-		return
-	}
-	// Recorded first, checked second: a table that drops the session
-	// after this check deletes the record.
-	if e.heldByCap(s.Who.Session) {
-		return
-	}
-	if gp, ok := p.(*gosdkPeer); ok {
-		session := s.Who.Session
-		gp.watchEnd(func() { e.sessionEnded(session) })
-	}
 }
 
 // sessionEnded deletes what the session left pending.

@@ -13,10 +13,13 @@
 //     for a connection without one (LocalSession: stdio, in-memory), or
 //     Sessionless on a stateless HTTP server. Bindings, blinded store keys
 //     and the quota client (Identity.Client) derive from it.
-//   - Engine: the keyring, the store, the token service and the pending
-//     quotas of one server. New takes a URLEnder, the front-end that ends
-//     the URL-mode elicitations it asked (EndURL), for callbacks served
-//     elsewhere (elicit/oauth).
+//   - Engine: the keyring, the store, the token service, the pending
+//     quotas and the tool calls in progress (Track, Close, EndCalls) of
+//     one server. New takes package elicit's Flow, which also ends the
+//     URL-mode elicitations (EndURL) for callbacks served elsewhere
+//     (elicit/oauth).
+//   - Peer: one tool call as its front-end presents it (peer.go); the
+//     operations around a call (Begin, Run, Answer; frontend.go).
 //   - Slot: one elicitation's place in the store. Begin subscribes to its
 //     channel, writes the sealed pending record (counted against the
 //     quotas, per Identity.Client) and makes it the session's one pending
@@ -28,14 +31,45 @@
 //     verifies and claims it once (ErrBadState for every reason, which a
 //     front-end answers with -32602).
 //
-// How a front-end plugs in, today: create one Engine per server with New
-// (elicit.New does; an Elicitor's Engine method returns it), compute the
-// Identity of each tool call once from the SDK's request (session ID,
-// authenticated user, stateless or not), and use Slot for an
-// elicitation's records, BindState/IssueState/ClaimState for the
-// requestState. The pending record's and the result's JSON are still the
-// go-sdk front-end's (package elicit: pendingRecord, resultRecord), as are
-// the wait, the answer's validation and the delivery paths; they move here
-// next (issue 19, stage C), behind a per-call interface the front-end
-// implements to send requests, notifications and progress to its client.
+// How a front-end plugs in. Package elicit builds the Engine (elicit.New
+// calls New with its Flow: the hooks, the schemas, the delivery paths);
+// a front-end takes it from the Elicitor ((*elicit.Elicitor).Engine) and
+// calls the same operations the go-sdk front-end (elicit/gosdk.go) calls:
+//
+//   - Per tool call, implement Peer: compute the Identity once (the
+//     session: TransportSession, LocalSession kept per connection, or
+//     Sessionless on a stateless server; the subject from the
+//     authentication), the protocol and the elicitation modes from this
+//     request (2026-07-28's _meta overrides the session's), the logging
+//     level, the progress token; Elicit sends elicitation/create and
+//     returns the client's raw reply (*ClientError for a JSON-RPC error).
+//     A Peer whose front-end cannot be told of a session's end implements
+//     SessionWatcher; one that is told calls SessionEnded.
+//   - A call whose requestState OwnsState refuses is not the engine's:
+//     run the handler alone. A call of FallbackTool (when
+//     ListsFallbackTool would list it) goes to Answer, with a Continue
+//     that runs the named tool's handler with the given arguments and
+//     context, keeps its result, and returns its error (or its tool
+//     error result's). Answer's result is a tool error text, a replayed
+//     result (wire JSON), a Stop, or the continuation's result; call
+//     Answer.Keep with the result sent.
+//   - Every other tool call: Begin(ctx, peer, requestState,
+//     inputResponses as raw JSON by key) before the handler (an
+//     *InvalidParamsError is JSON-RPC -32602, nothing ran; ErrClosed
+//     after Close); run the handler with the returned context; then
+//     Run.Finish(ctx, the handler's error or its tool error result's).
+//     A nil Stop passes the handler's result; otherwise send the Stop:
+//     an input-required result (InputRequests, RequestState), a complete
+//     tool result with Pending.Text and Pending.Meta as _meta, or the
+//     error -32042 with URLRequired. Defer Run.End for a handler that
+//     panics.
+//   - tools/list: add FallbackTool (FallbackToolTitle,
+//     FallbackToolDescription, FallbackToolSchema) on the last page when
+//     ListsFallbackTool(form, url) says so for the request's modes.
+//   - Close ends the calls in progress (elicit's Close calls it);
+//     EndCalls ends those of one identity (a DELETE of the session).
+//
+// Still in package elicit, behind Flow: the rounds of a call, the
+// delivery paths, the wait and the answer's validation (issue 19, stage
+// C continues).
 package engine

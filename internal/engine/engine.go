@@ -17,9 +17,12 @@ type Engine struct {
 	keys   *ring.Keyring
 	store  store.Store
 	tokens *token.Service
+	flow   Flow
 	ends   URLEnder
 	quota  *quota
 	left   leftover
+	calls  calls
+	local  localSessions
 }
 
 // URLEnder ends URL-mode elicitations: the front-end that asked them,
@@ -33,12 +36,13 @@ type URLEnder interface {
 }
 
 // New returns an Engine that seals with keys into st, counting its
-// pending elicitations within limits; ends ends the URL-mode elicitations
-// its front-end asked. opts configure its token service (the store's
-// epoch watcher).
-func New(keys *ring.Keyring, st store.Store, ends URLEnder, limits Limits, opts ...token.Option) (*Engine, error) {
-	if keys == nil || st == nil || ends == nil {
-		return nil, errors.New("engine: New needs a keyring, a store and a URLEnder")
+// pending elicitations within limits; flow is package elicit's part of
+// every elicitation (elicit.New passes it), which also ends the URL-mode
+// elicitations. opts configure its token service (the store's epoch
+// watcher).
+func New(keys *ring.Keyring, st store.Store, flow Flow, limits Limits, opts ...token.Option) (*Engine, error) {
+	if keys == nil || st == nil || flow == nil {
+		return nil, errors.New("engine: New needs a keyring, a store and a Flow")
 	}
 	if limits.Max <= 0 || limits.PerClient <= 0 || limits.MaxBytes <= 0 || limits.PerClientBytes <= 0 {
 		return nil, errors.New("engine: New needs positive limits")
@@ -47,7 +51,7 @@ func New(keys *ring.Keyring, st store.Store, ends URLEnder, limits Limits, opts 
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{keys: keys, store: st, tokens: ts, ends: ends, quota: newQuota(limits)}, nil
+	return &Engine{keys: keys, store: st, tokens: ts, flow: flow, ends: flow, quota: newQuota(limits)}, nil
 }
 
 // Now is the keyring's clock.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -11,9 +12,19 @@ import (
 	"github.com/elicitvault/elicitvault/store/memory"
 )
 
+// noEnder is a Flow that knows no elicitation: the engine's own records
+// are tested without package elicit.
 type noEnder struct{}
 
 func (noEnder) EndURL(context.Context, *token.Claims, string) error { return ErrUnknownElicitation }
+func (noEnder) Prepare(ctx context.Context) context.Context         { return ctx }
+func (noEnder) Open(context.Context, Peer, string, map[string]json.RawMessage) (Round, error) {
+	return nil, errors.New("no rounds here")
+}
+func (noEnder) Answer(context.Context, Peer, Continue) (*Answer, error) {
+	return nil, errors.New("no answers here")
+}
+func (noEnder) LLMMediated() bool { return false }
 
 func newTestEngine(t *testing.T, l Limits) *Engine {
 	t.Helper()

@@ -65,9 +65,19 @@ type Slot struct {
 	// Local marks an elicitation that only its own call answers (a
 	// blocking form: the client's reply comes back to the node that
 	// asked), which therefore writes no pending record: nothing on another
-	// node reads one.
+	// node reads one. Its session lives in this process too, so its place
+	// as the session's pending elicitation is kept here (see
+	// localSessions), and the news that a newer one replaced it comes on
+	// Superseded, not through the store.
 	Local bool
+
+	superseded chan struct{} // a Local slot's; closed when replaced
 }
+
+// Superseded is closed when a newer elicitation of the session replaced
+// this Local slot, once Begin or Claim made it the session's pending one;
+// nil otherwise.
+func (s *Slot) Superseded() <-chan struct{} { return s.superseded }
 
 // Slot returns the place of elicitation id of the call who.
 func (e *Engine) Slot(who Identity, id string, expiry time.Time) *Slot {
@@ -102,8 +112,19 @@ func (s *Slot) Publish(ctx context.Context) {
 
 // Begin subscribes to the elicitation's channel, writes its pending
 // record (see PutPending), makes it the session's pending elicitation and
-// cancels the one it replaces. The caller must call End.
+// cancels the one it replaces. The caller must call End. A Local slot
+// subscribes to nothing (its subscription is nil: see Superseded).
 func (s *Slot) Begin(ctx context.Context, pending []byte, clientID string) (store.Subscription, error) {
+	if s.Local {
+		if err := s.PutPending(ctx, pending, clientID); err != nil {
+			return nil, err
+		}
+		if err := s.Claim(ctx); err != nil {
+			s.End(ctx)
+			return nil, err
+		}
+		return nil, nil
+	}
 	sub, err := s.e.store.Subscribe(ctx, s.Channel())
 	if err != nil {
 		return nil, fmt.Errorf("elicit: subscribe: %w", err)
@@ -144,6 +165,16 @@ func (s *Slot) PutPending(ctx context.Context, pending []byte, clientID string) 
 func (s *Slot) Claim(ctx context.Context) error {
 	if !s.Who.HasSession() {
 		return nil
+	}
+	if s.Local {
+		s.superseded = make(chan struct{})
+		if !s.e.local.replaceForm(s, s.e.Now()) {
+			return nil // nothing of the session's is in the store
+		}
+		// An elicitation this node asked through the store may still be
+		// pending: replace it there too.
+	} else {
+		s.e.local.supersedeForm(s, s.e.Now())
 	}
 	ptr, _ := json.Marshal(sessionRecord{ID: s.ID, Expiry: s.Expiry.UnixMilli()})
 	sealed, err := s.e.keys.SealRecord(s.Binding(PurposeSession), ptr, s.Expiry)
@@ -271,12 +302,16 @@ func (s *Slot) End(ctx context.Context) {
 	defer cancel()
 	s.e.quota.release(s.ID)
 	s.e.left.forget(s)
+	s.e.local.end(s)
 	if s.pointer != nil {
 		s.e.store.CompareAndSwap(ctx, s.Key(PurposeSession), s.pointer, nil, s.Expiry)
 	}
 	purposes := []string{PurposePending, PurposeResult}
-	if s.Local {
-		purposes = purposes[1:]
+	switch {
+	case s.Local && s.pointer == nil:
+		return // it wrote nothing, and nothing in the store names it
+	case s.Local:
+		purposes = purposes[1:] // a result: a newer elicitation replaced it there
 	}
 	for _, p := range purposes {
 		for _, key := range s.e.keys.StoreKeys(s.Binding(p)) {

@@ -1,0 +1,57 @@
+package elicit_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A blocking form, kept in the process, and an elicitation kept in the
+// store replace each other in one session: a URL-mode elicitation handed
+// to the model (the client has no URL mode) cancels a pending form, and a
+// new form leaves the model's elicitation unanswerable.
+func TestFormAndStoredElicitationReplaceEachOther(t *testing.T) {
+	e := newEnv(t, llmConfig)
+	srv := e.callback()
+	e.tool("connect", urlTool(srv.URL))
+	formErr := make(chan error, 2)
+	e.tool("form", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		_, err := elicit.Form[profile](ctx, "form", elicit.WithSchema(profileSchema), elicit.WithTTL(10*time.Second))
+		formErr <- err
+		return "", err
+	})
+	asked := make(chan struct{}, 2)
+	cs := e.connect(&mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}}, legacy)
+	callForm := func() {
+		go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "form"})
+		select {
+		case <-asked:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the form was not asked")
+		}
+	}
+
+	callForm()
+	id, _ := urlPending(t, callTool(t, cs, "connect", nil), srv.URL)
+	select {
+	case err := <-formErr:
+		if !errors.Is(err, elicit.ErrCancelled) {
+			t.Fatalf("the form ended with %v, want ErrCancelled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("an elicitation handed to the model did not cancel the pending form")
+	}
+
+	callForm()
+	if res := submit(t, cs, id, "decline", nil); !res.IsError {
+		t.Fatalf("the model answered an elicitation a newer form replaced: %q", text(res))
+	}
+}

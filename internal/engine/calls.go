@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// ErrClosed is the cause of the end of a tool call that was in progress
+// when the engine was closed (the server is shutting down), and the error
+// of calls that begin after.
+var ErrClosed = errors.New("elicit: the server is shutting down; call the tool again later")
+
+// calls are the tool calls in progress, which Close ends.
+type calls struct {
+	mu     sync.Mutex
+	closed bool
+	m      map[*callCancel]struct{}
+	active sync.WaitGroup
+}
+
+// callCancel ends one tool call in progress.
+type callCancel struct {
+	cancel context.CancelCauseFunc
+	who    Identity
+}
+
+// Track registers a tool call of who in progress, so that Close and
+// EndCalls can end it. The returned context is cancelled with their
+// cause; done must be called when the call returns. After Close it is
+// ErrClosed.
+func (e *Engine) Track(ctx context.Context, who Identity) (_ context.Context, done func(), err error) {
+	cs := &e.calls
+	c := &callCancel{who: who}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.closed {
+		return nil, nil, ErrClosed
+	}
+	if cs.m == nil {
+		cs.m = map[*callCancel]struct{}{}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	c.cancel = cancel
+	cs.m[c] = struct{}{}
+	cs.active.Add(1)
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			cs.mu.Lock()
+			delete(cs.m, c)
+			cs.mu.Unlock()
+			cancel(nil)
+			cs.active.Done()
+		})
+	}, nil
+}
+
+// Close ends every tool call in progress with ErrClosed and waits until
+// they have returned. Calls that begin after fail with ErrClosed.
+func (e *Engine) Close() {
+	cs := &e.calls
+	cs.mu.Lock()
+	cs.closed = true
+	for c := range cs.m {
+		c.cancel(ErrClosed)
+	}
+	cs.mu.Unlock()
+	cs.active.Wait()
+}
+
+// EndCalls ends the tool calls in progress of who with cause.
+func (e *Engine) EndCalls(who Identity, cause error) {
+	cs := &e.calls
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for c := range cs.m {
+		if c.who == who {
+			c.cancel(cause)
+		}
+	}
+}
