@@ -70,6 +70,18 @@ func (e *Elicitor) handoff(ctx context.Context, c *token.Claims, action Action) 
 	}
 }
 
+// taker registers the call of ctx waiting for s as one that takes an
+// answer handed to it (waiters), unless it continues a 2026-07-28 round
+// whose requestState it has still to use up: after the store lost its
+// records, the claim on it is lost too, and the round could neither use the
+// answer nor be sent again, so the page must not say "Done".
+func (e *Elicitor) taker(ctx context.Context, s *engine.Slot) (<-chan *Response, func()) {
+	if rd, ok := ctx.Value(roundKey{}).(*round); ok && rd.use != nil && !rd.delivered {
+		return nil, func() {}
+	}
+	return e.waiting.wait(s)
+}
+
 // takeHandoff hands the answer in data, a message on the channel of s,
 // to the call of this node waiting for s, if data is a handoff for s and
 // the call is still waiting, and acknowledges it to the page.

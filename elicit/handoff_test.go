@@ -130,3 +130,44 @@ func TestURLRequiredTakesAnswerFromOtherNode(t *testing.T) {
 		t.Fatalf("the retry: %v %v", err, res)
 	}
 }
+
+// A held 2026-07-28 retry waiting for its page when the store lost its
+// records cannot use an answer any more: its requestState's one-shot claim
+// was lost with the store, and its round can neither commit it nor be
+// sent again. A page answered then, on another node or on its own, tells
+// the person to start again, never "Done".
+func TestHeldRoundTakesNoHandedAnswer(t *testing.T) {
+	for _, where := range []string{"other node", "same node"} {
+		t.Run(where, func(t *testing.T) {
+			t.Parallel() // each call waits out its TTL
+			st := memory.New(nil)
+			t.Cleanup(func() { st.Close() })
+			a := newPageEnvOn(t, st, nil)
+			b := newPageEnvOn(t, st, nil)
+			var first page
+			visited := make(chan struct{})
+			got := a.call(t, mrtr, func(link string) {
+				defer close(visited)
+				if where == "other node" {
+					u, err := url.Parse(link)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					u.Host = b.srv.Listener.Addr().String()
+					link = u.String()
+				}
+				time.Sleep(200 * time.Millisecond) // the retry is held, waiting for the page
+				flushStore(t, st)
+				first = fetch(t, "POST", link, url.Values{"action": {"accept"}}, nil)
+			})
+			<-visited
+			if first.status != http.StatusGone || first.title() != "This link can no longer be used" {
+				t.Fatalf("the page said %d %q; the call got %q", first.status, first.title(), got)
+			}
+			if got == "accept" {
+				t.Fatalf("the call got %q", got)
+			}
+		})
+	}
+}

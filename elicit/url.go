@@ -284,7 +284,7 @@ func (e *Elicitor) resubscribe(ctx, wctx context.Context, s *engine.Slot, sub *s
 func (e *Elicitor) await(ctx context.Context, expiry time.Time, s *engine.Slot, sub *subscription) (*Response, error) {
 	wctx, cancel := context.WithDeadline(ctx, expiry)
 	defer cancel()
-	local, done := e.waiting.wait(s)
+	local, done := e.taker(ctx, s)
 	defer done()
 	rr := &resultReader{e: e, s: s}
 	for {
