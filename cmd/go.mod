@@ -1,13 +1,15 @@
 module github.com/elicitvault/elicitvault/cmd
 
-go 1.25.0
+go 1.25.5
 
 require (
 	github.com/elicitvault/elicitvault v0.1.0
+	github.com/elicitvault/elicitvault/mcpgo v0.1.0
 	github.com/elicitvault/elicitvault/store/postgres v0.1.0
 	github.com/elicitvault/elicitvault/store/redis v0.1.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/mark3labs/mcp-go v1.2.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/rogpeppe/go-internal v1.16.0
@@ -47,6 +49,8 @@ require (
 	github.com/muesli/cancelreader v0.2.2 // indirect
 	github.com/muesli/termenv v0.16.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
+	github.com/spf13/cast v1.7.1 // indirect
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace v1.44.0 // indirect

@@ -33,6 +33,8 @@ const (
 	// DefaultProgressInterval is how often a waiting elicitation reports
 	// progress to a client that asked for it.
 	DefaultProgressInterval = 10 * time.Second
+	// DefaultURLRoundWait is the default of Config.URLRoundWait.
+	DefaultURLRoundWait = 20 * time.Second
 )
 
 // Config configures an Elicitor. The zero value is usable.
@@ -113,6 +115,16 @@ type Config struct {
 	// disables it).
 	ProgressInterval time.Duration
 
+	// URLRoundWait bounds how long, on 2026-07-28, the retry of a
+	// URL-mode round waits for the user to finish on the page before it
+	// answers "still waiting": an input-required result with no input
+	// request and a new requestState, which the client sends back at once
+	// (DefaultURLRoundWait when zero; negative: wait until the TTL). It
+	// keeps each request well under the clients' timeouts (a minute in
+	// the TypeScript SDK). A call answers "still waiting" at most twice,
+	// the go-sdk client's limit, and then waits until the TTL.
+	URLRoundWait time.Duration
+
 	// Logger receives the Elicitor's warnings: a handler that hid the
 	// stop of an elicitation in a result of its own, a page request that
 	// failed. Nothing it logs carries an answer, a token, a session ID or
@@ -154,12 +166,23 @@ type Elicitor struct {
 
 	baseURL       string
 	progressEvery time.Duration
+	roundWait     time.Duration // URLRoundWait; 0 when rounds are not bounded
+	takenWait     time.Duration // how long the consent page waits for the call to take an answer
 	log           *slog.Logger
 
 	mu   sync.Mutex
 	caps []*sessionCap // the session tables of its Handlers
 
-	waiting waiters // the calls of this node waiting for a URL-mode answer
+	tasks taskTable // the tools that run as tasks (RunAsTask)
+
+	// The delivery paths, each with its file, and the go-sdk front-end.
+	block  *blockingPath
+	input  *inputPath
+	model  *modelPath
+	browse *browserPath
+	urlReq *urlRequiredPath
+	task   *taskPath
+	sdk    *goSDK
 }
 
 // New returns an Elicitor that seals its state with keys into st.
@@ -187,9 +210,18 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		progressEvery: cfg.ProgressInterval,
 		log:           cfg.Logger,
 	}
+	e.block, e.input, e.model, e.browse = &blockingPath{e}, &inputPath{e}, &modelPath{e}, &browserPath{e}
+	e.urlReq, e.task, e.sdk = &urlRequiredPath{e}, &taskPath{e}, &goSDK{e}
 	if e.progressEvery == 0 {
 		e.progressEvery = DefaultProgressInterval
 	}
+	switch {
+	case cfg.URLRoundWait == 0:
+		e.roundWait = DefaultURLRoundWait
+	case cfg.URLRoundWait > 0:
+		e.roundWait = cfg.URLRoundWait
+	}
+	e.takenWait = takenWait
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -244,9 +276,6 @@ func (e *Elicitor) Close() error {
 	return e.browser.close()
 }
 
-// now is the keyring's clock.
-func (e *Elicitor) now() time.Time { return e.keys.Sealer().Now() }
-
 type elicitorKey struct{}
 
 // Install adds the Elicitor's middleware to s. Every tool handler of s can
@@ -261,8 +290,8 @@ type elicitorKey struct{}
 // keeps the client's raw answer so that it is validated here, with errors
 // that name the JSON path.
 func (e *Elicitor) Install(s *mcp.Server) {
-	s.AddReceivingMiddleware(e.receiving)
-	s.AddSendingMiddleware(e.sending)
+	s.AddReceivingMiddleware(e.sdk.receiving)
+	s.AddSendingMiddleware(e.sdk.sending)
 }
 
 // NewContext returns ctx carrying e and the tool call req, for code that
@@ -272,7 +301,7 @@ func (e *Elicitor) Install(s *mcp.Server) {
 // e alone, and the calls return ErrNotInstalled.
 func NewContext(ctx context.Context, e *Elicitor, req *mcp.CallToolRequest) context.Context {
 	ctx = context.WithValue(ctx, elicitorKey{}, e)
-	if p, err := e.newPeer(ctx, req); err == nil {
+	if p, err := e.sdk.newPeer(ctx, req); err == nil {
 		ctx = engine.WithPeer(ctx, p)
 	}
 	return ctx

@@ -21,3 +21,7 @@ const ClaimLease = claimLease
 
 // WithDeadlines is Handler's per-request deadlines around any handler.
 var WithDeadlines = withDeadlines
+
+// SetTakenWait sets how long e's consent page waits for the call to take
+// an answer (2 s otherwise), for tests that answer where nothing takes it.
+func SetTakenWait(e *Elicitor, d time.Duration) { e.takenWait = d }

@@ -105,7 +105,7 @@ func (e *Elicitor) Handler(s *mcp.Server, opts *HandlerOptions) http.Handler {
 	s.AddReceivingMiddleware(caps.capture)
 	// An anonymous stateless caller's pending elicitations count against
 	// the client the session caps count too (HandlerOptions.Client).
-	stateless := withClientID(o.Client, mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true}))
+	stateless := checkTaskHeaders(withClientID(o.Client, mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true})))
 	endpoint := CheckInputResponses(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Protocol-Version") >= ProtocolInputRequests {
 			stateless.ServeHTTP(w, r)

@@ -33,6 +33,19 @@ import (
 // bound to the tool name, the hash of the arguments, the session (when
 // the transport has one) and the subject, valid for the elicitation's TTL,
 // and consumed once.
+//
+// A URL-mode elicitation is answered on a page, not in the retry: the
+// retry that brings the client's "accept" waits for the page, at most
+// Config.URLRoundWait, and then answers "still waiting": an input-required
+// result without input requests, whose new requestState carries the same
+// answers. The client sends it back at once (the TypeScript SDK after
+// 250 ms) and the wait goes on. The go-sdk client fails a call at its
+// third such result in a row, so there are at most stillWaitingRounds of
+// them; the retry after the last waits until the TTL. With the
+// TypeScript SDK's timeout of a minute per request, a call so survives a
+// user who finishes on the page up to about 100 s after the link was
+// given (2 × 20 s + 60 s). An answer that comes between two retries
+// stays in the store for the next.
 
 // asked is the elicitation a round asked for.
 type asked struct {
@@ -56,11 +69,22 @@ type answered struct {
 	Wait bool `json:"wait,omitempty"`
 }
 
+// stillWaitingRounds is how many "still waiting" results a call gets at
+// most: the go-sdk client (v1.8.0) fails a call at the third
+// input-required result without input requests
+// (maxLoadSheddingMultiRoundTripRetries).
+const stillWaitingRounds = 2
+
 // requestState is the plaintext of a requestState token.
 type requestState struct {
 	Answers []answered `json:"answers,omitempty"`
 	Asked   *asked     `json:"asked"`
 	State   []byte     `json:"state,omitempty"` // SaveState
+	// Waits counts the "still waiting" results of the call so far; one
+	// or more marks the requestState of such a result, which asked
+	// nothing: its last answer is the URL-mode one being waited for
+	// (Asked names it).
+	Waits int `json:"waits,omitempty"`
 }
 
 // round is the state of one run of a tool handler, which the receiving
@@ -73,6 +97,7 @@ type round struct {
 	answers []answered
 	next    int
 	state   []byte
+	waits   int // requestState.Waits of the requestState this run continues
 
 	// Where the run stopped: an input request (2026-07-28) or an
 	// LLM-mediated elicitation.
@@ -80,6 +105,9 @@ type round struct {
 	params  *engine.ElicitParams
 	ttl     time.Duration
 	pending *modelAsk
+	// still marks a stop at a URL-mode elicitation whose page was not
+	// answered within the round's wait: ask names it, params is nil.
+	still bool
 
 	// continued marks the continuation of an LLM-mediated elicitation.
 	// It answers a tool call of its own (FallbackTool), so it cannot stop
@@ -154,7 +182,17 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 			r.ID = a.ID
 			if r.Mode == ModeURL {
 				if a.Wait {
-					res, err := e.awaitURL(ctx, r, ttl)
+					res, expiry, err := e.input.awaitURL(ctx, r, rd.roundWait(e))
+					if errors.Is(err, errStillWaiting) {
+						// The requestState is used up: the client gets a
+						// new one, for a round that waits again.
+						if err := rd.deliver(ctx, i); err != nil {
+							return nil, err
+						}
+						rd.ask = &asked{FP: a.FP, Mode: ModeURL, ID: a.ID}
+						rd.still, rd.ttl = true, expiry.Sub(e.engine.Now())
+						return nil, ErrInputRequired
+					}
 					if err == nil {
 						a.Wait = false // a later run must not wait again
 						err = rd.deliver(ctx, i)
@@ -164,13 +202,15 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 						// the requestState, until its expiry.
 						return nil, err
 					}
+					// Taken: the page that wrote it may say so.
+					e.engine.Slot(r.Call.who, r.ID, time.Time{}).Taken(ctx)
 					// Used up: its records go once the run is over, not
 					// before the handler has the answer (issue 26).
-					rd.ended = append(rd.ended, e.slot(r.Call.who, r.ID, time.Time{}))
+					rd.ended = append(rd.ended, e.engine.Slot(r.Call.who, r.ID, time.Time{}))
 					return res, nil
 				}
 				if a.Action != Accept {
-					e.slot(r.Call.who, r.ID, time.Time{}).End(ctx)
+					e.engine.Slot(r.Call.who, r.ID, time.Time{}).End(ctx)
 				}
 			}
 			if err := rd.deliver(ctx, i); err != nil {
@@ -190,6 +230,16 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 	}
 }
 
+// roundWait is how long this run waits for a URL-mode page: the
+// Elicitor's round wait, or 0 (until the TTL) once the call had its
+// "still waiting" results.
+func (rd *round) roundWait(e *Elicitor) time.Duration {
+	if rd.waits >= stillWaitingRounds {
+		return 0
+	}
+	return e.roundWait
+}
+
 // fingerprint identifies what an elicitation asks.
 func fingerprint(r *Request) string {
 	h := sha256.New()
@@ -205,7 +255,8 @@ func fingerprint(r *Request) string {
 // inputRequest is the request flow on 2026-07-28 (within rd.replay): it
 // records the input request this run stops at and returns
 // ErrInputRequired.
-func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+func (pa *inputPath) inputRequest(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	e := pa.e
 	ask := &asked{Key: o.key, FP: fingerprint(r), Mode: r.Mode, ID: r.ID}
 	if ask.Key == "" {
 		ask.Key = "elicit-" + r.ID[:8]
@@ -218,12 +269,12 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 	case ModeURL:
 		// The callback may arrive on any node: the pending record is what
 		// it resolves.
-		expiry := e.now().Add(ttl)
+		expiry := e.engine.Now().Add(ttl)
 		link, err := e.issueURL(r, ttl, o)
 		if err != nil {
 			return nil, err
 		}
-		s := e.slot(r.Call.who, r.ID, expiry)
+		s := e.engine.Slot(r.Call.who, r.ID, expiry)
 		if err := e.putPending(ctx, s, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
 			return nil, err
 		}
@@ -238,14 +289,15 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 // open starts the round of the call p (engine.Flow.Open): on 2026-07-28,
 // with the answers its requestState and responses bring. Refused before
 // the handler runs, nothing of the call is done.
-func (e *Elicitor) open(ctx context.Context, p engine.Peer, state string, responses map[string]json.RawMessage) (*round, error) {
+func (pa *inputPath) open(ctx context.Context, p engine.Peer, state string, responses map[string]json.RawMessage) (*round, error) {
+	e := pa.e
 	rd := &round{e: e}
 	call := newCall(p)
 	if state == "" || !call.inputRequests() {
 		return rd, nil
 	}
 	var err error
-	if rd.answers, rd.state, rd.use, err = e.continueRound(ctx, call, state, responses); err != nil {
+	if rd.answers, rd.state, rd.waits, rd.use, err = e.input.continueRound(ctx, call, state, responses); err != nil {
 		return nil, err
 	}
 	rd.fresh = len(rd.answers) - 1
@@ -285,15 +337,24 @@ func (rd *round) Stop(ctx context.Context, p engine.Peer, cause error) (*engine.
 		e.log.WarnContext(ctx, "elicit: a tool handler did not return the error of an elicitation that stopped for input; the client gets the input request all the same (return the error of Form, Confirm and URL as it is)",
 			slog.String("tool", call.Tool))
 	}
-	if rd.ask != nil {
+	switch {
+	case rd.still:
+		// Still waiting: input requests, none of them, and a new state.
+		st := requestState{Answers: rd.answers, Asked: rd.ask, State: rd.state, Waits: rd.waits + 1}
+		tok, err := e.input.issueState(call, &st, rd.ttl)
+		if err != nil {
+			return nil, err
+		}
+		return &engine.Stop{InputRequests: map[string]*engine.ElicitParams{}, RequestState: tok}, nil
+	case rd.ask != nil:
 		st := requestState{Answers: rd.answers, Asked: rd.ask, State: rd.state}
-		tok, err := e.issueState(call, &st, rd.ttl)
+		tok, err := e.input.issueState(call, &st, rd.ttl)
 		if err != nil {
 			return nil, err
 		}
 		return &engine.Stop{InputRequests: map[string]*engine.ElicitParams{rd.ask.Key: rd.params}, RequestState: tok}, nil
 	}
-	return e.pendingStop(ctx, call, rd)
+	return e.model.pendingStop(ctx, call, rd)
 }
 
 // stateBinding is what the requestState of the call is bound to.
@@ -301,7 +362,8 @@ func stateBinding(c *Call) (engine.StateBinding, error) {
 	return engine.BindState(c.who, c.Tool, c.info.Arguments)
 }
 
-func (e *Elicitor) issueState(c *Call, st *requestState, ttl time.Duration) (string, error) {
+func (pa *inputPath) issueState(c *Call, st *requestState, ttl time.Duration) (string, error) {
+	e := pa.e
 	b, err := stateBinding(c)
 	if err != nil {
 		return "", fmt.Errorf("elicit: %w", err)
@@ -326,44 +388,54 @@ func (e *Elicitor) issueState(c *Call, st *requestState, ttl time.Duration) (str
 // response of the wrong kind are invalid params: the JSON-RPC error
 // -32602, the same for every reason of the first kind. A round without the
 // response asks the question again.
-func (e *Elicitor) continueRound(ctx context.Context, call *Call, requestState string, responses map[string]json.RawMessage) (answers []answered, state []byte, use *oneshot.Use, err error) {
+func (pa *inputPath) continueRound(ctx context.Context, call *Call, requestState string, responses map[string]json.RawMessage) (answers []answered, state []byte, waits int, use *oneshot.Use, err error) {
+	e := pa.e
 	b, err := stateBinding(call)
 	if err != nil {
-		return nil, nil, nil, errBadState
+		return nil, nil, 0, nil, errBadState
 	}
 	c, use, err := e.engine.ClaimState(ctx, b, requestState)
 	switch {
 	case errors.Is(err, token.ErrInProgress):
-		return nil, nil, nil, ErrAnswerInProgress
+		return nil, nil, 0, nil, ErrAnswerInProgress
 	case errors.Is(err, engine.ErrBadState):
-		return nil, nil, nil, errBadState
+		return nil, nil, 0, nil, errBadState
 	case err != nil:
-		return nil, nil, nil, err
+		return nil, nil, 0, nil, err
 	}
-	answers, state, fresh, err := e.roundAnswers(ctx, c, responses, b.Who)
+	st, fresh, err := e.input.roundAnswers(ctx, c, responses, b.Who)
 	switch {
 	case err != nil:
 		use.Release(context.WithoutCancel(ctx))
-		return nil, nil, nil, err
+		return nil, nil, 0, nil, err
 	case !fresh:
 		// Nothing to deliver: the requestState is used up now, as the
 		// handler asks again under a new one.
 		if err := use.Commit(ctx); err != nil {
 			use.Release(context.WithoutCancel(ctx))
-			return nil, nil, nil, fmt.Errorf("elicit: requestState: %w", err)
+			return nil, nil, 0, nil, fmt.Errorf("elicit: requestState: %w", err)
 		}
-		return answers, state, nil, nil
+		return st.Answers, st.State, st.Waits, nil, nil
 	}
-	return answers, state, use, nil
+	return st.Answers, st.State, st.Waits, use, nil
 }
 
-// roundAnswers reads the answers of a verified requestState and the
-// client's response to its input request; fresh reports whether there is
-// one.
-func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, responses map[string]json.RawMessage, who engine.Identity) (answers []answered, state []byte, fresh bool, err error) {
-	var st requestState
-	if err := json.Unmarshal(c.State, &st); err != nil || st.Asked == nil || st.Asked.ID != c.ElicitationID {
-		return nil, nil, false, errBadState
+// roundAnswers reads a verified requestState, with the client's response
+// to its input request as the last answer; fresh reports whether there is
+// one. The requestState of a "still waiting" result asked nothing: its
+// last answer, the URL-mode elicitation being waited for, is the fresh one
+// (the client's input responses, if any, are ignored).
+func (pa *inputPath) roundAnswers(ctx context.Context, c *token.Claims, responses map[string]json.RawMessage, who engine.Identity) (st *requestState, fresh bool, err error) {
+	e := pa.e
+	st = &requestState{}
+	if err := json.Unmarshal(c.State, st); err != nil || st.Asked == nil || st.Asked.ID != c.ElicitationID {
+		return nil, false, errBadState
+	}
+	if st.Waits > 0 {
+		if n := len(st.Answers); n == 0 || !st.Answers[n-1].Wait || st.Answers[n-1].ID != st.Asked.ID {
+			return nil, false, errBadState
+		}
+		return st, true, nil
 	}
 	raw, ok := responses[st.Asked.Key]
 	if !ok || raw == nil {
@@ -371,13 +443,13 @@ func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, responses 
 		// A URL-mode elicitation asked with a new ID; this one's record
 		// goes.
 		if st.Asked.Mode == ModeURL {
-			e.slot(who, st.Asked.ID, time.Time{}).End(ctx)
+			e.engine.Slot(who, st.Asked.ID, time.Time{}).End(ctx)
 		}
-		return st.Answers, st.State, false, nil
+		return st, false, nil
 	}
 	resp, ok := elicitResult(raw)
 	if !ok {
-		return nil, nil, false, &engine.InvalidParamsError{Message: fmt.Sprintf("inputResponses[%q] is not an elicitation result", clip(st.Asked.Key))}
+		return nil, false, &engine.InvalidParamsError{Message: fmt.Sprintf("inputResponses[%q] is not an elicitation result", clip(st.Asked.Key))}
 	}
 	a := answered{FP: st.Asked.FP, ID: st.Asked.ID, Action: resp.Action}
 	switch {
@@ -386,7 +458,8 @@ func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, responses 
 	case a.Action == Accept && st.Asked.Mode == ModeURL:
 		a.Wait = true
 	}
-	return append(st.Answers, a), st.State, true, nil
+	st.Answers = append(st.Answers, a)
+	return st, true, nil
 }
 
 // errBadState answers a requestState that does not verify: tampered,
@@ -414,32 +487,59 @@ func elicitResult(raw json.RawMessage) (*Response, bool) {
 	return &Response{Action: res.Action, Content: res.Content}, true
 }
 
+// errStillWaiting is awaitURL's wait that ended before the
+// elicitation's expiry.
+var errStillWaiting = errors.New("elicit: still waiting for the page")
+
 // awaitURL waits for the callback of a URL-mode elicitation the client
-// accepted in an earlier round, then notifies the client.
-func (e *Elicitor) awaitURL(ctx context.Context, r *Request, ttl time.Duration) (*Response, error) {
-	s := e.slot(r.Call.who, r.ID, time.Time{})
+// accepted in an earlier round, then notifies the client. With a limit, it
+// waits at most that long and then returns errStillWaiting, leaving the
+// elicitation in place for the next round; expiry is the elicitation's.
+func (pa *inputPath) awaitURL(ctx context.Context, r *Request, limit time.Duration) (_ *Response, expiry time.Time, _ error) {
+	e := pa.e
+	s := e.engine.Slot(r.Call.who, r.ID, time.Time{})
 	first, err := e.store.Subscribe(ctx, s.Channel())
 	if err != nil {
-		return nil, fmt.Errorf("elicit: subscribe: %w", err)
+		return nil, expiry, fmt.Errorf("elicit: subscribe: %w", err)
 	}
-	sub := &subscription{first}
+	sub := &engine.Subscription{Subscription: first}
 	defer func() { sub.Close() }()
 	var rec pendingRecord
 	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
 		// Gone: expired, or ended after an earlier run delivered it.
-		if res, ok, err := e.readResult(ctx, s); ok || err != nil {
-			return res, err
+		if res, ok, err := readResult(ctx, s); ok || err != nil {
+			return res, expiry, err
 		}
-		return nil, ErrTimeout
+		return nil, expiry, ErrTimeout
 	}
 	s.Expiry = time.UnixMilli(rec.Expiry)
+	until := s.Expiry
+	bounded := limit > 0 && e.engine.Now().Add(limit).Before(s.Expiry)
+	if bounded {
+		until = time.Now().Add(limit)
+	}
 	rctx, end := resume(ctx, e.hooks, rec.Mode, rec.Carried)
-	res, err := e.await(rctx, s.Expiry, s, sub)
+	res, err := await(rctx, until, s, sub)
+	if bounded && errors.Is(err, ErrTimeout) {
+		end(ErrInputRequired)
+		return nil, s.Expiry, errStillWaiting
+	}
 	end(err)
 	if err != nil {
 		s.End(ctx)
-		return nil, err
+		return nil, s.Expiry, err
 	}
 	notifyComplete(ctx, r.Call.peer, r.ID) // accepted or declined on the page
-	return res, nil
+	return res, s.Expiry, nil
+}
+
+// inputPath is the input requests of 2026-07-28, with the sealed
+// requestState, and the rounds that continue them.
+type inputPath struct{ e *Elicitor }
+
+func (pa *inputPath) deliver(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	if rd == nil {
+		return nil, ErrNotInstalled
+	}
+	return pa.inputRequest(ctx, rd, r, ttl, o)
 }

@@ -3,12 +3,15 @@ package elicit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"html/template"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/token"
 
 	"github.com/elicitvault/elicitvault/elicit/internal/page"
@@ -88,7 +91,8 @@ func (e *Elicitor) CompleteURL(ctx context.Context, tok, subject string, action 
 	if c.Subject != "" && c.Subject != subject {
 		return ErrWrongUser
 	}
-	return pageErr(e.completeOnce(ctx, c, action))
+	_, _, err = e.completeOnce(ctx, c, action)
+	return pageErr(err)
 }
 
 // completeOnce resolves the elicitation of verified claims c and uses the
@@ -97,21 +101,65 @@ func (e *Elicitor) CompleteURL(ctx context.Context, tok, subject string, action 
 // that the user can open the link again; a claim whose commit fails is
 // harmless to resolve again (the same answer is written, or the
 // elicitation is gone).
-func (e *Elicitor) completeOnce(ctx context.Context, c *token.Claims, action Action) error {
+//
+// It returns the elicitation's expiry, and whether a call may take the
+// answer now (see resolveURLUntil).
+func (e *Elicitor) completeOnce(ctx context.Context, c *token.Claims, action Action) (expiry time.Time, waited bool, err error) {
 	use, err := e.tokens.Claim(ctx, c)
 	if err != nil {
-		return err
+		return time.Time{}, false, err
 	}
-	if err := e.resolveURL(ctx, c, action); err != nil {
+	expiry, waited, err = e.resolveURLUntil(ctx, c, action)
+	if err != nil {
 		if errors.Is(err, ErrUnknownElicitation) {
 			use.Commit(ctx) // nothing left to resolve
 		} else {
 			use.Release(context.WithoutCancel(ctx))
 		}
-		return err
+		return time.Time{}, false, err
 	}
 	use.Commit(ctx)
-	return nil
+	return expiry, waited, nil
+}
+
+// takenWait is how long the consent page waits for the call to take the
+// answer it wrote (engine.Slot.Taken) before it tells the user that the
+// answer waits for their application instead of "Done".
+const takenWait = 2 * time.Second
+
+// completeTaken is completeOnce for the consent page: taken reports
+// whether the elicitation's call took the answer within e.takenWait. A
+// call that waits takes it at once; one between two rounds of 2026-07-28,
+// or that ended, does not.
+func (e *Elicitor) completeTaken(ctx context.Context, c *token.Claims, action Action) (taken bool, expiry time.Time, err error) {
+	s := e.engine.Slot(engine.ClaimsIdentity(c), c.ElicitationID, time.Time{})
+	// Subscribed before the answer is written, so that the news cannot
+	// come before; without a subscription the page cannot know.
+	sub, serr := e.store.Subscribe(ctx, s.Channel())
+	if serr == nil {
+		defer sub.Close()
+	}
+	expiry, waited, err := e.completeOnce(ctx, c, action)
+	if err != nil || serr != nil || !waited {
+		return false, expiry, err
+	}
+	t := time.NewTimer(e.takenWait)
+	defer t.Stop()
+	for {
+		select {
+		case m, ok := <-sub.Messages():
+			if !ok {
+				return false, expiry, nil
+			}
+			if engine.IsTaken(m) {
+				return true, expiry, nil
+			}
+		case <-t.C:
+			return false, expiry, nil
+		case <-ctx.Done():
+			return false, expiry, nil
+		}
+	}
 }
 
 // pageErr maps token errors to the package's: a token that expired or was
@@ -207,24 +255,45 @@ func (p *pages) answer(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	var taken bool
+	var expiry time.Time
 	err := p.e.tokens.CheckEpoch(c)
-	if err == nil {
-		err = p.e.completeOnce(r.Context(), c, action)
+	switch {
+	case err == nil && action == Decline:
+		_, _, err = p.e.completeOnce(r.Context(), c, action)
+	case err == nil:
+		taken, expiry, err = p.e.completeTaken(r.Context(), c, action)
 	}
-	if errors.Is(err, token.ErrStoreReset) && (p.e.waiting.deliver(c, action) || p.e.handoff(r.Context(), c, action)) {
-		// The store lost the records, but the call is still waiting, here
-		// or on the node that took the answer handed off.
-		err = nil
+	if errors.Is(err, token.ErrStoreReset) && p.e.engine.DeliverLocal(c, string(action)) {
+		// The store lost the records, but the call is still waiting here.
+		err, taken = nil, true
+	} else if errors.Is(err, token.ErrStoreReset) && p.e.engine.Handoff(r.Context(), c, string(action), p.e.takenWait) {
+		// Or on another node, which took the answer handed over through
+		// the store's channel and used it.
+		err, taken = nil, true
 	}
 	if err != nil {
 		p.fail(w, r, err)
 		return
 	}
-	if action == Decline {
+	switch {
+	case action == Decline:
 		writePage(w, http.StatusOK, pageView{Title: "Declined", Text: "Nothing was done. You can close this window."})
-		return
+	case taken:
+		writePage(w, http.StatusOK, pageView{Title: "Done", Text: "You can close this window and return to your application."})
+	default:
+		writePage(w, http.StatusOK, pageSaved(expiry.Sub(p.e.engine.Now())))
 	}
-	writePage(w, http.StatusOK, pageView{Title: "Done", Text: "You can close this window and return to your application."})
+}
+
+// pageSaved is the page of an accepted answer that no call has taken yet:
+// it waits in the store until the elicitation expires, in left.
+func pageSaved(left time.Duration) pageView {
+	when := "within a minute"
+	if m := int(left / time.Minute); m > 1 {
+		when = fmt.Sprintf("within %d minutes", m)
+	}
+	return pageView{Title: "Answer saved", Text: "Your application has not picked up your answer yet. It will be used if your application continues " + when + "; after that, return to your application and start again."}
 }
 
 // sameOrigin reports whether a POST may come from the consent page

@@ -20,8 +20,11 @@ var goVersions = []struct{ name, version, want string }{
 // over Streamable HTTP: accept, decline, cancel and invalid content in form
 // mode, URL mode with its completion notification, and -32042.
 func TestServeGoSDK(t *testing.T) {
-	srv := startServe(t, nil)
-	for _, v := range goVersions {
+	serveGoSDK(t, startServe(t, nil), goVersions)
+}
+
+func serveGoSDK(t *testing.T, srv *serveProc, versions []struct{ name, version, want string }) {
+	for _, v := range versions {
 		t.Run(v.name, func(t *testing.T) {
 			c := newGoClient(t)
 			cs := c.connect(srv.mcpURL(), v.version)

@@ -19,8 +19,11 @@ import (
 // decline, cancel and invalid content in form mode, URL mode through the
 // consent page with its completion notification, and -32042.
 func TestServeMCPGoClient(t *testing.T) {
-	srv := startServe(t, nil)
-	for _, v := range mcpgoVersions {
+	serveMCPGoClient(t, startServe(t, nil), mcpgoVersions)
+}
+
+func serveMCPGoClient(t *testing.T, srv *serveProc, versions []string) {
+	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			c := newMCPGoClient(t)
 			s := c.connect(srv.mcpURL(), v)
@@ -107,7 +110,10 @@ func TestServeMCPGoClientHandler(t *testing.T) {
 // instructions for the model, and the model's answer through the tool
 // finishes it; a destructive confirmation is never asked of the model.
 func TestServeMCPGoLLMFallback(t *testing.T) {
-	srv := startServe(t, nil)
+	serveMCPGoLLMFallback(t, startServe(t, nil))
+}
+
+func serveMCPGoLLMFallback(t *testing.T, srv *serveProc) {
 	for _, v := range mcpgoVersions {
 		t.Run(v, func(t *testing.T) {
 			ctx := t.Context()
@@ -173,9 +179,11 @@ func TestServeMCPGoLLMFallback(t *testing.T) {
 // protocol generations, the user choosing on serve's consent page in
 // Chromium: Accept connects the account, Decline does not.
 func TestServeMCPGoClientChromium(t *testing.T) {
-	wd := webdriver.Start(t)
-	srv := startServe(t, nil)
-	for _, v := range mcpgoVersions {
+	serveMCPGoChromium(t, webdriver.Start(t), startServe(t, nil), mcpgoVersions)
+}
+
+func serveMCPGoChromium(t *testing.T, wd *webdriver.Driver, srv *serveProc, versions []string) {
+	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
 			c := newMCPGoClient(t)
 			s := c.connect(srv.mcpURL(), v)

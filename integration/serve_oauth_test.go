@@ -17,7 +17,13 @@ import (
 // part signs in and consents), the next call finds it connected without
 // asking, disconnect_account revokes it. Without a provider the tool says
 // it is a demonstration.
-func TestServeOAuth(t *testing.T) {
+func TestServeOAuth(t *testing.T) { serveOAuth(t) }
+
+// TestServeSDKMCPGoOAuth: the same on serve --sdk mcp-go: elicit/oauth's
+// Connect in an mcp-go tool.
+func TestServeSDKMCPGoOAuth(t *testing.T) { serveOAuth(t, "--sdk", "mcp-go") }
+
+func serveOAuth(t *testing.T, args ...string) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +32,7 @@ func TestServeOAuth(t *testing.T) {
 	ln.Close()
 	prov := oidctest.Start(t, time.Hour, oidctest.Client{ID: "serve-client", Secret: "serve client secret 41c9", RedirectURI: "http://" + addr + "/oauth/callback"})
 	srv := startServe(t, []string{"ELICITVAULT_OAUTH_CLIENT_ID=serve-client", "ELICITVAULT_OAUTH_CLIENT_SECRET=serve client secret 41c9"},
-		"--addr", addr, "--oauth-issuer", prov.Issuer, "--oauth-provider", "acme", "--oauth-scopes", "openid")
+		append([]string{"--addr", addr, "--oauth-issuer", prov.Issuer, "--oauth-provider", "acme", "--oauth-scopes", "openid"}, args...)...)
 	if strings.Contains(srv.log(), "demonstration") {
 		t.Errorf("serve says it has no provider:\n%s", srv.log())
 	}
@@ -75,7 +81,7 @@ func TestServeOAuth(t *testing.T) {
 	}
 
 	// Without a provider: the demonstration page, and it says so.
-	demo := startServe(t, nil)
+	demo := startServe(t, nil, args...)
 	if !strings.Contains(demo.log(), "no OAuth provider configured") {
 		t.Errorf("serve without a provider does not say so:\n%s", demo.log())
 	}

@@ -124,7 +124,13 @@ func (p *serveProc) stop(t *testing.T) {
 // elicit.complete span belongs to the trace of A's elicit.request span,
 // whose trace context traveled sealed in the pending record. No span
 // attribute holds the session ID, the message, the link or its token.
-func TestServeTraceAcrossNodes(t *testing.T) {
+func TestServeTraceAcrossNodes(t *testing.T) { serveTraceAcrossNodes(t) }
+
+// TestServeSDKMCPGoTraceAcrossNodes: the same with A on mcp-go and B on
+// the go-sdk: the hooks, and the otel module on them, are the engine's.
+func TestServeSDKMCPGoTraceAcrossNodes(t *testing.T) { serveTraceAcrossNodes(t, "--sdk", "mcp-go") }
+
+func serveTraceAcrossNodes(t *testing.T, aArgs ...string) {
 	storeURL := redisStoreURL(t, "evotel")
 
 	col := &collector{}
@@ -138,7 +144,7 @@ func TestServeTraceAcrossNodes(t *testing.T) {
 			"OTEL_METRIC_EXPORT_INTERVAL=200",
 		}
 	}
-	a := startServe(t, env("node-a"), "--store", storeURL)
+	a := startServe(t, env("node-a"), append([]string{"--store", storeURL}, aArgs...)...)
 	b := startServe(t, env("node-b"), "--store", storeURL)
 	onB := func(t *testing.T, raw string) string {
 		v, err := url.Parse(raw)

@@ -83,6 +83,13 @@ type v2Reply struct {
 // elicitation capabilities (nil: none).
 func startV2(t *testing.T, srv *serveProc, version string, elicitation map[string]any) *v2Client {
 	t.Helper()
+	return startV2At(t, srv.mcpURL(), version, elicitation, nil)
+}
+
+// startV2At is startV2 for the MCP endpoint mcpURL; timeout is each
+// request's timeout in ms (nil: 60000; "default": the SDK's own).
+func startV2At(t *testing.T, mcpURL, version string, elicitation map[string]any, timeout any) *v2Client {
+	t.Helper()
 	script, err := filepath.Abs(filepath.Join("..", "interop", "elicit-client-v2.mjs"))
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +112,7 @@ func startV2(t *testing.T, srv *serveProc, version string, elicitation map[strin
 	if elicitation != nil {
 		caps["elicitation"] = elicitation
 	}
-	cfg, _ := json.Marshal(map[string]any{"url": srv.mcpURL(), "version": version, "capabilities": caps, "urlAction": "accept"})
+	cfg, _ := json.Marshal(map[string]any{"url": mcpURL, "version": version, "capabilities": caps, "urlAction": "accept", "timeout": timeout})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	cmd := exec.CommandContext(ctx, node, script, string(cfg))
 	stdin, err := cmd.StdinPipe()
@@ -231,12 +238,19 @@ func linkOf(t *testing.T, r v2Reply, what string) (id, link string) {
 }
 
 // choose opens link in Chromium and clicks Accept or Decline on the
-// consent page; it waits for the page that confirms the choice.
+// consent page; it waits for the page that confirms the choice: "Done"
+// (the call waiting for it took the answer) or "Declined".
 func choose(t *testing.T, wd *webdriver.Driver, link, choice string) {
+	t.Helper()
+	chooseThen(t, wd, link, choice, map[string]string{"accept": "Done", "decline": "Declined"}[choice])
+}
+
+// chooseThen is choose for a page that answers with the title want: an
+// answer that no call waits for (the model brings it) is "Answer saved".
+func chooseThen(t *testing.T, wd *webdriver.Driver, link, choice, want string) {
 	t.Helper()
 	wd.Navigate(link)
 	wd.Click(`button[value="` + choice + `"]`)
-	want := map[string]string{"accept": "Done", "decline": "Declined"}[choice]
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		got, _ := wd.Exec(`return document.querySelector("h1") && document.querySelector("h1").innerText`).(string)
@@ -253,6 +267,9 @@ func choose(t *testing.T, wd *webdriver.Driver, link, choice string) {
 const (
 	connected = "Your Example account is connected."
 	declined  = "Not connected: you declined."
+	// answerSaved is the title of the consent page after Accept when no
+	// call took the answer (yet).
+	answerSaved = "Answer saved"
 )
 
 // TestServeV2LinkAnswersOnlyItsCall: on 2026-07-28 without
@@ -272,7 +289,7 @@ func TestServeV2LinkAnswersOnlyItsCall(t *testing.T) {
 
 	t.Run("another client", func(t *testing.T) {
 		idA, linkA := linkOf(t, a.wait(a.call("connect_account", args), "A's call"), "A's call")
-		choose(t, wd, linkA, "accept")
+		chooseThen(t, wd, linkA, "accept", answerSaved)
 		idB, _ := linkOf(t, b.wait(b.call("connect_account", args), "B's call"), "B's call, after A accepted")
 		if idB == idA {
 			t.Fatal("B was handed A's elicitation")
@@ -286,7 +303,7 @@ func TestServeV2LinkAnswersOnlyItsCall(t *testing.T) {
 	t.Run("leftover links", func(t *testing.T) {
 		id1, link1 := linkOf(t, a.wait(a.call("connect_account", args), "call 1"), "call 1")
 		id2, link2 := linkOf(t, a.wait(a.call("connect_account", args), "call 2"), "call 2")
-		choose(t, wd, link1, "accept")
+		chooseThen(t, wd, link1, "accept", answerSaved)
 		linkOf(t, a.wait(a.call("connect_account", args), "call 3"), "call 3, after link 1 was accepted")
 		choose(t, wd, link2, "decline")
 		linkOf(t, a.wait(a.call("connect_account", args), "call 4"), "call 4, after link 2 was declined")

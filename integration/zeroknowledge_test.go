@@ -3,13 +3,16 @@ package integration
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/elicitvault/elicitvault/keyring"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,6 +47,12 @@ const (
 	zkToolName      = "zk-tool-transfer-funds"
 	zkState         = "zk-request-state-payload-0a93"
 	zkVerifier      = "zk-code-verifier-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+
+	// A task (the tasks extension) that asks, over Streamable HTTP on
+	// 2026-07-28.
+	zkSubjectTask = "zk-subject-dee@example.org"
+	zkMessageTask = "zk-message: which colour for the task 7c3a?"
+	zkAnswerTask  = "zk-answer-task-vermilion-e04f"
 )
 
 // zkForm is the form of the test: its field name is a known value.
@@ -71,6 +80,7 @@ func TestZeroKnowledge(t *testing.T) {
 			zkMessageForm, zkMessageURL, zkField, zkAnswer,
 			zkSessionSealed, zkSubjectSealed, zkRecordSealed, zkContentSealed,
 			zkToolName, zkState, zkVerifier,
+			zkSubjectTask, zkMessageTask, zkAnswerTask,
 		}
 		var mu sync.Mutex
 		forbid := func(s ...string) {
@@ -248,12 +258,118 @@ func TestZeroKnowledge(t *testing.T) {
 		}
 		// What stays: the one-shot markers and the directly sealed record.
 		b.CheckNoLeaks(t, "resolved", snapshot())
+		// A task whose handler asks: its input request, while pending,
+		// and its answer and result, once answered, are in the backend.
+		mcp.AddTool(server, &mcp.Tool{Name: "task_profile"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			res, err := elicit.Form[zkForm](ctx, zkMessageTask)
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(fmt.Sprintf("%s %s", res.Action, res.Content.Colour)), nil, nil
+		})
+		if err := ev.RunAsTask(server, "task_profile", elicit.TaskRequired); err != nil {
+			t.Fatal(err)
+		}
+		mcpURL := zkTaskServer(t, ev, server)
+		created := zkRPC(t, mcpURL, "tools/call", map[string]any{"name": "task_profile", "arguments": map[string]any{}})
+		taskID, _ := created["taskId"].(string)
+		if taskID == "" {
+			t.Fatalf("tools/call: %v, want a task", created)
+		}
+		forbid(taskID)
+		var key string
+		for deadline := time.Now().Add(10 * time.Second); key == ""; time.Sleep(20 * time.Millisecond) {
+			got := zkRPC(t, mcpURL, "tasks/get", map[string]any{"taskId": taskID})
+			inputs, _ := got["inputRequests"].(map[string]any)
+			for k := range inputs {
+				key = k
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the task did not ask: %v", got)
+			}
+		}
+		b.CheckNoLeaks(t, "task pending", snapshot())
+		zkRPC(t, mcpURL, "tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{
+			key: map[string]any{"action": "accept", "content": map[string]any{zkField: zkAnswerTask}},
+		}})
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			got := zkRPC(t, mcpURL, "tasks/get", map[string]any{"taskId": taskID})
+			if got["status"] == "completed" {
+				if !strings.Contains(fmt.Sprint(got["result"]), "accept "+zkAnswerTask) {
+					t.Fatalf("task result %v", got["result"])
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the task did not complete: %v", got)
+			}
+		}
+		b.CheckNoLeaks(t, "task completed", snapshot())
+
 		// The recording saw the subscriptions and publications, channel
 		// names included: it is plaintext, and complete.
 		if !wireHolds(b, "SUBSCRIBE", "LISTEN") || !wireHolds(b, "PUBLISH", "pg_notify") {
 			t.Fatal("the wire recording holds no subscription or publication; is the connection encrypted?")
 		}
 	})
+}
+
+// zkTaskServer serves server over Streamable HTTP with elicit's Handler;
+// every request is authenticated as zkSubjectTask.
+func zkTaskServer(t *testing.T, ev *elicit.Elicitor, server *mcp.Server) string {
+	t.Helper()
+	bearer := auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: zkSubjectTask, Expiration: time.Now().Add(time.Hour)}, nil
+	}, nil)
+	srv := httptest.NewServer(ev.Handler(server, &elicit.HandlerOptions{MCP: bearer}))
+	t.Cleanup(srv.Close)
+	return srv.URL + elicit.MCPPath
+}
+
+// zkRPC sends a request on 2026-07-28 with the tasks extension declared
+// and returns its result.
+func zkRPC(t *testing.T, mcpURL, method string, params map[string]any) map[string]any {
+	t.Helper()
+	params["_meta"] = map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "zk", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{elicit.TasksExtension: map[string]any{}}},
+	}
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	req, _ := http.NewRequest(http.MethodPost, mcpURL, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", method)
+	req.Header.Set("Authorization", "Bearer zk")
+	for _, k := range []string{"name", "taskId"} {
+		if v, ok := params[k].(string); ok {
+			req.Header.Set("Mcp-Name", v)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(raw), "\n") {
+		var msg struct {
+			Result map[string]any  `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &msg) != nil {
+			continue
+		}
+		if msg.Error != nil {
+			t.Fatalf("%s: %s", method, msg.Error)
+		}
+		if msg.Result != nil {
+			return msg.Result
+		}
+	}
+	t.Fatalf("%s: no JSON-RPC response (HTTP %d)", method, resp.StatusCode)
+	return nil
 }
 
 func text(s string) *mcp.CallToolResult {

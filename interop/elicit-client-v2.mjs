@@ -11,7 +11,9 @@
 //   { "url": "http://127.0.0.1:8080/mcp",
 //     "version": "2026-07-28" | "2025-11-25",
 //     "capabilities": { "elicitation": { "form": {}, "url": {} } },
-//     "urlAction": "accept" }     (the reply to a URL-mode elicitation)
+//     "urlAction": "accept",      (the reply to a URL-mode elicitation)
+//     "timeout": 60000 }          (each request's timeout in ms, 60000 when absent;
+//                                  "default": the SDK's own, passing none)
 //
 // Commands on stdin, one JSON object a line, run concurrently:
 //
@@ -62,6 +64,10 @@ try {
 }
 out({ ready: true })
 
+// No progress handler: a request times out after its timeout, whatever
+// the server reports.
+const callOptions = cfg.timeout === 'default' ? {} : { timeout: cfg.timeout ?? 60000 }
+
 const calls = []
 const rl = createInterface({ input: process.stdin })
 rl.on('line', (line) => {
@@ -69,7 +75,7 @@ rl.on('line', (line) => {
   const cmd = JSON.parse(line)
   calls.push((async () => {
     try {
-      const result = await client.callTool({ name: cmd.tool, arguments: cmd.args ?? {} }, { timeout: 60000 })
+      const result = await client.callTool({ name: cmd.tool, arguments: cmd.args ?? {} }, callOptions)
       out({ id: cmd.id, result })
     } catch (err) {
       out({ id: cmd.id, error: { code: err?.code, message: String(err?.message ?? err), data: err?.data } })

@@ -3,12 +3,20 @@
 // in lockstep with the core module, so that a go-sdk user never downloads
 // mcp-go (store/layout_test.go holds it).
 //
-// Today the module holds mcpgo/client, elicit/client's checks as an
-// mcp-go client.ElicitationHandler. The server front-end maps mcp-go's
-// request, session, capabilities, middleware and transport onto the
-// SDK-neutral engine (internal/engine) and is built as below; each line
-// names the mcp-go calls it uses, so that a reviewer can check that
-// nothing waits in mcp-go's memory.
+// The package is the server front-end: New installs an Elicitor on an
+// mcp-go server, and elicit.Confirm, elicit.Form and elicit.URL work in
+// its tool handlers as they do on the go-sdk; Handler and ServeStdio
+// serve it. mcpgo/client holds elicit/client's checks as an mcp-go
+// client.ElicitationHandler.
+//
+// mcp-go has no authenticated user: a server that authenticates its
+// clients sets Options.Subject, which reads the user from the request's
+// context.
+//
+// The front-end maps mcp-go's request, session, capabilities, middleware
+// and transport onto the SDK-neutral engine (internal/engine) as below;
+// each line names the mcp-go calls it uses, so that a reviewer can check
+// that nothing waits in mcp-go's memory.
 //
 // # Which protocol, which capabilities
 //
@@ -62,22 +70,35 @@
 // A tampered, replayed or foreign state is JSON-RPC -32602 before the tool
 // handler runs. mcp-go has no way to answer -32602 from a hook or a
 // middleware (an OnRequestInitialization error is -32600; a handler's error
-// is -32603), so the check sits at the transport, in front of mcp-go: an
-// http.Handler that reads a tools/call whose params carry a requestState,
-// opens and claims it with the engine and either answers -32602 itself or
-// passes the request on to server.StreamableHTTPServer with the opened
-// state in the request's context (which mcp-go hands to the tool handler,
-// after WithHTTPContextFunc); and, for stdio, the same check on each line
-// between the reader and server.StdioServer.Listen.
+// is -32603), so such a call begins at the transport, in front of mcp-go:
+// an http.Handler reads a tools/call of 2026-07-28 whose params carry one
+// of elicitvault's requestStates, builds the call's peer from the request
+// (_meta's capabilities, the subject, engine.Sessionless) and calls
+// engine.Begin, which verifies and claims the requestState and opens the
+// inputResponses; it answers a refusal itself, or passes the request on to
+// server.StreamableHTTPServer with the run in the request's context. The
+// middleware then runs the handler in that run (its context's values over
+// mcp-go's) and finishes it. For stdio the same check runs on each line
+// between the reader and server.StdioServer.Listen, and the runs wait in
+// the connection's table, by requestState. Every other call begins in the
+// middleware.
 //
+// mcp-go v1.2.1 drops a notification of a 2026-07-28 call that its
+// forwarder takes off the session's channel just as the call returns; the
+// peer gives the forwarder a moment after notifications/elicitation/
+// complete, which is sent right before the handler returns.
+
 // # Installing it, fallbacks, pages
 //
-// The calls reach the engine through server.WithToolHandlerMiddleware (or
-// MCPServer.Use), which puts the per-call peer in the context, and
+// The calls reach the engine through MCPServer.Use (a tool handler
+// middleware), which puts the per-call peer in the context, and
 // server.WithHooks for the session's end (AddOnUnregisterSession ends its
-// waits) and its start. The fallbacks are ordinary mcp-go tools,
-// registered with MCPServer.AddTool: sendElicitationResult, the
-// LLM-mediated answer. The URL-mode pages, the browser form and the consent
+// waits and deletes what it left pending) and the logging level it set.
+// The LLM-mediated fallback's tool, sendElicitationResult, is registered
+// with MCPServer.AddTool and shown by a server.WithToolFilter to the
+// clients that lack a mode; the middleware answers its calls with
+// engine.Answer, whose continuation runs the asking tool's handler as
+// registered (without the server's tool middlewares). The URL-mode pages, the browser form and the consent
 // page are an http.Handler mounted beside server.NewStreamableHTTPServer
 // on the same mux (its WithEndpointPath keeps MCP at /mcp), and served on
 // their own listener for a stdio server. elicitvault's hooks (and the otel

@@ -23,7 +23,7 @@ import (
 func init() {
 	register(&command{
 		name:     "serve",
-		synopsis: "[--addr HOST:PORT] [--stdio] [--store URL] [--migrate=false] [--base-url URL] [--ttl D] [--fallback LIST] [--session-timeout D] [--max-sessions N] [--max-sessions-per-client N] [--trusted-proxies CIDRS] [--read-timeout D] [--write-timeout D] [--idle-timeout D] [--oauth-issuer URL | --oauth-auth-url URL --oauth-token-url URL] [--oauth-scopes S] [--conformance]",
+		synopsis: "[--addr HOST:PORT] [--stdio] [--sdk go-sdk|mcp-go] [--store URL] [--migrate=false] [--base-url URL] [--ttl D] [--fallback LIST] [--session-timeout D] [--max-sessions N] [--max-sessions-per-client N] [--trusted-proxies CIDRS] [--read-timeout D] [--write-timeout D] [--idle-timeout D] [--oauth-issuer URL | --oauth-auth-url URL --oauth-token-url URL] [--oauth-scopes S] [--conformance]",
 		summary:  "run the reference MCP server, whose tools show every elicitation flow",
 		help: `Serves MCP over Streamable HTTP at /mcp on --addr, or over stdin and
 stdout with --stdio. Either way it serves, on --addr, the pages a browser
@@ -44,6 +44,12 @@ Its tools show each flow of the elicit package:
                        -32042 and the client retries once the account is
                        connected
   disconnect_account   with a provider: deletes and revokes the credential
+
+With --sdk mcp-go the same tools are served by a mark3labs/mcp-go server
+through elicitvault's mcp-go front-end (module mcpgo) instead of the
+go-sdk: the same elicitations, records and pages, so that nodes of either
+SDK may share a --store and a secret. --max-sessions and
+--max-sessions-per-client bound the go-sdk's sessions only.
 
 With --conformance it also serves the fixtures of the MCP conformance
 suite (scripts/conformance sets it): the test_* tools of its elicitation,
@@ -96,6 +102,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	fs := newFlagSet(c)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen on `host:port` (port 0 picks a free one)")
 	stdio := fs.Bool("stdio", false, "serve MCP over stdin and stdout instead of HTTP at /mcp")
+	sdk := fs.String("sdk", sdkGo, "the MCP SDK that serves: `go-sdk` or mcp-go (mark3labs/mcp-go)")
 	storeURL := fs.String("store", "memory", storeFlagHelp)
 	migrate := fs.Bool("migrate", true, "with a postgres:// --store, create or upgrade its tables first, as \"elicitvault migrate\" does")
 	baseURL := fs.String("base-url", "", "the `URL` browsers reach --addr by, for the links of URL mode")
@@ -118,6 +125,9 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		// Every client that reaches the port could call the tools and
 		// answer any elicitation of a sessionless call.
 		return usagef(fs, "--addr %s is not a loopback address and serve authenticates no one: pass --unauthenticated to serve it anyway", *addr)
+	}
+	if *sdk != sdkGo && *sdk != sdkMCPGo {
+		return usagef(fs, "--sdk must be go-sdk or mcp-go")
 	}
 	fallbacks, err := fallbackFlag(fs, *fallback)
 	if err != nil {
@@ -191,7 +201,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if base == "" {
 		base = "http://" + advertised(ln.Addr())
 	}
-	ro := &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks, Conformance: *conformance, HTTP: httpOpts}
+	ro := &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks, Conformance: *conformance, HTTP: httpOpts, SDK: *sdk}
 	tel, err := newTelemetry(ctx, e.getenv)
 	if err != nil {
 		return err
@@ -241,8 +251,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "elicitvault: serve: MCP on stdio; pages for URL mode at %s%s\n", base, elicit.PagesPrefix)
 		// Malformed inputResponses get -32602 naming the key, quoting
 		// nothing else.
-		t := elicit.CheckTransport(&mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
-		go func() { stdioDone <- ref.server.Run(stop.soft, t) }()
+		if ref.front != nil {
+			go func() { stdioDone <- ref.front.ServeStdio(stop.soft, e.stdin, e.stdout) }()
+		} else {
+			t := elicit.CheckTransport(&mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}})
+			go func() { stdioDone <- ref.server.Run(stop.soft, t) }()
+		}
 	} else {
 		listening := ""
 		if *baseURL != "" { // the balancer's address: say where this node listens

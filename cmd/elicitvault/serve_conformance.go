@@ -81,19 +81,19 @@ type noArgs struct{}
 
 func (r *reference) addConformanceTools() {
 	s := r.server
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "test_elicitation",
 		Description: "Tests server-initiated elicitation (user input request)",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in conformanceArgs) (*mcp.CallToolResult, any, error) {
 		return conformanceForm(ctx, in.Message, conformanceSchema, "User response")
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "test_elicitation_sep1034_defaults",
 		Description: "Tests elicitation with default values per SEP-1034",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 		return conformanceForm(ctx, "Please review and update the form fields with defaults", sep1034Schema, "Elicitation completed")
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "test_elicitation_sep1330_enums",
 		Description: "Tests elicitation with enum schema improvements per SEP-1330",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
@@ -101,7 +101,7 @@ func (r *reference) addConformanceTools() {
 	})
 
 	// SEP-2322 (input-required-result-*), elicitation with elicit.
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "test_input_required_result_elicitation",
 		Description: "SEP-2322: asks for the user's name (input request user_name), then greets",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
@@ -116,7 +116,7 @@ func (r *reference) addConformanceTools() {
 		}
 		return text("Hello, %s!", res.Content.Name), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "test_input_required_result_request_state",
 		Description: "SEP-2322: asks for a confirmation; the state saved before it comes back, sealed in the requestState",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
@@ -139,7 +139,7 @@ func (r *reference) addConformanceTools() {
 		}
 		return text("%s (%s): action=%s, ok=%v", saved, from, res.Action, res.Content["ok"]), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "test_input_required_result_multi_round",
 		Description: "SEP-2322: two rounds of input requests (step1, step2), each with a new requestState",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
@@ -153,7 +153,7 @@ func (r *reference) addConformanceTools() {
 		}
 		return text("name=%v, color=%v", name.Content["name"], color.Content["color"]), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "test_input_required_result_tampered_state",
 		Description: "SEP-2322: asks for a confirmation; a tampered requestState is the JSON-RPC error -32602",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
@@ -163,7 +163,7 @@ func (r *reference) addConformanceTools() {
 		}
 		return text("action=%s, ok=%v", res.Action, res.Content["ok"]), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "test_streaming_elicitation",
 		Description: "Stateless MCP: an elicitation, which on 2026-07-28 is an input-required result, never a request on the response stream",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {

@@ -26,7 +26,7 @@ type probeArgs struct {
 var probeMu sync.Mutex
 
 func (r *reference) addProbe(path string) {
-	mcp.AddTool(r.server, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "fault_probe",
 		Description: "A test tool of the fault suite: asks, then logs that it ran.",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in probeArgs) (*mcp.CallToolResult, any, error) {

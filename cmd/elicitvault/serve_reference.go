@@ -13,7 +13,9 @@ import (
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/mcpgo"
 	"github.com/elicitvault/elicitvault/store"
+	mgserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -35,6 +37,8 @@ type referenceOptions struct {
 	Conformance bool
 	// HTTP configures elicit.Handler: session caps and timeouts.
 	HTTP elicit.HandlerOptions
+	// SDK is the MCP SDK that serves: sdkGo (when empty) or sdkMCPGo.
+	SDK string
 }
 
 // reference is the reference MCP server: the go-sdk server with the
@@ -42,6 +46,11 @@ type referenceOptions struct {
 type reference struct {
 	server *mcp.Server
 	ev     *elicit.Elicitor
+
+	// mg, with --sdk mcp-go, is the mcp-go server that serves, with the
+	// same tools as server (addTool), through front.
+	mg    *mgserver.MCPServer
+	front *mcpgo.Server
 
 	// oauth connects accounts at provider when one is configured.
 	oauth    *oauth.Connector
@@ -55,6 +64,10 @@ type reference struct {
 	httpOpts elicit.HandlerOptions
 }
 
+const instructions = "The tools of this server ask the user for input with MCP elicitation: " +
+	"confirmations (delete_contacts, which only the user may give; subscribe_newsletter), a form (register_attendee) and an account connection " +
+	"in the browser (connect_account). Nothing they do leaves the server."
+
 func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
 	// The fallbacks need nothing of the tools: the Elicitor lists and
 	// serves sendElicitationResult itself, to the clients that need it.
@@ -67,11 +80,7 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 		Name:    "elicitvault",
 		Title:   "elicitvault reference server",
 		Version: moduleVersion(),
-	}, &mcp.ServerOptions{
-		Instructions: "The tools of this server ask the user for input with MCP elicitation: " +
-			"confirmations (delete_contacts, which only the user may give; subscribe_newsletter), a form (register_attendee) and an account connection " +
-			"in the browser (connect_account). Nothing they do leaves the server.",
-	})
+	}, &mcp.ServerOptions{Instructions: instructions})
 	r := &reference{server: server, ev: ev, ttl: o.TTL, httpOpts: o.HTTP}
 	if r.ttl <= 0 {
 		r.ttl = elicit.DefaultTTL
@@ -84,12 +93,19 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 	}
 	server.AddReceivingMiddleware(servedAsDeclared(o.Conformance))
 	ev.Install(server)
+	if o.SDK == sdkMCPGo {
+		r.newMCPGo()
+	}
 	r.addTools()
 	if o.Conformance {
 		if r.fixtureState, err = token.NewService((*ring.Keyring)(keys), st); err != nil {
 			return nil, err
 		}
 		r.addConformanceTools()
+		r.addConformanceTaskTools()
+		if r.mg != nil {
+			r.addMCPGoConformance()
+		}
 	}
 	if path := os.Getenv(probeEnv); path != "" {
 		r.addProbe(path)
@@ -119,7 +135,12 @@ func servedAsDeclared(prompts bool) mcp.Middleware {
 // handler serves MCP and the pages of URL mode (elicit.Handler) and, with
 // a provider, the start page and callback of connect_account.
 func (r *reference) handler() http.Handler {
-	h := r.ev.Handler(r.server, &r.httpOpts)
+	var h http.Handler
+	if r.front != nil {
+		h = r.mcpgoHandler()
+	} else {
+		h = r.ev.Handler(r.server, &r.httpOpts)
+	}
 	if r.oauth == nil {
 		return h
 	}

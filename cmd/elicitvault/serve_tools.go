@@ -19,34 +19,34 @@ import (
 // whose text never holds an answer.
 
 func (r *reference) addTools() {
-	mcp.AddTool(r.server, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "delete_contacts",
 		Title:       "Delete contacts",
 		Description: "Deletes contacts from the address book after the user confirms. (A demo: nothing is deleted.)",
 	}, deleteContacts)
-	mcp.AddTool(r.server, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "subscribe_newsletter",
 		Title:       "Subscribe to the newsletter",
 		Description: "Subscribes the user to the newsletter after the user confirms. (A demo: nothing is sent.)",
 	}, subscribeNewsletter)
-	mcp.AddTool(r.server, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "register_attendee",
 		Title:       "Register an attendee",
 		Description: "Asks the user for their conference registration with a form that has every field kind of MCP elicitation.",
 	}, registerAttendee)
 	if r.oauth != nil {
-		mcp.AddTool(r.server, &mcp.Tool{
+		addTool(r, &mcp.Tool{
 			Name:        "connect_account",
 			Title:       "Connect an account",
 			Description: "Connects the user's " + r.provider + " account: the user signs in there in the browser (OAuth 2.0 through URL mode); the credential stays on the server.",
 		}, r.connectAccount)
-		mcp.AddTool(r.server, &mcp.Tool{
+		addTool(r, &mcp.Tool{
 			Name:        "disconnect_account",
 			Title:       "Disconnect an account",
 			Description: "Deletes the user's " + r.provider + " credential from the server and revokes it at " + r.provider + ".",
 		}, r.disconnectAccount)
 	} else {
-		mcp.AddTool(r.server, &mcp.Tool{
+		addTool(r, &mcp.Tool{
 			Name:        "connect_account",
 			Title:       "Connect an account",
 			Description: "A demonstration of URL mode (no OAuth provider is configured): the user opens a consent page of this server in the browser; nothing is connected.",

@@ -36,7 +36,9 @@ var FallbackToolSchema = json.RawMessage(`{"type":"object","properties":{` +
 type Stop struct {
 	// InputRequests (2026-07-28) are the input requests of an
 	// input-required result, by key, and RequestState its sealed
-	// requestState.
+	// requestState. Empty but not nil, it is "still waiting" (a URL-mode
+	// page not answered yet): the front-end sends "inputRequests": {},
+	// not omitted, which a client would take for a complete result.
 	InputRequests map[string]*ElicitParams
 	RequestState  string
 

@@ -71,6 +71,12 @@ type Slot struct {
 	// Superseded, not through the store.
 	Local bool
 
+	// NoHandedAnswer marks a waiter that could not use an answer handed
+	// to it after the store lost the records (a held 2026-07-28 round,
+	// whose requestState's claim went with the store): WaitLocal does not
+	// register it, so no page says "Done" for it.
+	NoHandedAnswer bool
+
 	superseded chan struct{} // a Local slot's; closed when replaced
 }
 
@@ -108,6 +114,26 @@ func (s *Slot) Publish(ctx context.Context) {
 	for _, key := range s.e.keys.StoreKeys(s.Binding(PurposeChannel)) {
 		s.e.store.Publish(ctx, "ev:"+key, []byte{1})
 	}
+}
+
+// Taken announces on the elicitation's channel that its call took the
+// answer, for the page that wrote it, which waits for this (IsTaken)
+// before it tells the user that they are done. Best effort, under every
+// secret of the keyring, like Publish.
+func (s *Slot) Taken(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	for _, key := range s.e.keys.StoreKeys(s.Binding(PurposeChannel)) {
+		s.e.store.Publish(ctx, "ev:"+key, takenMessage)
+	}
+}
+
+// takenMessage is Taken's message; Publish's is one byte 1.
+var takenMessage = []byte{2}
+
+// IsTaken reports whether m is the announcement of Taken.
+func IsTaken(m store.Message) bool {
+	return len(m.Data) == 1 && m.Data[0] == takenMessage[0]
 }
 
 // Begin subscribes to the elicitation's channel, writes its pending

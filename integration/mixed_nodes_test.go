@@ -1,0 +1,72 @@
+package integration
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestMixedSDKNodes runs a go-sdk node and an mcp-go node (`serve` and
+// `serve --sdk mcp-go`) with one secret over one store, Redis and then
+// PostgreSQL: one deployment. A URL-mode elicitation asked on either is
+// answered through the other's consent page, and the call that waits on
+// the first gets the answer through the store.
+func TestMixedSDKNodes(t *testing.T) {
+	for _, backend := range []struct {
+		name  string
+		store func(t *testing.T) string
+	}{
+		{"redis", func(t *testing.T) string { return redisStoreURL(t, "evmixed") }},
+		{"postgres", func(t *testing.T) string { return postgresSchemaURL(t, "evmixed_") }},
+	} {
+		t.Run(backend.name, func(t *testing.T) {
+			storeURL := backend.store(t)
+			gosdk := startServe(t, nil, "--store", storeURL)
+			mcpgo := startServe(t, nil, "--store", storeURL, "--sdk", "mcp-go")
+			for _, tc := range []struct {
+				name     string
+				ask, ans *serveProc
+			}{
+				{"asked on mcp-go, answered on go-sdk", mcpgo, gosdk},
+				{"asked on go-sdk, answered on mcp-go", gosdk, mcpgo},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					urlAcrossNodes(t, tc.ask, tc.ans)
+				})
+			}
+		})
+	}
+}
+
+// urlAcrossNodes calls connect_account on a with a go-sdk client of
+// 2025-11-25 whose user's browser opens the link on b.
+func urlAcrossNodes(t *testing.T, a, b *serveProc) {
+	onB := func(t *testing.T, raw string) string {
+		v, err := url.Parse(raw)
+		if err != nil || !strings.HasPrefix(raw, a.base+"/elicit/consent?") {
+			t.Fatalf("the link %q is not the asking node's consent page", raw)
+		}
+		bu, _ := url.Parse(b.base)
+		v.Host = bu.Host
+		return v.String()
+	}
+	c := newGoClient(t)
+	cs := c.connect(a.mcpURL(), "2025-11-25")
+	statuses := make(chan [2]int, 1)
+	c.setVisit(func(u string) {
+		p, cb := browse(t, onB(t, u), "")
+		statuses <- [2]int{p, cb}
+	})
+	c.answer(&mcp.ElicitResult{Action: "accept"})
+	out, isErr, err := callText(t.Context(), cs, "connect_account", nil)
+	if err != nil || isErr || out != "Your Example account is connected." {
+		t.Fatalf("got %q (error %v, %v)", out, isErr, err)
+	}
+	if s := <-statuses; s != [2]int{200, 200} {
+		t.Errorf("the other node's consent page and callback answered %v", s)
+	}
+	asked := c.elicitations()
+	c.waitComplete(asked[len(asked)-1].ElicitationID)
+}

@@ -1,0 +1,157 @@
+package integration
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/store/memory"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// longRoundsEnv, set to 1, runs TestURLRoundsOutliveClientTimeouts at
+// issue 23's size: the default round wait (20 s), the TypeScript SDK's
+// default timeout (60 s) and the user's Accept at 70 s (scripts/rounds).
+// Otherwise it runs scaled down: rounds of 2 s, a timeout of 5 s, Accept
+// at 7 s, which keep the same order.
+const longRoundsEnv = "ELICITVAULT_LONG_ROUNDS"
+
+// TestURLRoundsOutliveClientTimeouts (issue 23): on 2026-07-28 the user
+// accepts on the consent page after the client's request timeout has
+// passed, with the client of the TypeScript SDK v2 on its default timeout
+// and without a progress handler, and with the go-sdk client. The call
+// completes: the retries of the URL-mode round answer "still waiting"
+// before the timeout, and the page says "Done".
+func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
+	roundWait, accept, tsTimeout := 2*time.Second, 7*time.Second, any(5000)
+	if os.Getenv(longRoundsEnv) == "1" {
+		roundWait, accept, tsTimeout = 0, 70*time.Second, "default"
+	}
+	keys, err := keyring.New([]byte(secretA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	srv := httptest.NewUnstartedServer(nil)
+	ev, err := elicit.New(keys, st, &elicit.Config{URLRoundWait: roundWait, BaseURL: "http://" + srv.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Close() })
+	s := mcp.NewServer(&mcp.Implementation{Name: "rounds", Version: "1"}, nil)
+	ev.Install(s)
+	mcp.AddTool(s, &mcp.Tool{Name: "connect_account"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		action, err := elicit.URL(ctx, "Connect your Example account")
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(action)}}}, nil, nil
+	})
+	srv.Config.Handler = ev.Handler(s, nil)
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	// acceptLater answers the page of link at accept after start, and
+	// sends the title of the page that answers.
+	acceptLater := func(start time.Time, link string) <-chan string {
+		title := make(chan string, 1)
+		go func() {
+			time.Sleep(time.Until(start.Add(accept)))
+			resp, err := http.PostForm(link, url.Values{"action": {"accept"}})
+			if err != nil {
+				title <- err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			m := regexp.MustCompile(`<h1>([^<]*)</h1>`).FindSubmatch(body)
+			if m == nil {
+				title <- string(body)
+				return
+			}
+			title <- string(m[1])
+		}()
+		return title
+	}
+	checkPage := func(t *testing.T, title <-chan string) {
+		t.Helper()
+		if got := <-title; got != "Done" {
+			t.Errorf("the consent page says %q after Accept, want Done", got)
+		}
+	}
+	limit := accept + 30*time.Second
+
+	t.Run("typescript-v2", func(t *testing.T) {
+		t.Parallel()
+		c := startV2At(t, srv.URL+elicit.MCPPath, "2026-07-28", map[string]any{"url": map[string]any{}}, tsTimeout)
+		start := time.Now()
+		reply := c.call("connect_account", map[string]any{})
+		var title <-chan string
+		select {
+		case ev := <-c.events:
+			if ev.Event != "elicit" || ev.Params == nil || ev.Params.Mode != "url" || ev.Params.URL == "" {
+				t.Fatalf("got %+v, want the URL-mode input request", ev)
+			}
+			title = acceptLater(start, ev.Params.URL)
+		case r := <-reply:
+			t.Fatalf("the call returned %+v before asking", r)
+		case <-time.After(30 * time.Second):
+			t.Fatal("no input request within 30s")
+		}
+		select {
+		case r := <-reply:
+			if r.Err != nil || r.IsError || r.Text != "accept" {
+				t.Fatalf("after %v: got %q (error %v, %+v), want accept", time.Since(start).Round(time.Second), r.Text, r.IsError, r.Err)
+			}
+		case <-time.After(limit):
+			t.Fatalf("no outcome within %v", limit)
+		}
+		checkPage(t, title)
+	})
+
+	t.Run("go-sdk", func(t *testing.T) {
+		t.Parallel()
+		links := make(chan string, 1)
+		client := mcp.NewClient(&mcp.Implementation{Name: "rounds-client", Version: "1"}, &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+			ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				links <- req.Params.URL
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			},
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), limit)
+		defer cancel()
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + elicit.MCPPath},
+			&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		start := time.Now()
+		titles := make(chan (<-chan string), 1)
+		go func() {
+			select {
+			case link := <-links:
+				titles <- acceptLater(start, link)
+			case <-ctx.Done():
+			}
+		}()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "connect_account"})
+		if err != nil || res.IsError || len(res.Content) != 1 {
+			t.Fatalf("after %v: got %+v, %v; want accept", time.Since(start).Round(time.Second), res, err)
+		}
+		if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "accept" {
+			t.Fatalf("got %+v, want accept", res.Content[0])
+		}
+		checkPage(t, <-titles)
+	})
+}

@@ -1,0 +1,80 @@
+package mcpgo
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/engine"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// Handler returns the HTTP handler of the server: MCP over Streamable
+// HTTP at elicit.MCPPath, served by mcp-go (server.NewStreamableHTTPServer
+// with opts, at that path) behind the requestState check of 2026-07-28,
+// and beside it, under elicit.PagesPrefix, the pages a browser opens: the
+// consent page of URL mode and the browser form. user returns the
+// browser's authenticated user on the pages (see elicit.Elicitor.Pages);
+// a server that authenticates its MCP clients must set it for URL mode to
+// work.
+//
+// A server that authenticates its clients puts its check in front of the
+// returned handler, or of the MCP endpoint alone, and leaves the user in
+// the request's context for Options.Subject.
+func (f *Server) Handler(user func(*http.Request) (subject string, ok bool), opts ...server.StreamableHTTPOption) http.Handler {
+	opts = append(opts[:len(opts):len(opts)], server.WithEndpointPath(elicit.MCPPath))
+	mux := http.NewServeMux()
+	mux.Handle(elicit.MCPPath, f.checkHTTP(server.NewStreamableHTTPServer(f.m, opts...)))
+	mux.Handle(elicit.PagesPrefix, f.ev.Pages(user))
+	return mux
+}
+
+// ServeStdio serves MCP on in and out (os.Stdin and os.Stdout for a
+// server a client starts) until in ends or ctx is done, checking the
+// requestState of every line before mcp-go reads it. The connection is
+// one session: its state is bound to a process-local ID, which ends with
+// it. opts configure mcp-go's StdioServer.
+//
+// The pages of URL mode and of the browser form are not on stdio: serve
+// the Elicitor's Pages on a listener of their own (loopback for a local
+// server) and set elicit.Config.BaseURL to its address.
+func (f *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts ...server.StdioOption) error {
+	local := engine.LocalSession()
+	defer func() {
+		f.eng.EndCalls(engine.Identity{Subject: f.subject(ctx), Session: local}, errSessionEnded)
+		f.eng.SessionEnded(local)
+	}()
+	who := engine.Identity{Subject: f.subject(ctx), Session: local}
+	table := &begins{}
+	ctx = context.WithValue(ctx, stdioKey{}, local)
+	ctx = context.WithValue(ctx, begunKey{}, table)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	w := &lockedWriter{w: out}
+	pr, pw := io.Pipe()
+	go func() {
+		pw.CloseWithError(f.checkLines(ctx, in, pw, w, who, table))
+	}()
+	defer pr.Close()
+	s := server.NewStdioServer(f.m)
+	for _, o := range opts {
+		o(s)
+	}
+	return s.Listen(ctx, pr, w)
+}
+
+// lockedWriter writes each Write whole: mcp-go writes a message per
+// Write, and the check's refusals go between them.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
