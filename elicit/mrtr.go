@@ -124,7 +124,7 @@ type round struct {
 	delivered bool
 
 	// ended are the slots of the URL-mode answers delivered to the
-	// handler, whose records settle removes.
+	// handler, which settle announces taken and whose records it removes.
 	ended []*engine.Slot
 }
 
@@ -153,6 +153,10 @@ func (rd *round) settle(ctx context.Context) {
 		rd.use.Release(context.WithoutCancel(ctx))
 	}
 	for _, s := range rd.ended {
+		// Taken once the handler ran: a node that dies before has not
+		// taken it (issue 26: no optional store work between the commit
+		// and the tool).
+		s.Taken(ctx)
 		s.End(ctx)
 	}
 }
@@ -202,10 +206,9 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 						// the requestState, until its expiry.
 						return nil, err
 					}
-					// Taken: the page that wrote it may say so.
-					e.engine.Slot(r.Call.who, r.ID, time.Time{}).Taken(ctx)
 					// Used up: its records go once the run is over, not
-					// before the handler has the answer (issue 26).
+					// before the handler has the answer (issue 26), and
+					// only then is it announced taken, for the page.
 					rd.ended = append(rd.ended, e.engine.Slot(r.Call.who, r.ID, time.Time{}))
 					return res, nil
 				}
