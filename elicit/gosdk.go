@@ -167,13 +167,13 @@ func (pa *goSDK) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		}); ok {
 			return res, err
 		}
-		ctx, run, err := e.engine.Begin(ctx, peer, ctr.Params.RequestState, inputResponses(ctr.Params))
+		rctx, run, err := e.engine.Begin(ctx, peer, ctr.Params.RequestState, inputResponses(ctr.Params))
 		if err != nil {
 			return nil, rpcError(err)
 		}
-		defer run.End(ctx)
-		res, err := next(ctx, method, req)
-		stop, serr := run.Finish(ctx, causeOf(res, err))
+		defer run.End(rctx)
+		res, err := next(rctx, method, req)
+		stop, serr := run.Finish(rctx, causeOf(res, err))
 		switch {
 		case serr != nil:
 			return nil, rpcError(serr)
@@ -181,8 +181,9 @@ func (pa *goSDK) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 			return stopResult(call, stop)
 		}
 		// A handler that asked for its call to go on as a task
-		// (StartTask) after its rounds.
-		return e.task.escalate(ctx, call, ctr)(res, err)
+		// (StartTask) after its rounds. Finish ended the run, and with
+		// it rctx: the task starts from the request's context.
+		return e.task.escalate(engine.WithPeer(ctx, peer), call, ctr)(res, err)
 	}
 }
 
