@@ -108,12 +108,14 @@ func (pa *blockingPath) blocking(ctx context.Context, r *Request, ttl time.Durat
 			}
 			return e.block.urlDone(ctx, r, early)
 		case <-rr.Retry():
-		case _, ok := <-sub.Messages():
+		case m, ok := <-sub.Messages():
 			if !ok {
 				// The subscription ended: subscribe again, then read.
 				if err := s.Resubscribe(ctx, wctx, sub); err != nil {
 					return nil, err
 				}
+			} else {
+				s.TakeHandoff(m.Data) // the records lost, a page of another node
 			}
 		case <-wctx.Done():
 			return nil, engine.WaitErrAfter(ctx, rr.ResultReader)

@@ -44,6 +44,11 @@ type Request struct {
 type Response struct {
 	Action  Action
 	Content map[string]any
+
+	// handed marks an answer that reached the waiting call without the
+	// store, which had lost its records (waiters): nothing else of it is
+	// stored.
+	handed bool
 }
 
 // RequestFunc is the request flow: it delivers r to the user and returns

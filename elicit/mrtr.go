@@ -124,7 +124,7 @@ type round struct {
 	delivered bool
 
 	// ended are the slots of the URL-mode answers delivered to the
-	// handler, whose records settle removes.
+	// handler, which settle announces taken and whose records it removes.
 	ended []*engine.Slot
 }
 
@@ -208,7 +208,8 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 						return nil, err
 					}
 					// Used up: its records go once the run is over, not
-					// before the handler has the answer (issue 26).
+					// before the handler has the answer (issue 26), and
+					// only then is it announced taken, for the page.
 					rd.ended = append(rd.ended, e.engine.Slot(r.Call.who, r.ID, time.Time{}))
 					return res, nil
 				}

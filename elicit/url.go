@@ -195,8 +195,15 @@ func (pa *urlRequiredPath) urlRequired(ctx context.Context, r *Request, ttl time
 		sub := &engine.Subscription{Subscription: first}
 		defer func() { sub.Close() }()
 		// The page wrote the answer for the retry; this only tells the
-		// client to retry, whatever the user chose there.
-		if _, err := await(wctx, expiry, s, sub); err == nil {
+		// client to retry, whatever the user chose there. An answer handed
+		// to this call after the store lost the records (the page wrote
+		// nothing) is written for the retry here, as the page would have.
+		res, err := await(wctx, expiry, s, sub)
+		if err == nil && res.handed {
+			done := e.engine.Slot(call.who, "done:"+fp, expiry)
+			err = done.Put(wctx, engine.PurposeResult, &resultRecord{Action: string(res.Action), ID: r.ID, Expiry: expiry.UnixMilli()})
+		}
+		if err == nil {
 			notifyCompleteLater(peer, r.ID)
 		}
 	}()

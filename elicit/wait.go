@@ -15,7 +15,7 @@ func response(r *engine.Result) *Response {
 	if r == nil {
 		return nil
 	}
-	return &Response{Action: Action(r.Action), Content: r.Content}
+	return &Response{Action: Action(r.Action), Content: r.Content, handed: r.Handed}
 }
 
 // readResult is engine.Slot.ReadResult.
@@ -24,8 +24,15 @@ func readResult(ctx context.Context, s *engine.Slot) (*Response, bool, error) {
 	return response(r), ok, err
 }
 
-// await is engine.Slot.Await.
+// await is engine.Slot.Await. A held 2026-07-28 round whose requestState
+// it has still to use up takes no answer handed to it after the store lost
+// its records (engine.Slot.NoHandedAnswer): the claim on the requestState
+// is lost too, and the round could neither use the answer nor be sent
+// again, so the page must not say "Done".
 func await(ctx context.Context, expiry time.Time, s *engine.Slot, sub *engine.Subscription) (*Response, error) {
+	if rd, ok := ctx.Value(roundKey{}).(*round); ok && rd.use != nil && !rd.delivered {
+		s.NoHandedAnswer = true
+	}
 	r, err := s.Await(ctx, expiry, sub)
 	return response(r), err
 }

@@ -71,6 +71,12 @@ type Slot struct {
 	// Superseded, not through the store.
 	Local bool
 
+	// NoHandedAnswer marks a waiter that could not use an answer handed
+	// to it after the store lost the records (a held 2026-07-28 round,
+	// whose requestState's claim went with the store): WaitLocal does not
+	// register it, so no page says "Done" for it.
+	NoHandedAnswer bool
+
 	superseded chan struct{} // a Local slot's; closed when replaced
 }
 

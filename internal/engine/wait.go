@@ -43,6 +43,11 @@ type Result struct {
 	// the retry claims, and when it ends (Unix ms).
 	ID     string `json:"id,omitempty"`
 	Expiry int64  `json:"exp,omitempty"`
+
+	// Handed marks an answer that reached the waiting call without the
+	// store, which had lost its records (DeliverLocal, TakeHandoff):
+	// nothing else of it is stored. Never stored itself.
+	Handed bool `json:"-"`
 }
 
 // WaitErr is the error of a wait that ended without an answer: ctx's own
@@ -190,8 +195,9 @@ func (s *Slot) Await(ctx context.Context, expiry time.Time, sub *Subscription) (
 			return res, nil
 		case <-rr.retry:
 			continue
-		case _, ok := <-sub.Messages():
+		case m, ok := <-sub.Messages():
 			if ok {
+				s.TakeHandoff(m.Data) // the records lost, a page of another node
 				continue
 			}
 			if err := s.Resubscribe(ctx, wctx, sub); err != nil {
@@ -219,8 +225,11 @@ type waiterKey struct {
 }
 
 // WaitLocal registers the call waiting for s's answer on this node; done
-// unregisters it.
+// unregisters it. A slot marked NoHandedAnswer registers nothing.
 func (s *Slot) WaitLocal() (answer <-chan *Result, done func()) {
+	if s.NoHandedAnswer {
+		return nil, func() {}
+	}
 	w := &s.e.waiting
 	k := waiterKey{s.Who, s.ID}
 	ch := make(chan *Result, 1)
@@ -242,8 +251,12 @@ func (s *Slot) WaitLocal() (answer <-chan *Result, done func()) {
 // DeliverLocal hands action to the call waiting on this node for the
 // elicitation of verified claims c, and reports whether one was.
 func (e *Engine) DeliverLocal(c *token.Claims, action string) bool {
+	return e.deliverLocal(ClaimsIdentity(c), c.ElicitationID, action)
+}
+
+func (e *Engine) deliverLocal(who Identity, id, action string) bool {
 	w := &e.waiting
-	k := waiterKey{ClaimsIdentity(c), c.ElicitationID}
+	k := waiterKey{who, id}
 	w.mu.Lock()
 	ch, ok := w.m[k]
 	if ok {
@@ -253,6 +266,6 @@ func (e *Engine) DeliverLocal(c *token.Claims, action string) bool {
 	if !ok {
 		return false
 	}
-	ch <- &Result{Action: action} // buffered, and this is its only send
+	ch <- &Result{Action: action, Handed: true} // buffered, and this is its only send
 	return true
 }
