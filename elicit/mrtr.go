@@ -187,7 +187,7 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 			r.ID = a.ID
 			if r.Mode == ModeURL {
 				if a.Wait {
-					res, expiry, err := e.input.awaitURL(ctx, r, rd.roundWait(e))
+					res, expiry, err := e.input.awaitURL(ctx, r, rd.roundWait(e, r.Call))
 					if errors.Is(err, errStillWaiting) {
 						// The requestState is used up: the client gets a
 						// new one, for a round that waits again.
@@ -236,9 +236,9 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 
 // roundWait is how long this run waits for a URL-mode page: the
 // Elicitor's round wait, or 0 (until the TTL) once the call had its
-// "still waiting" results.
-func (rd *round) roundWait(e *Elicitor) time.Duration {
-	if rd.waits >= stillWaitingRounds {
+// "still waiting" results, or when its front-end cannot send one.
+func (rd *round) roundWait(e *Elicitor, call *Call) time.Duration {
+	if rd.waits >= stillWaitingRounds || call.info.HoldURLRounds {
 		return 0
 	}
 	return e.roundWait

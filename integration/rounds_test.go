@@ -13,7 +13,10 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/mcpgo"
 	"github.com/elicitvault/elicitvault/store/memory"
+	mgmcp "github.com/mark3labs/mcp-go/mcp"
+	mgserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -154,4 +157,73 @@ func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
 		}
 		checkPage(t, <-titles)
 	})
+}
+
+// TestURLRoundsHoldOnMCPGo: the mcp-go front-end cannot send a "still
+// waiting" result (mcp-go v1.2.1 drops an empty inputRequests, and the
+// go-sdk client then reads the result as complete and empty), so there a
+// URL-mode round holds until the page is answered, however short the
+// round wait. A go-sdk client on 2026-07-28 whose user accepts after two
+// round waits gets the tool's result, not an empty one.
+func TestURLRoundsHoldOnMCPGo(t *testing.T) {
+	const roundWait, accept = 500 * time.Millisecond, 2 * time.Second
+	keys, err := keyring.New([]byte(secretA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	srv := httptest.NewUnstartedServer(nil)
+	ev, err := elicit.New(keys, st, &elicit.Config{URLRoundWait: roundWait, BaseURL: "http://" + srv.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Close() })
+	m := mgserver.NewMCPServer("rounds", "1")
+	front := mcpgo.New(ev, m, nil)
+	m.AddTool(mgmcp.NewTool("connect_account"), func(ctx context.Context, _ mgmcp.CallToolRequest) (*mgmcp.CallToolResult, error) {
+		action, err := elicit.URL(ctx, "Connect your Example account")
+		if err != nil {
+			return nil, err
+		}
+		return mgmcp.NewToolResultText(string(action)), nil
+	})
+	srv.Config.Handler = front.Handler(nil)
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	links := make(chan string, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "rounds-client", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			links <- req.Params.URL
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + elicit.MCPPath},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	start := time.Now()
+	go func() {
+		select {
+		case link := <-links:
+			time.Sleep(time.Until(start.Add(accept)))
+			if resp, err := http.PostForm(link, url.Values{"action": {"accept"}}); err == nil {
+				resp.Body.Close()
+			}
+		case <-ctx.Done():
+		}
+	}()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "connect_account"})
+	if err != nil || res.IsError || len(res.Content) != 1 {
+		t.Fatalf("after %v: got %+v, %v; want accept", time.Since(start).Round(time.Millisecond), res, err)
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "accept" {
+		t.Fatalf("got %+v, want accept", res.Content[0])
+	}
 }
