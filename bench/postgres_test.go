@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/elicitvault/elicitvault/store"
@@ -136,6 +137,24 @@ func postgresOps(tb testing.TB, url string) []storeOp {
 		putIfAbsent: func(ctx context.Context, key, value []byte, expiry time.Time) (bool, error) {
 			tag, err := pool.Exec(ctx, putIfAbsent, key, value, expiry)
 			return tag.RowsAffected() == 1, err
+		},
+		putIfAbsentGet: func(ctx context.Context, key, other, value []byte, expiry time.Time) (bool, error) {
+			b := &pgx.Batch{}
+			var won bool
+			b.Queue(putIfAbsent, key, value, expiry).Exec(func(tag pgconn.CommandTag) error {
+				won = tag.RowsAffected() == 1
+				return nil
+			})
+			b.Queue(get, other).Query(func(rows pgx.Rows) error {
+				var v []byte
+				for rows.Next() {
+					if err := rows.Scan(&v); err != nil {
+						return err
+					}
+				}
+				return rows.Err()
+			})
+			return won, pool.SendBatch(ctx, b).Close()
 		},
 		swap: func(ctx context.Context, key, value []byte, expiry time.Time) error {
 			for {

@@ -73,6 +73,15 @@ func newRedisStore(tb testing.TB, url, prefix string) *store.Portable {
 	return s
 }
 
+// redisPutIfAbsentGet is the put-if-absent-and-get script the store runs,
+// for the raw side.
+var redisPutIfAbsentGet = redis.NewScript(`
+local set = redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2], 'NX')
+local v = redis.call('GET', KEYS[2])
+if set then return {1, v} end
+return {0, v}
+`)
+
 // redisCAS is the compare-and-swap script the store runs, for the raw
 // side.
 var redisCAS = redis.NewScript(`
@@ -148,6 +157,13 @@ func redisOps(tb testing.TB, url string) []storeOp {
 				return false, nil
 			}
 			return err == nil, err
+		},
+		putIfAbsentGet: func(ctx context.Context, key, other string, value []byte, expiry time.Time) (bool, error) {
+			r, err := redisPutIfAbsentGet.Run(ctx, client, []string{key, other}, value, expiry.UnixMilli()).Slice()
+			if err != nil {
+				return false, err
+			}
+			return r[0] == int64(1), nil
 		},
 		swap: func(ctx context.Context, key string, value []byte, expiry time.Time) error {
 			err := client.SetArgs(ctx, key, value, redis.SetArgs{ExpireAt: expiry, Get: true}).Err()

@@ -201,8 +201,11 @@ type rawStore[K any] struct {
 	putMany     func(tb testing.TB, keys []K, value []byte, expiry time.Time)
 	take        func(ctx context.Context, key K) error
 	putIfAbsent func(ctx context.Context, key K, value []byte, expiry time.Time) (bool, error)
-	swap        func(ctx context.Context, key K, value []byte, expiry time.Time) error
-	cas         func(ctx context.Context, key K, old, value []byte, expiry time.Time) (bool, error)
+	// putIfAbsentGet writes key if absent, then reads other, in one round
+	// trip.
+	putIfAbsentGet func(ctx context.Context, key, other K, value []byte, expiry time.Time) (bool, error)
+	swap           func(ctx context.Context, key K, value []byte, expiry time.Time) error
+	cas            func(ctx context.Context, key K, old, value []byte, expiry time.Time) (bool, error)
 	// publish publishes value on the store channel it was made for.
 	publish func(ctx context.Context, value []byte) error
 }
@@ -278,6 +281,23 @@ func storeOps[K any](s store.Store, channel string, r rawStore[K]) []storeOp {
 			},
 			raw: func(ctx context.Context, i int) error {
 				ok, err := r.putIfAbsent(ctx, rfresh[i], v0, expiry)
+				return written("not written", ok, err)
+			},
+		},
+		{
+			// The one-shot claim of a token, with the store's epoch: the
+			// key read is a live one.
+			name: "PutIfAbsentGet",
+			setup: func(tb testing.TB, n int) {
+				newKeys(tb, n)
+				mustPut(tb, n)
+			},
+			viaStore: func(ctx context.Context, i int) error {
+				ok, _, err := s.(*store.Portable).PutIfAbsentGet(ctx, fresh[i], v0, expiry, key)
+				return written("not written", ok, err)
+			},
+			raw: func(ctx context.Context, i int) error {
+				ok, err := r.putIfAbsentGet(ctx, rfresh[i], rkey, v0, expiry)
 				return written("not written", ok, err)
 			},
 		},

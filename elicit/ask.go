@@ -32,32 +32,10 @@ func (e *Elicitor) ask(ctx context.Context, r *Request, o *options) (*Response, 
 		supported = false
 	}
 
-	var send RequestFunc
 	run := taskFrom(ctx)
-	switch {
-	case run != nil && supported:
-		send = func(ctx context.Context, r *Request) (*Response, error) {
-			return e.taskInput(ctx, run, r, ttl, o)
-		}
-	case !supported:
-		send = func(ctx context.Context, r *Request) (*Response, error) {
-			return e.unsupported(ctx, r, ttl, o)
-		}
-	case r.Mode == ModeURL && o.requiredError && !inputRequests:
-		send = func(ctx context.Context, r *Request) (*Response, error) {
-			return e.urlRequired(ctx, r, ttl, o)
-		}
-	case inputRequests:
-		send = func(ctx context.Context, r *Request) (*Response, error) {
-			if rd == nil {
-				return nil, ErrNotInstalled
-			}
-			return e.inputRequest(ctx, rd, r, ttl, o)
-		}
-	default:
-		send = func(ctx context.Context, r *Request) (*Response, error) {
-			return e.blocking(ctx, r, ttl, o)
-		}
+	var send RequestFunc = func(ctx context.Context, r *Request) (*Response, error) {
+		// After the hooks of the request flow, which see the request first.
+		return e.choose(rd, run, r, supported, o).deliver(ctx, rd, r, ttl, o)
 	}
 	if rd != nil {
 		send = rd.replay(e, ttl, send)
@@ -69,6 +47,46 @@ func (e *Elicitor) ask(ctx context.Context, r *Request, o *options) (*Response, 
 		return nil, err
 	}
 	return wrapResult(e.hooks, e.check)(ctx, r, raw)
+}
+
+// path is one way an elicitation reaches the user: the blocking request
+// (blockingPath), input requests (inputPath), a task's input (taskPath),
+// -32042 (urlRequiredPath), the fallbacks (modelPath, browserPath) and the
+// Policy (policyPath). Each has its file and its state; choose picks one
+// per elicitation.
+type path interface {
+	deliver(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error)
+}
+
+// choose returns the path of the elicitation r: the client's own, when it
+// can receive it (supported); otherwise the first fallback that applies,
+// else the Policy. run is the task the call runs as, or nil.
+func (e *Elicitor) choose(rd *round, run *taskRun, r *Request, supported bool, o *options) path {
+	inputRequests := r.Call.inputRequests()
+	switch {
+	case supported && run != nil:
+		return e.task
+	case supported && r.Mode == ModeURL && o.requiredError && !inputRequests:
+		return e.urlReq
+	case supported && inputRequests:
+		return e.input
+	case supported:
+		return e.block
+	}
+	order := e.fallbacks
+	if o.fallbacks != nil {
+		order = o.fallbacks
+	}
+	for _, f := range order {
+		switch {
+		case !e.enabled(f):
+		case f == LLMMediated && rd != nil:
+			return e.model
+		case f == BrowserForm && e.browse.canAnnounce(r.Call):
+			return e.browse
+		}
+	}
+	return policyPath{e}
 }
 
 // check is the core of the result flow: the action is known, content comes
@@ -89,7 +107,7 @@ func (e *Elicitor) check(_ context.Context, r *Request, raw *Response) (*Respons
 		// URL mode carries no content: the answer went to the server's page.
 		return &Response{Action: Accept}, nil
 	}
-	if err := e.checkSize(raw.Content); err != nil {
+	if err := checkSize(raw.Content, e.maxSize); err != nil {
 		return nil, err
 	}
 	content, err := r.Schema.Validate(raw.Content)
@@ -99,12 +117,13 @@ func (e *Elicitor) check(_ context.Context, r *Request, raw *Response) (*Respons
 	return &Response{Action: Accept, Content: content}, nil
 }
 
-func (e *Elicitor) checkSize(content map[string]any) error {
+// checkSize bounds accepted content at maxSize bytes of JSON.
+func checkSize(content map[string]any, maxSize int) error {
 	b, err := json.Marshal(content)
 	if err != nil {
 		return fmt.Errorf("%w: content does not encode", ErrMalformed)
 	}
-	if len(b) > e.maxSize {
+	if len(b) > maxSize {
 		return ErrTooLarge
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"sync"
 	"time"
 
@@ -56,7 +57,8 @@ const logger = "elicitvault"
 // the TTL, a newer elicitation in the session, or ctx. The form validates
 // with the elicitation's schema (the user may correct an answer there);
 // the result flow validates again.
-func (e *Elicitor) viaBrowser(ctx context.Context, r *Request, ttl time.Duration) (*Response, error) {
+func (pa *browserPath) viaBrowser(ctx context.Context, r *Request, ttl time.Duration) (*Response, error) {
+	e := pa.e
 	srv, err := e.browser.get()
 	if err != nil {
 		return nil, err
@@ -70,14 +72,14 @@ func (e *Elicitor) viaBrowser(ctx context.Context, r *Request, ttl time.Duration
 	// The form is pending like any other elicitation: sealed in the
 	// store, the session's one pending elicitation.
 	call := r.Call
-	expiry := e.now().Add(ttl)
-	s := e.slot(call.who, r.ID, expiry)
+	expiry := e.engine.Now().Add(ttl)
+	s := e.engine.Slot(call.who, r.ID, expiry)
 	first, err := e.begin(ctx, s, &pendingRecord{Mode: ModeForm, Via: viaBrowser, Schema: r.Schema.raw, Tool: call.Tool, Expiry: expiry.UnixMilli()})
 	if err != nil {
 		return nil, err
 	}
 	defer s.End(ctx)
-	sub := &subscription{first}
+	sub := &engine.Subscription{Subscription: first}
 	defer func() { sub.Close() }()
 
 	wctx, cancel := context.WithTimeout(ctx, ttl)
@@ -95,7 +97,7 @@ func (e *Elicitor) viaBrowser(ctx context.Context, r *Request, ttl time.Duration
 		return nil, fmt.Errorf("elicit: browser form: %w", err)
 	}
 	defer p.Cancel()
-	e.announce(ctx, call, r.Message, p.URL, p.Code)
+	e.browse.announce(ctx, call, r.Message, p.URL, p.Code)
 
 	type answer struct {
 		res browserform.Result
@@ -120,16 +122,16 @@ func (e *Elicitor) viaBrowser(ctx context.Context, r *Request, ttl time.Duration
 			case errors.Is(a.err, browserform.ErrTimeout):
 				return nil, ErrTimeout
 			case a.err != nil:
-				return nil, e.waitErr(ctx)
+				return nil, engine.WaitErr(ctx)
 			}
 			return &Response{Action: Action(a.res.Action), Content: a.res.Content}, nil
 		case _, ok := <-sub.Messages():
 			if !ok {
-				if err := e.resubscribe(ctx, wctx, s, sub); err != nil {
+				if err := s.Resubscribe(ctx, wctx, sub); err != nil {
 					return nil, err
 				}
 			}
-			if _, done, err := e.readResult(ctx, s); done {
+			if _, done, err := readResult(ctx, s); done {
 				// Only a newer elicitation writes here.
 				if err == nil {
 					err = ErrCancelled
@@ -145,23 +147,24 @@ func (e *Elicitor) viaBrowser(ctx context.Context, r *Request, ttl time.Duration
 // result: it carries the callback token), and the call waits for the
 // user's answer on the page, the TTL, a newer elicitation in the session,
 // or ctx.
-func (e *Elicitor) urlViaBrowser(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
+func (pa *browserPath) urlViaBrowser(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	e := pa.e
 	link, err := e.issueURL(r, ttl, o)
 	if err != nil {
 		return nil, err
 	}
 	call := r.Call
-	expiry := e.now().Add(ttl)
-	s := e.slot(call.who, r.ID, expiry)
+	expiry := e.engine.Now().Add(ttl)
+	s := e.engine.Slot(call.who, r.ID, expiry)
 	first, err := e.begin(ctx, s, &pendingRecord{Mode: ModeURL, Via: viaBrowser, Tool: call.Tool, Expiry: expiry.UnixMilli()})
 	if err != nil {
 		return nil, err
 	}
 	defer s.End(ctx)
-	sub := &subscription{first}
+	sub := &engine.Subscription{Subscription: first}
 	defer func() { sub.Close() }()
-	e.announce(ctx, call, r.Message, link, "")
-	res, err := e.await(ctx, expiry, s, sub)
+	e.browse.announce(ctx, call, r.Message, link, "")
+	res, err := await(ctx, expiry, s, sub)
 	if err == nil {
 		s.Taken(ctx) // the page that wrote it may say so
 	}
@@ -176,7 +179,8 @@ func (e *Elicitor) urlViaBrowser(ctx context.Context, r *Request, ttl time.Durat
 // anyway. The URL goes only to these channels of the client and never into
 // a tool result, which the model reads, because it carries the form's
 // nonce.
-func (e *Elicitor) announce(ctx context.Context, c *Call, message, url, code string) {
+func (pa *browserPath) announce(ctx context.Context, c *Call, message, url, code string) {
+	e := pa.e
 	text := fmt.Sprintf("%s\nAnswer in your browser at %s and check that the page shows the verification code %s.", message, url, code)
 	if code == "" { // the page of a URL-mode elicitation
 		text = fmt.Sprintf("%s\nContinue in your browser at %s", message, url)
@@ -189,4 +193,15 @@ func (e *Elicitor) announce(ctx context.Context, c *Call, message, url, code str
 	if e.openBrowser != nil {
 		e.openBrowser(ctx, url)
 	}
+}
+
+// browserPath is the BrowserForm fallback: a form, or the URL-mode page,
+// announced to the user outside the model.
+type browserPath struct{ e *Elicitor }
+
+func (pa *browserPath) deliver(ctx context.Context, _ *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	if r.Mode == ModeURL {
+		return pa.urlViaBrowser(ctx, r, ttl, o)
+	}
+	return pa.viaBrowser(ctx, r, ttl)
 }

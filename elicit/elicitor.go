@@ -173,9 +173,16 @@ type Elicitor struct {
 	mu   sync.Mutex
 	caps []*sessionCap // the session tables of its Handlers
 
-	waiting waiters // the calls of this node waiting for a URL-mode answer
-
 	tasks taskTable // the tools that run as tasks (RunAsTask)
+
+	// The delivery paths, each with its file, and the go-sdk front-end.
+	block  *blockingPath
+	input  *inputPath
+	model  *modelPath
+	browse *browserPath
+	urlReq *urlRequiredPath
+	task   *taskPath
+	sdk    *goSDK
 }
 
 // New returns an Elicitor that seals its state with keys into st.
@@ -203,6 +210,8 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		progressEvery: cfg.ProgressInterval,
 		log:           cfg.Logger,
 	}
+	e.block, e.input, e.model, e.browse = &blockingPath{e}, &inputPath{e}, &modelPath{e}, &browserPath{e}
+	e.urlReq, e.task, e.sdk = &urlRequiredPath{e}, &taskPath{e}, &goSDK{e}
 	if e.progressEvery == 0 {
 		e.progressEvery = DefaultProgressInterval
 	}
@@ -267,9 +276,6 @@ func (e *Elicitor) Close() error {
 	return e.browser.close()
 }
 
-// now is the keyring's clock.
-func (e *Elicitor) now() time.Time { return e.keys.Sealer().Now() }
-
 type elicitorKey struct{}
 
 // Install adds the Elicitor's middleware to s. Every tool handler of s can
@@ -284,8 +290,8 @@ type elicitorKey struct{}
 // keeps the client's raw answer so that it is validated here, with errors
 // that name the JSON path.
 func (e *Elicitor) Install(s *mcp.Server) {
-	s.AddReceivingMiddleware(e.receiving)
-	s.AddSendingMiddleware(e.sending)
+	s.AddReceivingMiddleware(e.sdk.receiving)
+	s.AddSendingMiddleware(e.sdk.sending)
 }
 
 // NewContext returns ctx carrying e and the tool call req, for code that
@@ -295,7 +301,7 @@ func (e *Elicitor) Install(s *mcp.Server) {
 // e alone, and the calls return ErrNotInstalled.
 func NewContext(ctx context.Context, e *Elicitor, req *mcp.CallToolRequest) context.Context {
 	ctx = context.WithValue(ctx, elicitorKey{}, e)
-	if p, err := e.newPeer(ctx, req); err == nil {
+	if p, err := e.sdk.newPeer(ctx, req); err == nil {
 		ctx = engine.WithPeer(ctx, p)
 	}
 	return ctx

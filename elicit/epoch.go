@@ -2,14 +2,17 @@ package elicit
 
 import (
 	"context"
+	"time"
 
 	"github.com/elicitvault/elicitvault/internal/epoch"
 )
 
 // newEpochWatcher returns the watcher of st's epoch, which reports a loss
-// of the store's data in e's log and hooks.
+// of the store's data in e's log and hooks. It is made before e's engine,
+// so it reads the keyring's clock itself.
 func (e *Elicitor) newEpochWatcher() *epoch.Watcher {
-	return epoch.NewWatcher(e.store, epoch.Options{Now: e.now, OnChange: e.storeLost})
+	now := func() time.Time { return e.keys.Sealer().Now() }
+	return epoch.NewWatcher(e.store, epoch.Options{Now: now, OnChange: e.storeLost})
 }
 
 // storeLost reports that the store lost its data. The epochs are random

@@ -1,12 +1,11 @@
 package elicit
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
-	"github.com/elicitvault/elicitvault/elicit/internal/form"
 	"github.com/elicitvault/elicitvault/internal/engine"
+	"github.com/elicitvault/elicitvault/internal/form"
 )
 
 var (
@@ -40,13 +39,13 @@ var (
 
 	// ErrTimeout is returned when no answer arrived within the TTL. The
 	// request to the client is cancelled.
-	ErrTimeout = errors.New("elicit: no answer within the time limit; call the tool again when the user is ready to answer")
+	ErrTimeout = engine.ErrTimeout
 
 	// ErrClientCancelled is returned when the client cancelled the tool
 	// call while it waited for the user, most often because the client's
 	// request timeout ran out (see Config.ProgressInterval). It matches
 	// context.Canceled.
-	ErrClientCancelled error = &alsoError{"elicit: the client cancelled the tool call while the user was being asked (a client request timeout?); call the tool again", context.Canceled}
+	ErrClientCancelled = engine.ErrClientCancelled
 
 	// ErrClosed is returned to the handler of a call whose elicitation was
 	// waiting when the Elicitor was closed (the server is shutting down),
@@ -56,11 +55,11 @@ var (
 	// ErrCancelled is returned to the waiter of an elicitation that a newer
 	// elicitation in the same session replaced: a session has at most one
 	// pending elicitation.
-	ErrCancelled = errors.New("elicit: cancelled: another tool call in the same session asked the user something, and a session has one question open at a time; call this tool again once that one is answered")
+	ErrCancelled = engine.ErrCancelled
 
 	// ErrSessionEnded is returned to the handler of a call whose session
 	// ended (HTTP DELETE, idle timeout) while it waited for an answer.
-	ErrSessionEnded = errors.New("elicit: the session ended while the tool waited for an answer")
+	ErrSessionEnded = engine.ErrSessionEnded
 
 	// ErrTooManyPending is returned when an elicitation would exceed
 	// Config.MaxPending or Config.MaxPendingPerSubject: nothing was sent
@@ -76,7 +75,7 @@ var (
 
 	// ErrTooLarge is returned for an answer whose content is larger than
 	// the configured limit. It also matches ErrInvalidContent.
-	ErrTooLarge error = &alsoError{"elicit: content larger than the size limit", ErrInvalidContent}
+	ErrTooLarge = engine.ErrTooLarge
 
 	// ErrMalformed is returned for an answer that is not one: an unknown
 	// action, or content that is not a JSON object.
@@ -111,15 +110,6 @@ func (e *UnsupportedError) Error() string {
 
 // Unwrap returns ErrUnsupported.
 func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
-
-// alsoError is a sentinel that also matches another.
-type alsoError struct {
-	msg  string
-	also error
-}
-
-func (e *alsoError) Error() string        { return e.msg }
-func (e *alsoError) Is(target error) bool { return target == e.also }
 
 // ClientError reports that the client answered an elicitation with a
 // JSON-RPC error. Only the code is kept: the message may quote the user's

@@ -73,48 +73,22 @@ func WithFallbacks(f ...Fallback) Option {
 // enabled reports whether the Elicitor enables f.
 func (e *Elicitor) enabled(f Fallback) bool { return slices.Contains(e.fallbacks, f) }
 
-// unsupported is the request flow of a call whose client cannot receive
-// the elicitation: the first fallback that applies, else the policy,
-// else an *UnsupportedError.
-func (e *Elicitor) unsupported(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
-	order := e.fallbacks
-	if o.fallbacks != nil {
-		order = o.fallbacks
-	}
-	for _, f := range order {
-		if !e.enabled(f) {
-			continue
-		}
-		if r.Mode == ModeURL {
-			rd, ok := ctx.Value(roundKey{}).(*round)
-			switch {
-			case f == LLMMediated && ok:
-				return e.urlViaModel(rd, r, ttl, o)
-			case f == BrowserForm && e.canAnnounce(r.Call):
-				return e.urlViaBrowser(ctx, r, ttl, o)
-			}
-			continue
-		}
-		switch f {
-		case LLMMediated:
-			if rd, ok := ctx.Value(roundKey{}).(*round); ok {
-				return e.viaModel(rd, r, ttl)
-			}
-		case BrowserForm:
-			if e.canAnnounce(r.Call) {
-				return e.viaBrowser(ctx, r, ttl)
-			}
-		}
-	}
-	if e.fallback != nil {
-		return e.fallback(ctx, r.Call, r)
+// policyPath is the request flow of a call whose client cannot receive
+// the elicitation and no fallback applies: the Policy, else an
+// *UnsupportedError.
+type policyPath struct{ e *Elicitor }
+
+func (pa policyPath) deliver(ctx context.Context, _ *round, r *Request, _ time.Duration, _ *options) (*Response, error) {
+	if pa.e.fallback != nil {
+		return pa.e.fallback(ctx, r.Call, r)
 	}
 	return nil, &UnsupportedError{Mode: r.Mode}
 }
 
 // canAnnounce reports whether the user of a call can be told where a
 // browser form is.
-func (e *Elicitor) canAnnounce(c *Call) bool {
+func (pa *browserPath) canAnnounce(c *Call) bool {
+	e := pa.e
 	if e.openBrowser != nil || c.info.ProgressToken != nil {
 		return true
 	}

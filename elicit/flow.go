@@ -27,7 +27,7 @@ func (f *flow) Prepare(ctx context.Context) context.Context {
 }
 
 func (f *flow) Open(ctx context.Context, p engine.Peer, state string, responses map[string]json.RawMessage) (engine.Round, error) {
-	rd, err := (*Elicitor)(f).open(ctx, p, state, responses)
+	rd, err := (*Elicitor)(f).input.open(ctx, p, state, responses)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (f *flow) Open(ctx context.Context, p engine.Peer, state string, responses 
 }
 
 func (f *flow) Answer(ctx context.Context, p engine.Peer, cont engine.Continue) (*engine.Answer, error) {
-	return (*Elicitor)(f).answer(ctx, newCall(p), cont)
+	return (*Elicitor)(f).model.answer(ctx, newCall(p), cont)
 }
 
 func (f *flow) LLMMediated() bool { return (*Elicitor)(f).enabled(LLMMediated) }

@@ -29,13 +29,14 @@ type gosdkPeer struct {
 
 // newPeer reads the identity and the capabilities of the call req, once.
 // ctx is the request's (it carries the client ID, WithClientID).
-func (e *Elicitor) newPeer(ctx context.Context, req *mcp.CallToolRequest) (*gosdkPeer, error) {
+func (pa *goSDK) newPeer(ctx context.Context, req *mcp.CallToolRequest) (*gosdkPeer, error) {
+	e := pa.e
 	if req == nil || req.Session == nil || req.Params == nil {
 		return nil, ErrNoSession
 	}
 	p := &gosdkPeer{e: e, ss: req.Session}
 	in := &p.info
-	in.Who = e.identity(req)
+	in.Who = e.sdk.identity(req)
 	in.ClientID = clientID(ctx)
 	in.Tool, in.Arguments = req.Params.Name, req.Params.Arguments
 	meta := req.Params.GetMeta()
@@ -127,17 +128,18 @@ func sdkParams(ep *engine.ElicitParams) *mcp.ElicitParams {
 // serves FallbackTool, and runs every tool call through the engine
 // (engine.Engine.Begin and Run.Finish): on 2026-07-28 the rounds of input
 // requests, everywhere the stop of an LLM-mediated elicitation and -32042.
-func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
+func (pa *goSDK) receiving(next mcp.MethodHandler) mcp.MethodHandler {
+	e := pa.e
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ctx = (*flow)(e).Prepare(ctx)
 		switch method {
 		case "tools/call":
 		case "tasks/get", "tasks/update", "tasks/cancel":
-			return e.serveTask(ctx, method, req, next)
+			return e.task.serveTask(ctx, method, req, next)
 		case "initialize", "server/discover":
-			return e.advertiseTasks(next(ctx, method, req))
+			return e.task.advertiseTasks(next(ctx, method, req))
 		case "tools/list":
-			return e.listTaskTools(req)(e.listTools(ctx, req, next))
+			return e.task.listTaskTools(req)(e.sdk.listTools(ctx, req, next))
 		case "logging/setLevel":
 			res, err := next(ctx, method, req)
 			//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
@@ -152,26 +154,26 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || ctr.Params == nil || !engine.OwnsState(ctr.Params.RequestState) {
 			return next(ctx, method, req)
 		}
-		peer, err := e.newPeer(ctx, ctr)
+		peer, err := e.sdk.newPeer(ctx, ctr)
 		if err != nil {
 			return next(ctx, method, req) // no session: the calls say ErrNotInstalled
 		}
 		if ctr.Params.Name == FallbackTool && e.enabled(LLMMediated) {
-			return e.serveAnswer(ctx, peer, ctr, next)
+			return e.sdk.serveAnswer(ctx, peer, ctr, next)
 		}
 		call := newCall(peer)
-		if res, err, ok := e.startTask(engine.WithPeer(ctx, peer), call, ctr, func(ctx context.Context) (mcp.Result, error) {
+		if res, err, ok := e.task.startTask(engine.WithPeer(ctx, peer), call, ctr, func(ctx context.Context) (mcp.Result, error) {
 			return next(ctx, method, req)
 		}); ok {
 			return res, err
 		}
-		ctx, run, err := e.engine.Begin(ctx, peer, ctr.Params.RequestState, inputResponses(ctr.Params))
+		rctx, run, err := e.engine.Begin(ctx, peer, ctr.Params.RequestState, inputResponses(ctr.Params))
 		if err != nil {
 			return nil, rpcError(err)
 		}
-		defer run.End(ctx)
-		res, err := next(ctx, method, req)
-		stop, serr := run.Finish(ctx, causeOf(res, err))
+		defer run.End(rctx)
+		res, err := next(rctx, method, req)
+		stop, serr := run.Finish(rctx, causeOf(res, err))
 		switch {
 		case serr != nil:
 			return nil, rpcError(serr)
@@ -179,14 +181,16 @@ func (e *Elicitor) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 			return stopResult(call, stop)
 		}
 		// A handler that asked for its call to go on as a task
-		// (StartTask) after its rounds.
-		return e.escalate(ctx, call, ctr)(res, err)
+		// (StartTask) after its rounds. Finish ended the run, and with
+		// it rctx: the task starts from the request's context.
+		return e.task.escalate(engine.WithPeer(ctx, peer), call, ctr)(res, err)
 	}
 }
 
 // serveAnswer serves FallbackTool (engine.Engine.Answer): the
 // continuation runs the original tool through the rest of the chain.
-func (e *Elicitor) serveAnswer(ctx context.Context, peer *gosdkPeer, req *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
+func (pa *goSDK) serveAnswer(ctx context.Context, peer *gosdkPeer, req *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
+	e := pa.e
 	call := newCall(peer)
 	var res mcp.Result
 	var herr error
@@ -347,7 +351,7 @@ type captureKey struct{}
 // ServerSession.Elicit the answer without its content: the go-sdk would
 // otherwise check the content against the schema too (resolving the
 // schema on every call), and its verdict is not the one that counts.
-func (e *Elicitor) sending(next mcp.MethodHandler) mcp.MethodHandler {
+func (pa *goSDK) sending(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if c, ok := ctx.Value(captureKey{}).(*rawCapture); ok && err == nil {
@@ -368,7 +372,8 @@ func (e *Elicitor) sending(next mcp.MethodHandler) mcp.MethodHandler {
 // node, none (engine.Sessionless: state is bound to the subject alone);
 // otherwise (stdio, in-memory) a process-local ID of the connection. req
 // must have a session.
-func (e *Elicitor) identity(req *mcp.CallToolRequest) engine.Identity {
+func (pa *goSDK) identity(req *mcp.CallToolRequest) engine.Identity {
+	e := pa.e
 	var who engine.Identity
 	if req.Extra != nil && req.Extra.TokenInfo != nil {
 		who.Subject = req.Extra.TokenInfo.UserID
@@ -465,7 +470,8 @@ func callComplete(c *Call) bool {
 }
 
 // needsFallbackTool reports whether a client should see FallbackTool.
-func (e *Elicitor) needsFallbackTool(ss *mcp.ServerSession, meta mcp.Meta) bool {
+func (pa *goSDK) needsFallbackTool(ss *mcp.ServerSession, meta mcp.Meta) bool {
+	e := pa.e
 	if ss == nil {
 		return false
 	}
@@ -475,7 +481,8 @@ func (e *Elicitor) needsFallbackTool(ss *mcp.ServerSession, meta mcp.Meta) bool 
 
 // listTools adds FallbackTool to the last page of tools/list for the
 // clients that need it.
-func (e *Elicitor) listTools(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+func (pa *goSDK) listTools(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	e := pa.e
 	res, err := next(ctx, "tools/list", req)
 	if err != nil {
 		return res, err
@@ -489,7 +496,7 @@ func (e *Elicitor) listTools(ctx context.Context, req mcp.Request, next mcp.Meth
 	if lreq.Params != nil {
 		meta = lreq.Params.GetMeta()
 	}
-	if !e.needsFallbackTool(lreq.Session, meta) {
+	if !e.sdk.needsFallbackTool(lreq.Session, meta) {
 		return res, err
 	}
 	if slices.ContainsFunc(lr.Tools, func(t *mcp.Tool) bool { return t != nil && t.Name == FallbackTool }) {
@@ -501,3 +508,7 @@ func (e *Elicitor) listTools(ctx context.Context, req mcp.Request, next mcp.Meth
 	out.CacheScope = "private"
 	return &out, nil
 }
+
+// goSDK is the go-sdk front-end: the middleware, and the identity and
+// capabilities of its calls.
+type goSDK struct{ e *Elicitor }

@@ -1,7 +1,6 @@
 package elicit
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,17 +68,18 @@ type modelAsk struct {
 
 // viaModel is the LLMMediated fallback's request flow (within rd.replay):
 // it records the elicitation and stops the run.
-func (e *Elicitor) viaModel(rd *round, r *Request, ttl time.Duration) (*Response, error) {
+func (pa *modelPath) viaModel(rd *round, r *Request, ttl time.Duration) (*Response, error) {
 	rd.pending = &modelAsk{id: r.ID, fp: fingerprint(r), message: r.Message, mode: ModeForm, schema: r.Schema.raw, ttl: ttl}
 	return nil, ErrInputRequired
 }
 
 // pendingStop seals the elicitation a run stopped at and returns the
 // tool result that hands it to the model.
-func (e *Elicitor) pendingStop(ctx context.Context, call *Call, rd *round) (*engine.Stop, error) {
+func (pa *modelPath) pendingStop(ctx context.Context, call *Call, rd *round) (*engine.Stop, error) {
+	e := pa.e
 	p := rd.pending
-	expiry := e.now().Add(p.ttl)
-	s := e.slot(call.who, p.id, expiry)
+	expiry := e.engine.Now().Add(p.ttl)
+	s := e.engine.Slot(call.who, p.id, expiry)
 	rec := &pendingRecord{
 		Mode: p.mode, Via: viaModel, Schema: p.schema, Tool: call.Tool, Expiry: expiry.UnixMilli(),
 		FP: p.fp, Args: call.info.Arguments, Answers: rd.answers, State: rd.state,
@@ -135,7 +135,8 @@ type fallbackInput struct {
 // and uses up the answer to an LLM-mediated elicitation, then continues
 // the tool that asked. Refusals are tool errors, which the model reads;
 // the pending elicitation stays open after an invalid answer.
-func (e *Elicitor) answer(ctx context.Context, call *Call, cont engine.Continue) (*engine.Answer, error) {
+func (pa *modelPath) answer(ctx context.Context, call *Call, cont engine.Continue) (*engine.Answer, error) {
+	e := pa.e
 	// A client that lacks a mode gets this tool: for a link, and for what
 	// the continuation of its answer asks (which, on 2026-07-28, cannot
 	// stop for input requests and comes through the model too).
@@ -149,11 +150,11 @@ func (e *Elicitor) answer(ctx context.Context, call *Call, cont engine.Continue)
 	// The record opens only for the subject and session it was sealed
 	// for: another caller finds nothing, which is the same error as an
 	// elicitation that never existed.
-	s := e.slot(call.who, in.ElicitID, time.Time{})
+	s := e.engine.Slot(call.who, in.ElicitID, time.Time{})
 	var rec pendingRecord
 	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
 		if errors.Is(err, ErrUnknownElicitation) {
-			if res, ok := e.replayLookup(ctx, s, &in); ok {
+			if res, ok := e.model.replayLookup(ctx, s, &in); ok {
 				return res, nil
 			}
 			return toolError(err), nil
@@ -161,7 +162,7 @@ func (e *Elicitor) answer(ctx context.Context, call *Call, cont engine.Continue)
 		return nil, err
 	}
 	s.Expiry = time.UnixMilli(rec.Expiry)
-	if rec.Via != viaModel || (rec.Mode != ModeForm && rec.Mode != ModeURL) || !s.Expiry.After(e.now()) {
+	if rec.Via != viaModel || (rec.Mode != ModeForm && rec.Mode != ModeURL) || !s.Expiry.After(e.engine.Now()) {
 		return toolError(ErrUnknownElicitation), nil
 	}
 
@@ -174,7 +175,7 @@ func (e *Elicitor) answer(ctx context.Context, call *Call, cont engine.Continue)
 		err := s.Get(ctx, engine.PurposeResult, &page)
 		switch {
 		case err == nil && !page.Superseded:
-			a.Action = page.Action
+			a.Action = Action(page.Action)
 		case err != nil && !errors.Is(err, ErrUnknownElicitation):
 			return nil, err
 		case in.Action == Accept:
@@ -184,7 +185,7 @@ func (e *Elicitor) answer(ctx context.Context, call *Call, cont engine.Continue)
 		}
 		in.Action, in.Content = a.Action, nil // what the marker records
 	case in.Action == Accept:
-		content, err := e.validateModelAnswer(rec.Schema, in.Content)
+		content, err := engine.ValidateAnswer(rec.Schema, in.Content, e.maxSize)
 		if err != nil {
 			return toolError(err), nil
 		}
@@ -195,19 +196,19 @@ func (e *Elicitor) answer(ctx context.Context, call *Call, cont engine.Continue)
 		return toolError(fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
 	}
 
-	mk, err := e.markerKey(s, rec.Marker)
+	mk, err := e.model.markerKey(s, rec.Marker)
 	if err != nil {
 		return toolError(err), nil
 	}
-	fp := e.answerFP(s, rec.Marker, &in)
+	fp := e.model.answerFP(s, rec.Marker, &in)
 	// The answer is used up (Commit) before the tool continues; a claim
 	// that fails before (a store fault) is given back, or ends with its
 	// lease, so that a resend of the answer completes it.
-	use, err := oneshot.Claim(ctx, e.store, mk, fp, oneshot.Options{Lease: e.lease(), Expiry: s.Expiry, Now: e.now})
+	use, err := oneshot.Claim(ctx, e.store, mk, fp, oneshot.Options{Lease: e.model.lease(), Expiry: s.Expiry, Now: e.engine.Now})
 	var replayed *oneshot.Replayed
 	switch {
 	case errors.As(err, &replayed):
-		return e.replayed(s, replayed.Result), nil
+		return e.model.replayed(s, replayed.Result), nil
 	case errors.Is(err, store.ErrInvalidArgument):
 		return toolError(ErrUnknownElicitation), nil // expired meanwhile
 	case errors.Is(err, oneshot.ErrUsed):
@@ -277,7 +278,8 @@ func (c *continuedPeer) WatchEnd(ended func()) {
 // Config.ClaimLease says otherwise.
 const claimLease = DefaultClaimLease
 
-func (e *Elicitor) lease() time.Duration {
+func (pa *modelPath) lease() time.Duration {
+	e := pa.e
 	if e.claimLease > 0 {
 		return e.claimLease
 	}
@@ -286,7 +288,8 @@ func (e *Elicitor) lease() time.Duration {
 
 // answerFP is the fingerprint of an answer, keyed under the marker's
 // secret: the marker's value shows storage nothing of the answer.
-func (e *Elicitor) answerFP(s *engine.Slot, keyID string, in *fallbackInput) []byte {
+func (pa *modelPath) answerFP(s *engine.Slot, keyID string, in *fallbackInput) []byte {
+	e := pa.e
 	var content any
 	json.Unmarshal(in.Content, &content)
 	canon, _ := json.Marshal(struct {
@@ -311,14 +314,15 @@ func (e *Elicitor) answerFP(s *engine.Slot, keyID string, in *fallbackInput) []b
 // replayLookup finds, for an answer to an elicitation that is no longer
 // pending, the result its first sending got: the same answer resent after
 // its reply was lost. It looks under every secret of the keyring.
-func (e *Elicitor) replayLookup(ctx context.Context, s *engine.Slot, in *fallbackInput) (*engine.Answer, bool) {
+func (pa *modelPath) replayLookup(ctx context.Context, s *engine.Slot, in *fallbackInput) (*engine.Answer, bool) {
+	e := pa.e
 	for _, id := range e.keys.KeyIDs() {
 		mk, ok := e.keys.StoreKeyUnder(id, s.Binding(engine.PurposeUsed))
 		if !ok {
 			continue
 		}
-		if sealed, err := oneshot.Lookup(ctx, e.store, mk, e.answerFP(s, id.String(), in)); err == nil {
-			return e.replayed(s, sealed), true
+		if sealed, err := oneshot.Lookup(ctx, e.store, mk, e.model.answerFP(s, id.String(), in)); err == nil {
+			return e.model.replayed(s, sealed), true
 		}
 	}
 	return nil, false
@@ -326,7 +330,8 @@ func (e *Elicitor) replayLookup(ctx context.Context, s *engine.Slot, in *fallbac
 
 // replayed opens a kept result and marks it as a replay
 // (MetaElicitationReplayed).
-func (e *Elicitor) replayed(s *engine.Slot, sealed []byte) *engine.Answer {
+func (pa *modelPath) replayed(s *engine.Slot, sealed []byte) *engine.Answer {
+	e := pa.e
 	pt, err := e.keys.OpenRecord(s.Binding(engine.PurposeReplay), sealed)
 	var res map[string]json.RawMessage
 	if err != nil || json.Unmarshal(pt, &res) != nil || res == nil {
@@ -357,7 +362,8 @@ func (e *Elicitor) replayed(s *engine.Slot, sealed []byte) *engine.Answer {
 // which every node that still holds that secret agrees on. A node without
 // it fails closed (ErrSecretUnavailable): keying the marker under its own
 // primary would let it and a node that holds the secret both win.
-func (e *Elicitor) markerKey(s *engine.Slot, keyID string) (string, error) {
+func (pa *modelPath) markerKey(s *engine.Slot, keyID string) (string, error) {
+	e := pa.e
 	id, err := keyschedule.ParseKeyID(keyID)
 	if err != nil {
 		return "", ErrUnknownElicitation
@@ -367,23 +373,6 @@ func (e *Elicitor) markerKey(s *engine.Slot, keyID string) (string, error) {
 		return "", ErrSecretUnavailable
 	}
 	return key, nil
-}
-
-// validateModelAnswer checks the content of an accepted answer against the
-// schema it was asked with.
-func (e *Elicitor) validateModelAnswer(schema []byte, content json.RawMessage) (map[string]any, error) {
-	content = bytes.TrimSpace(content)
-	if len(content) == 0 || bytes.Equal(content, []byte("null")) {
-		content = []byte("{}")
-	}
-	if len(content) > e.maxSize {
-		return nil, ErrTooLarge
-	}
-	s, err := ParseSchema(schema)
-	if err != nil {
-		return nil, ErrUnknownElicitation
-	}
-	return s.ValidateJSON(content)
 }
 
 // toolError is err as the tool error result of FallbackTool. Every error
@@ -398,7 +387,8 @@ func toolError(err error) *engine.Answer {
 // as for a form. Only that call continues the tool, with the answer the
 // page gave: a link answers only the call that asked for it, never another
 // call of the same tool, another client's included.
-func (e *Elicitor) urlViaModel(rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+func (pa *modelPath) urlViaModel(rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	e := pa.e
 	link, err := e.issueURL(r, ttl, o)
 	if err != nil {
 		return nil, err
@@ -425,4 +415,15 @@ func pendingURL(p *modelAsk) *engine.Pending {
 			"url":           p.url,
 		}},
 	}
+}
+
+// modelPath is the LLM-mediated fallback: the pending record the model's
+// answer opens, and the continuation of the tool.
+type modelPath struct{ e *Elicitor }
+
+func (pa *modelPath) deliver(_ context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	if r.Mode == ModeURL {
+		return pa.urlViaModel(rd, r, ttl, o)
+	}
+	return pa.viaModel(rd, r, ttl)
 }

@@ -182,7 +182,7 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 			r.ID = a.ID
 			if r.Mode == ModeURL {
 				if a.Wait {
-					res, expiry, err := e.awaitURL(ctx, r, rd.roundWait(e))
+					res, expiry, err := e.input.awaitURL(ctx, r, rd.roundWait(e))
 					if errors.Is(err, errStillWaiting) {
 						// The requestState is used up: the client gets a
 						// new one, for a round that waits again.
@@ -190,7 +190,7 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 							return nil, err
 						}
 						rd.ask = &asked{FP: a.FP, Mode: ModeURL, ID: a.ID}
-						rd.still, rd.ttl = true, expiry.Sub(e.now())
+						rd.still, rd.ttl = true, expiry.Sub(e.engine.Now())
 						return nil, ErrInputRequired
 					}
 					if err == nil {
@@ -203,14 +203,14 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 						return nil, err
 					}
 					// Taken: the page that wrote it may say so.
-					e.slot(r.Call.who, r.ID, time.Time{}).Taken(ctx)
+					e.engine.Slot(r.Call.who, r.ID, time.Time{}).Taken(ctx)
 					// Used up: its records go once the run is over, not
 					// before the handler has the answer (issue 26).
-					rd.ended = append(rd.ended, e.slot(r.Call.who, r.ID, time.Time{}))
+					rd.ended = append(rd.ended, e.engine.Slot(r.Call.who, r.ID, time.Time{}))
 					return res, nil
 				}
 				if a.Action != Accept {
-					e.slot(r.Call.who, r.ID, time.Time{}).End(ctx)
+					e.engine.Slot(r.Call.who, r.ID, time.Time{}).End(ctx)
 				}
 			}
 			if err := rd.deliver(ctx, i); err != nil {
@@ -255,7 +255,8 @@ func fingerprint(r *Request) string {
 // inputRequest is the request flow on 2026-07-28 (within rd.replay): it
 // records the input request this run stops at and returns
 // ErrInputRequired.
-func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+func (pa *inputPath) inputRequest(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	e := pa.e
 	ask := &asked{Key: o.key, FP: fingerprint(r), Mode: r.Mode, ID: r.ID}
 	if ask.Key == "" {
 		ask.Key = "elicit-" + r.ID[:8]
@@ -268,12 +269,12 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 	case ModeURL:
 		// The callback may arrive on any node: the pending record is what
 		// it resolves.
-		expiry := e.now().Add(ttl)
+		expiry := e.engine.Now().Add(ttl)
 		link, err := e.issueURL(r, ttl, o)
 		if err != nil {
 			return nil, err
 		}
-		s := e.slot(r.Call.who, r.ID, expiry)
+		s := e.engine.Slot(r.Call.who, r.ID, expiry)
 		if err := e.putPending(ctx, s, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
 			return nil, err
 		}
@@ -288,14 +289,15 @@ func (e *Elicitor) inputRequest(ctx context.Context, rd *round, r *Request, ttl 
 // open starts the round of the call p (engine.Flow.Open): on 2026-07-28,
 // with the answers its requestState and responses bring. Refused before
 // the handler runs, nothing of the call is done.
-func (e *Elicitor) open(ctx context.Context, p engine.Peer, state string, responses map[string]json.RawMessage) (*round, error) {
+func (pa *inputPath) open(ctx context.Context, p engine.Peer, state string, responses map[string]json.RawMessage) (*round, error) {
+	e := pa.e
 	rd := &round{e: e}
 	call := newCall(p)
 	if state == "" || !call.inputRequests() {
 		return rd, nil
 	}
 	var err error
-	if rd.answers, rd.state, rd.waits, rd.use, err = e.continueRound(ctx, call, state, responses); err != nil {
+	if rd.answers, rd.state, rd.waits, rd.use, err = e.input.continueRound(ctx, call, state, responses); err != nil {
 		return nil, err
 	}
 	rd.fresh = len(rd.answers) - 1
@@ -339,20 +341,20 @@ func (rd *round) Stop(ctx context.Context, p engine.Peer, cause error) (*engine.
 	case rd.still:
 		// Still waiting: input requests, none of them, and a new state.
 		st := requestState{Answers: rd.answers, Asked: rd.ask, State: rd.state, Waits: rd.waits + 1}
-		tok, err := e.issueState(call, &st, rd.ttl)
+		tok, err := e.input.issueState(call, &st, rd.ttl)
 		if err != nil {
 			return nil, err
 		}
 		return &engine.Stop{InputRequests: map[string]*engine.ElicitParams{}, RequestState: tok}, nil
 	case rd.ask != nil:
 		st := requestState{Answers: rd.answers, Asked: rd.ask, State: rd.state}
-		tok, err := e.issueState(call, &st, rd.ttl)
+		tok, err := e.input.issueState(call, &st, rd.ttl)
 		if err != nil {
 			return nil, err
 		}
 		return &engine.Stop{InputRequests: map[string]*engine.ElicitParams{rd.ask.Key: rd.params}, RequestState: tok}, nil
 	}
-	return e.pendingStop(ctx, call, rd)
+	return e.model.pendingStop(ctx, call, rd)
 }
 
 // stateBinding is what the requestState of the call is bound to.
@@ -360,7 +362,8 @@ func stateBinding(c *Call) (engine.StateBinding, error) {
 	return engine.BindState(c.who, c.Tool, c.info.Arguments)
 }
 
-func (e *Elicitor) issueState(c *Call, st *requestState, ttl time.Duration) (string, error) {
+func (pa *inputPath) issueState(c *Call, st *requestState, ttl time.Duration) (string, error) {
+	e := pa.e
 	b, err := stateBinding(c)
 	if err != nil {
 		return "", fmt.Errorf("elicit: %w", err)
@@ -385,7 +388,8 @@ func (e *Elicitor) issueState(c *Call, st *requestState, ttl time.Duration) (str
 // response of the wrong kind are invalid params: the JSON-RPC error
 // -32602, the same for every reason of the first kind. A round without the
 // response asks the question again.
-func (e *Elicitor) continueRound(ctx context.Context, call *Call, requestState string, responses map[string]json.RawMessage) (answers []answered, state []byte, waits int, use *oneshot.Use, err error) {
+func (pa *inputPath) continueRound(ctx context.Context, call *Call, requestState string, responses map[string]json.RawMessage) (answers []answered, state []byte, waits int, use *oneshot.Use, err error) {
+	e := pa.e
 	b, err := stateBinding(call)
 	if err != nil {
 		return nil, nil, 0, nil, errBadState
@@ -399,7 +403,7 @@ func (e *Elicitor) continueRound(ctx context.Context, call *Call, requestState s
 	case err != nil:
 		return nil, nil, 0, nil, err
 	}
-	st, fresh, err := e.roundAnswers(ctx, c, responses, b.Who)
+	st, fresh, err := e.input.roundAnswers(ctx, c, responses, b.Who)
 	switch {
 	case err != nil:
 		use.Release(context.WithoutCancel(ctx))
@@ -421,7 +425,8 @@ func (e *Elicitor) continueRound(ctx context.Context, call *Call, requestState s
 // one. The requestState of a "still waiting" result asked nothing: its
 // last answer, the URL-mode elicitation being waited for, is the fresh one
 // (the client's input responses, if any, are ignored).
-func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, responses map[string]json.RawMessage, who engine.Identity) (st *requestState, fresh bool, err error) {
+func (pa *inputPath) roundAnswers(ctx context.Context, c *token.Claims, responses map[string]json.RawMessage, who engine.Identity) (st *requestState, fresh bool, err error) {
+	e := pa.e
 	st = &requestState{}
 	if err := json.Unmarshal(c.State, st); err != nil || st.Asked == nil || st.Asked.ID != c.ElicitationID {
 		return nil, false, errBadState
@@ -438,7 +443,7 @@ func (e *Elicitor) roundAnswers(ctx context.Context, c *token.Claims, responses 
 		// A URL-mode elicitation asked with a new ID; this one's record
 		// goes.
 		if st.Asked.Mode == ModeURL {
-			e.slot(who, st.Asked.ID, time.Time{}).End(ctx)
+			e.engine.Slot(who, st.Asked.ID, time.Time{}).End(ctx)
 		}
 		return st, false, nil
 	}
@@ -490,30 +495,31 @@ var errStillWaiting = errors.New("elicit: still waiting for the page")
 // accepted in an earlier round, then notifies the client. With a limit, it
 // waits at most that long and then returns errStillWaiting, leaving the
 // elicitation in place for the next round; expiry is the elicitation's.
-func (e *Elicitor) awaitURL(ctx context.Context, r *Request, limit time.Duration) (_ *Response, expiry time.Time, _ error) {
-	s := e.slot(r.Call.who, r.ID, time.Time{})
+func (pa *inputPath) awaitURL(ctx context.Context, r *Request, limit time.Duration) (_ *Response, expiry time.Time, _ error) {
+	e := pa.e
+	s := e.engine.Slot(r.Call.who, r.ID, time.Time{})
 	first, err := e.store.Subscribe(ctx, s.Channel())
 	if err != nil {
 		return nil, expiry, fmt.Errorf("elicit: subscribe: %w", err)
 	}
-	sub := &subscription{first}
+	sub := &engine.Subscription{Subscription: first}
 	defer func() { sub.Close() }()
 	var rec pendingRecord
 	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
 		// Gone: expired, or ended after an earlier run delivered it.
-		if res, ok, err := e.readResult(ctx, s); ok || err != nil {
+		if res, ok, err := readResult(ctx, s); ok || err != nil {
 			return res, expiry, err
 		}
 		return nil, expiry, ErrTimeout
 	}
 	s.Expiry = time.UnixMilli(rec.Expiry)
 	until := s.Expiry
-	bounded := limit > 0 && e.now().Add(limit).Before(s.Expiry)
+	bounded := limit > 0 && e.engine.Now().Add(limit).Before(s.Expiry)
 	if bounded {
 		until = time.Now().Add(limit)
 	}
 	rctx, end := resume(ctx, e.hooks, rec.Mode, rec.Carried)
-	res, err := e.await(rctx, until, s, sub)
+	res, err := await(rctx, until, s, sub)
 	if bounded && errors.Is(err, ErrTimeout) {
 		end(ErrInputRequired)
 		return nil, s.Expiry, errStillWaiting
@@ -525,4 +531,15 @@ func (e *Elicitor) awaitURL(ctx context.Context, r *Request, limit time.Duration
 	}
 	notifyComplete(ctx, r.Call.peer, r.ID) // accepted or declined on the page
 	return res, s.Expiry, nil
+}
+
+// inputPath is the input requests of 2026-07-28, with the sealed
+// requestState, and the rounds that continue them.
+type inputPath struct{ e *Elicitor }
+
+func (pa *inputPath) deliver(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	if rd == nil {
+		return nil, ErrNotInstalled
+	}
+	return pa.inputRequest(ctx, rd, r, ttl, o)
 }

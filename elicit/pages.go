@@ -132,7 +132,7 @@ const takenWait = 2 * time.Second
 // call that waits takes it at once; one between two rounds of 2026-07-28,
 // or that ended, does not.
 func (e *Elicitor) completeTaken(ctx context.Context, c *token.Claims, action Action) (taken bool, expiry time.Time, err error) {
-	s := e.slot(engine.ClaimsIdentity(c), c.ElicitationID, time.Time{})
+	s := e.engine.Slot(engine.ClaimsIdentity(c), c.ElicitationID, time.Time{})
 	// Subscribed before the answer is written, so that the news cannot
 	// come before; without a subscription the page cannot know.
 	sub, serr := e.store.Subscribe(ctx, s.Channel())
@@ -264,7 +264,7 @@ func (p *pages) answer(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 		taken, expiry, err = p.e.completeTaken(r.Context(), c, action)
 	}
-	if errors.Is(err, token.ErrStoreReset) && p.e.waiting.deliver(c, action) {
+	if errors.Is(err, token.ErrStoreReset) && p.e.engine.DeliverLocal(c, string(action)) {
 		// The store lost the records, but the call is still waiting here.
 		err, taken = nil, true
 	}
@@ -278,7 +278,7 @@ func (p *pages) answer(w http.ResponseWriter, r *http.Request) {
 	case taken:
 		writePage(w, http.StatusOK, pageView{Title: "Done", Text: "You can close this window and return to your application."})
 	default:
-		writePage(w, http.StatusOK, pageSaved(expiry.Sub(p.e.now())))
+		writePage(w, http.StatusOK, pageSaved(expiry.Sub(p.e.engine.Now())))
 	}
 }
 

@@ -3,7 +3,6 @@ package elicit
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/store"
@@ -45,23 +44,8 @@ type pendingRecord struct {
 	Carried map[string]string `json:"tc,omitempty"`
 }
 
-// resultRecord is an answer, as the resolver wrote it: validated content,
-// or the news that a newer elicitation replaced this one.
-type resultRecord struct {
-	Action     Action         `json:"action,omitempty"`
-	Content    map[string]any `json:"content,omitempty"`
-	Superseded bool           `json:"superseded,omitempty"`
-	// ID and Expiry, in the answer a page leaves for the retry of a
-	// -32042 call, name the elicitation it answers, whose one-shot marker
-	// the retry claims, and when it ends (Unix ms).
-	ID     string `json:"id,omitempty"`
-	Expiry int64  `json:"exp,omitempty"`
-}
-
-// slot is the place of elicitation id of the call who in the store.
-func (e *Elicitor) slot(who engine.Identity, id string, expiry time.Time) *engine.Slot {
-	return e.engine.Slot(who, id, expiry)
-}
+// resultRecord is an answer, as the resolver wrote it (engine.Result).
+type resultRecord = engine.Result
 
 // encodePending encodes rec, with what the hooks carry (a trace context)
 // when rec carries nothing yet, refusing one larger than

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/elicitvault/elicitvault/elicit/internal/form"
+	"github.com/elicitvault/elicitvault/internal/form"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 

@@ -29,21 +29,11 @@ func (e *Elicitor) EndSessionOnDelete(h http.Handler) http.Handler {
 				if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
 					subject = ti.UserID
 				}
-				e.endCalls(engine.Identity{Subject: subject, Session: engine.TransportSession(id)})
+				e.engine.EndCalls(engine.Identity{Subject: subject, Session: engine.TransportSession(id)}, ErrSessionEnded)
 			}
 		}
 		h.ServeHTTP(w, r)
 	})
-}
-
-// endCalls ends the tool calls in progress of one session and subject.
-func (e *Elicitor) endCalls(who engine.Identity) {
-	e.endCallsWith(who, ErrSessionEnded)
-}
-
-// endCallsWith ends them with cause, an error that is ErrSessionEnded.
-func (e *Elicitor) endCallsWith(who engine.Identity, cause error) {
-	e.engine.EndCalls(who, cause)
 }
 
 // heldByCap reports whether the session table of a Handler holds the
@@ -60,6 +50,3 @@ func (e *Elicitor) heldByCap(session string) bool {
 	}
 	return false
 }
-
-// sessionEnded deletes what the session left pending.
-func (e *Elicitor) sessionEnded(session string) { e.engine.SessionEnded(session) }

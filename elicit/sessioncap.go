@@ -354,7 +354,7 @@ func (c *sessionCap) drop(s *liveSession) {
 	c.countLocked(s.client, -1)
 	s.ss = nil // the go-sdk closed it
 	c.mu.Unlock()
-	c.e.sessionEnded(engine.TransportSession(s.id))
+	c.e.engine.SessionEnded(engine.TransportSession(s.id))
 }
 
 // expire closes s once it has been idle for the timeout.
@@ -372,7 +372,7 @@ func (c *sessionCap) expire(s *liveSession) {
 // close ends the waiting calls of a session taken from the table with
 // cause, then closes it, and deletes what it left pending.
 func (c *sessionCap) close(s *liveSession, cause error) {
-	c.e.endCallsWith(engine.Identity{Subject: s.subject, Session: engine.TransportSession(s.id)}, cause)
+	c.e.engine.EndCalls(engine.Identity{Subject: s.subject, Session: engine.TransportSession(s.id)}, cause)
 	c.mu.Lock()
 	ss := s.ss
 	s.ss = nil
@@ -383,7 +383,7 @@ func (c *sessionCap) close(s *liveSession, cause error) {
 		if ss != nil {
 			ss.Close()
 		}
-		c.e.sessionEnded(engine.TransportSession(s.id))
+		c.e.engine.SessionEnded(engine.TransportSession(s.id))
 	}()
 }
 

@@ -224,7 +224,8 @@ var errUnknownTask = invalidParams("unknown task")
 
 // advertiseTasks adds the tasks extension to the server's capabilities in
 // the result of initialize or server/discover.
-func (e *Elicitor) advertiseTasks(res mcp.Result, err error) (mcp.Result, error) {
+func (pa *taskPath) advertiseTasks(res mcp.Result, err error) (mcp.Result, error) {
+	e := pa.e
 	if err != nil || !e.tasks.enabled() {
 		return res, err
 	}
@@ -254,16 +255,18 @@ func (e *Elicitor) advertiseTasks(res mcp.Result, err error) (mcp.Result, error)
 }
 
 // taskIdentity is the identity of a tasks/* request, as a tool call's.
-func (e *Elicitor) taskIdentity(req mcp.Request) (engine.Identity, bool) {
+func (pa *taskPath) taskIdentity(req mcp.Request) (engine.Identity, bool) {
+	e := pa.e
 	ss, ok := req.GetSession().(*mcp.ServerSession)
 	if !ok || ss == nil {
 		return engine.Identity{}, false
 	}
-	return e.identity(&mcp.CallToolRequest{Session: ss, Extra: req.GetExtra()}), true
+	return e.sdk.identity(&mcp.CallToolRequest{Session: ss, Extra: req.GetExtra()}), true
 }
 
 // serveTask answers tasks/get, tasks/update and tasks/cancel, on any node.
-func (e *Elicitor) serveTask(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+func (pa *taskPath) serveTask(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	e := pa.e
 	p, ok := req.GetParams().(*taskParams)
 	if !ok || !e.tasks.enabled() {
 		return next(ctx, method, req)
@@ -272,7 +275,7 @@ func (e *Elicitor) serveTask(ctx context.Context, method string, req mcp.Request
 	if !tasksNegotiated(ss, p.GetMeta()) {
 		return nil, errNoTasks()
 	}
-	who, ok := e.taskIdentity(req)
+	who, ok := e.task.taskIdentity(req)
 	if !ok || p.TaskID == "" {
 		return nil, errUnknownTask
 	}
@@ -285,7 +288,7 @@ func (e *Elicitor) serveTask(ctx context.Context, method string, req mcp.Request
 			return wireTask(t.ID, "complete", rec), nil
 		}
 	case "tasks/update":
-		err = t.Answer(ctx, p.InputResponses, e.checkTaskAnswer)
+		err = t.Answer(ctx, p.InputResponses, e.task.checkTaskAnswer)
 	case "tasks/cancel":
 		err = t.Cancel(ctx)
 	}
@@ -310,7 +313,8 @@ func (e *Elicitor) serveTask(ctx context.Context, method string, req mcp.Request
 // checkTaskAnswer validates an input response against the input request
 // it answers, and returns the answer to keep: the action, and for accept
 // the content normalized by the schema.
-func (e *Elicitor) checkTaskAnswer(input, answer json.RawMessage) (json.RawMessage, error) {
+func (pa *taskPath) checkTaskAnswer(input, answer json.RawMessage) (json.RawMessage, error) {
+	e := pa.e
 	var in struct {
 		Params struct {
 			Mode            string          `json:"mode"`
@@ -394,7 +398,7 @@ func (r *taskRun) update(ctx context.Context, f func(*engine.TaskRecord)) error 
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	f(r.rec)
-	r.rec.Updated = r.e.now().UnixMilli()
+	r.rec.Updated = r.e.engine.Now().UnixMilli()
 	return r.t.Save(context.WithoutCancel(ctx), r.rec)
 }
 
@@ -403,7 +407,8 @@ var errTaskCancelled = errors.New("elicit: the task was cancelled")
 // startTask runs a tools/call as a task, when its tool runs as one and the
 // client negotiated the extension; ok is false when the call is not a
 // task's.
-func (e *Elicitor) startTask(ctx context.Context, c *Call, req *mcp.CallToolRequest, next func(context.Context) (mcp.Result, error)) (_ mcp.Result, _ error, ok bool) {
+func (pa *taskPath) startTask(ctx context.Context, c *Call, req *mcp.CallToolRequest, next func(context.Context) (mcp.Result, error)) (_ mcp.Result, _ error, ok bool) {
+	e := pa.e
 	support, ok := e.tasks.support(req.Params.Name)
 	if !ok {
 		return nil, nil, false
@@ -414,12 +419,13 @@ func (e *Elicitor) startTask(ctx context.Context, c *Call, req *mcp.CallToolRequ
 		}
 		return nil, nil, false
 	}
-	return e.launch(ctx, c, func(ctx context.Context) (mcp.Result, error) { return next(ctx) })
+	return e.task.launch(ctx, c, func(ctx context.Context) (mcp.Result, error) { return next(ctx) })
 }
 
 // launch creates a task of the call req that runs body, and returns the
 // CreateTaskResult once the task is in the store.
-func (e *Elicitor) launch(ctx context.Context, c *Call, body func(context.Context) (mcp.Result, error)) (_ mcp.Result, _ error, ok bool) {
+func (pa *taskPath) launch(ctx context.Context, c *Call, body func(context.Context) (mcp.Result, error)) (_ mcp.Result, _ error, ok bool) {
+	e := pa.e
 	who := c.who
 	release, err := e.tasks.admit(who.Client(c.info.ClientID))
 	if err != nil {
@@ -482,11 +488,13 @@ func StartTask(ctx context.Context, work func(ctx context.Context) (*mcp.CallToo
 
 // escalate answers a call whose handler returned StartTask's error with a
 // task that runs its work.
-func (e *Elicitor) escalate(ctx context.Context, c *Call, req *mcp.CallToolRequest) func(mcp.Result, error) (mcp.Result, error) {
-	return func(res mcp.Result, err error) (mcp.Result, error) { return e.escalated(ctx, c, req, res, err) }
+func (pa *taskPath) escalate(ctx context.Context, c *Call, req *mcp.CallToolRequest) func(mcp.Result, error) (mcp.Result, error) {
+	e := pa.e
+	return func(res mcp.Result, err error) (mcp.Result, error) { return e.task.escalated(ctx, c, req, res, err) }
 }
 
-func (e *Elicitor) escalated(ctx context.Context, c *Call, req *mcp.CallToolRequest, res mcp.Result, err error) (mcp.Result, error) {
+func (pa *taskPath) escalated(ctx context.Context, c *Call, req *mcp.CallToolRequest, res mcp.Result, err error) (mcp.Result, error) {
+	e := pa.e
 	cause := err
 	if tr, ok := res.(*mcp.CallToolResult); ok && tr != nil && cause == nil {
 		cause = tr.GetError()
@@ -514,7 +522,7 @@ func (e *Elicitor) escalated(ctx context.Context, c *Call, req *mcp.CallToolRequ
 	if !tasksNegotiated(req.Session, req.Params.GetMeta()) {
 		return work(ctx)
 	}
-	res, err, _ = e.launch(ctx, c, work)
+	res, err, _ = e.task.launch(ctx, c, work)
 	return res, err
 }
 
@@ -632,7 +640,8 @@ func (closedSubscription) Close() error                   { return nil }
 // waits, at most ttl, for the answer tasks/update writes on any node,
 // which it takes once. A URL-mode elicitation is answered on its page
 // (whose callback may reach any node), or declined with tasks/update.
-func (e *Elicitor) taskInput(ctx context.Context, run *taskRun, r *Request, ttl time.Duration, o *options) (*Response, error) {
+func (pa *taskPath) taskInput(ctx context.Context, run *taskRun, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	e := pa.e
 	key := o.key
 	if key == "" {
 		key = "elicit-" + r.ID[:8]
@@ -643,12 +652,12 @@ func (e *Elicitor) taskInput(ctx context.Context, run *taskRun, r *Request, ttl 
 	case ModeForm:
 		p.RequestedSchema = r.Schema.raw
 	case ModeURL:
-		expiry := e.now().Add(ttl)
+		expiry := e.engine.Now().Add(ttl)
 		link, err := e.issueURL(r, ttl, o)
 		if err != nil {
 			return nil, err
 		}
-		s := e.slot(r.Call.who, r.ID, expiry)
+		s := e.engine.Slot(r.Call.who, r.ID, expiry)
 		if err := e.putPending(ctx, s, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
 			return nil, err
 		}
@@ -658,7 +667,7 @@ func (e *Elicitor) taskInput(ctx context.Context, run *taskRun, r *Request, ttl 
 		defer cancel()
 		ch := make(chan urlOutcome, 1)
 		go func() {
-			res, _, err := e.awaitURL(pctx, r, 0) // a task waits until the TTL
+			res, _, err := e.input.awaitURL(pctx, r, 0) // a task waits until the TTL
 			ch <- urlOutcome{res, err}
 		}()
 		page = ch
@@ -751,11 +760,13 @@ type urlOutcome struct {
 
 // listTaskTools adds execution.taskSupport to the tools of a tools/list
 // result that run as tasks (mcp.Tool has no such field in go-sdk v1.8.0).
-func (e *Elicitor) listTaskTools(req mcp.Request) func(mcp.Result, error) (mcp.Result, error) {
-	return func(res mcp.Result, err error) (mcp.Result, error) { return e.listedTaskTools(req, res, err) }
+func (pa *taskPath) listTaskTools(req mcp.Request) func(mcp.Result, error) (mcp.Result, error) {
+	e := pa.e
+	return func(res mcp.Result, err error) (mcp.Result, error) { return e.task.listedTaskTools(req, res, err) }
 }
 
-func (e *Elicitor) listedTaskTools(req mcp.Request, res mcp.Result, err error) (mcp.Result, error) {
+func (pa *taskPath) listedTaskTools(req mcp.Request, res mcp.Result, err error) (mcp.Result, error) {
+	e := pa.e
 	lr, ok := res.(*mcp.ListToolsResult)
 	if err != nil || !ok || lr == nil || !e.tasks.enabled() {
 		return res, err
@@ -802,4 +813,12 @@ func (l *taskToolList) MarshalJSON() ([]byte, error) {
 		out["_meta"] = m
 	}
 	return json.Marshal(out)
+}
+
+// taskPath is the tasks extension: the tools that run as tasks, and the
+// input a task asks for while it runs.
+type taskPath struct{ e *Elicitor }
+
+func (pa *taskPath) deliver(ctx context.Context, _ *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	return pa.taskInput(ctx, taskFrom(ctx), r, ttl, o)
 }

@@ -83,7 +83,7 @@ func (e *Elicitor) resolveURL(ctx context.Context, c *token.Claims, action Actio
 // expiry, until which its answer waits for the call to take it, and
 // whether a call may take it now (false when the model brings it).
 func (e *Elicitor) resolveURLUntil(ctx context.Context, c *token.Claims, action Action) (_ time.Time, waited bool, err error) {
-	s := e.slot(engine.ClaimsIdentity(c), c.ElicitationID, time.Time{})
+	s := e.engine.Slot(engine.ClaimsIdentity(c), c.ElicitationID, time.Time{})
 	var rec pendingRecord
 	if err := s.Get(ctx, engine.PurposePending, &rec); err != nil {
 		if errors.Is(err, ErrUnknownElicitation) {
@@ -97,13 +97,13 @@ func (e *Elicitor) resolveURLUntil(ctx context.Context, c *token.Claims, action 
 		return time.Time{}, false, errGone
 	}
 	s.Expiry = time.UnixMilli(rec.Expiry)
-	if !s.Expiry.After(e.now()) {
+	if !s.Expiry.After(e.engine.Now()) {
 		return time.Time{}, false, errGone
 	}
-	res := &resultRecord{Action: action}
+	res := &resultRecord{Action: string(action)}
 	if rec.Done != "" {
-		done := e.slot(engine.ClaimsIdentity(c), "done:"+rec.Done, s.Expiry)
-		if err := done.Put(ctx, engine.PurposeResult, &resultRecord{Action: action, ID: c.ElicitationID, Expiry: rec.Expiry}); err != nil {
+		done := e.engine.Slot(engine.ClaimsIdentity(c), "done:"+rec.Done, s.Expiry)
+		if err := done.Put(ctx, engine.PurposeResult, &resultRecord{Action: string(action), ID: c.ElicitationID, Expiry: rec.Expiry}); err != nil {
 			return time.Time{}, false, err
 		}
 	}
@@ -170,15 +170,16 @@ func urlFingerprint(r *Request) string {
 // answer; otherwise a new one is registered, a watcher waits for its
 // callback in the background to notify the client, and the call fails with
 // a *URLRequiredError.
-func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
+func (pa *urlRequiredPath) urlRequired(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	e := pa.e
 	call := r.Call
 	fp := urlFingerprint(r)
-	if res, err := e.takeDone(ctx, call, fp); res != nil || err != nil {
+	if res, err := e.urlReq.takeDone(ctx, call, fp); res != nil || err != nil {
 		return res, err
 	}
 
-	expiry := e.now().Add(ttl)
-	s := e.slot(call.who, r.ID, expiry)
+	expiry := e.engine.Now().Add(ttl)
+	s := e.engine.Slot(call.who, r.ID, expiry)
 	link, err := e.issueURL(r, ttl, o)
 	if err != nil {
 		return nil, err
@@ -191,11 +192,11 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 	go func() {
 		wctx := context.WithoutCancel(ctx)
 		defer s.End(wctx)
-		sub := &subscription{first}
+		sub := &engine.Subscription{Subscription: first}
 		defer func() { sub.Close() }()
 		// The page wrote the answer for the retry; this only tells the
 		// client to retry, whatever the user chose there.
-		if _, err := e.await(wctx, expiry, s, sub); err == nil {
+		if _, err := await(wctx, expiry, s, sub); err == nil {
 			notifyCompleteLater(peer, r.ID)
 		}
 	}()
@@ -209,8 +210,9 @@ func (e *Elicitor) urlRequired(ctx context.Context, r *Request, ttl time.Duratio
 // answer is removed meanwhile, in the background. A read or a claim whose
 // reply is lost, or a node that dies before the commit, leaves it for the
 // next retry.
-func (e *Elicitor) takeDone(ctx context.Context, call *Call, fp string) (*Response, error) {
-	done := e.slot(call.who, "done:"+fp, time.Time{})
+func (pa *urlRequiredPath) takeDone(ctx context.Context, call *Call, fp string) (*Response, error) {
+	e := pa.e
+	done := e.engine.Slot(call.who, "done:"+fp, time.Time{})
 	b := done.Binding(engine.PurposeResult)
 	var dr resultRecord
 	var key string
@@ -228,13 +230,13 @@ func (e *Elicitor) takeDone(ctx context.Context, call *Call, fp string) (*Respon
 			break
 		}
 	}
-	if sealed == nil || dr.ID == "" || !time.UnixMilli(dr.Expiry).After(e.now()) {
+	if sealed == nil || dr.ID == "" || !time.UnixMilli(dr.Expiry).After(e.engine.Now()) {
 		return nil, nil
 	}
 	// The marker is the answered elicitation's: a later elicitation with
 	// the same fingerprint has a marker of its own.
-	m := e.slot(call.who, "done:"+fp+"/"+dr.ID, time.UnixMilli(dr.Expiry))
-	use, err := oneshot.Claim(ctx, e.store, m.Key(engine.PurposeUsed), []byte{1}, oneshot.Options{Lease: e.lease(), Expiry: m.Expiry, Now: e.now})
+	m := e.engine.Slot(call.who, "done:"+fp+"/"+dr.ID, time.UnixMilli(dr.Expiry))
+	use, err := oneshot.Claim(ctx, e.store, m.Key(engine.PurposeUsed), []byte{1}, oneshot.Options{Lease: e.model.lease(), Expiry: m.Expiry, Now: e.engine.Now})
 	switch {
 	case errors.Is(err, oneshot.ErrUsed), errors.Is(err, store.ErrInvalidArgument):
 		return nil, nil // used by an earlier retry, or expired: ask again
@@ -247,66 +249,20 @@ func (e *Elicitor) takeDone(ctx context.Context, call *Call, fp string) (*Respon
 		use.Release(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("elicit: store: %w", err)
 	}
-	e.slot(call.who, dr.ID, time.Time{}).Taken(ctx) // for the page, if it still waits
+	e.engine.Slot(call.who, dr.ID, time.Time{}).Taken(ctx) // for the page, if it still waits
 	go func() {
 		// Only this answer: a newer one under the same key stays.
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		e.store.CompareAndSwap(ctx, key, sealed, nil, m.Expiry)
 	}()
-	return &Response{Action: dr.Action}, nil
+	return &Response{Action: Action(dr.Action)}, nil
 }
 
-// subscription holds the current subscription of a waiter, which changes
-// when it has to subscribe again.
-type subscription struct {
-	store.Subscription
-}
+// urlRequiredPath is URL mode with WithURLElicitationRequiredError: the
+// call fails with -32042, and its retry finds the page's answer.
+type urlRequiredPath struct{ e *Elicitor }
 
-// resubscribe replaces sub's ended subscription with a new one to the
-// slot's channel; the caller reads the store after it, as after every
-// message. When the wait (wctx) ends meanwhile, it returns the wait's own
-// error.
-func (e *Elicitor) resubscribe(ctx, wctx context.Context, s *engine.Slot, sub *subscription) error {
-	sub.Close()
-	ns, err := e.store.Subscribe(wctx, s.Channel())
-	if err != nil {
-		if wctx.Err() != nil {
-			return e.waitErr(ctx)
-		}
-		return fmt.Errorf("elicit: subscribe: %w", err)
-	}
-	sub.Subscription = ns
-	return nil
-}
-
-// await waits for the slot's result until expiry, reading the store first,
-// then after every message and every resubscription. It ends with
-// ErrTimeout at expiry, or ctx's error.
-func (e *Elicitor) await(ctx context.Context, expiry time.Time, s *engine.Slot, sub *subscription) (*Response, error) {
-	wctx, cancel := context.WithDeadline(ctx, expiry)
-	defer cancel()
-	local, done := e.waiting.wait(s)
-	defer done()
-	rr := &resultReader{e: e, s: s}
-	for {
-		if res, ok, err := rr.read(ctx); ok || err != nil {
-			return res, err
-		}
-		select {
-		case res := <-local: // a page of this node, the store having lost the records
-			return res, nil
-		case <-rr.retry:
-			continue
-		case _, ok := <-sub.Messages():
-			if ok {
-				continue
-			}
-			if err := e.resubscribe(ctx, wctx, s, sub); err != nil {
-				return nil, err
-			}
-		case <-wctx.Done():
-			return nil, e.waitErrAfter(ctx, rr)
-		}
-	}
+func (pa *urlRequiredPath) deliver(ctx context.Context, _ *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
+	return pa.urlRequired(ctx, r, ttl, o)
 }

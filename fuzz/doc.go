@@ -50,5 +50,5 @@
 // URL forms, store/redis), FuzzClean (the terminal sanitizer,
 // internal/termtext), FuzzParse (the store epoch record, internal/epoch),
 // FuzzSensitive (the secret-field check,
-// elicit/internal/form).
+// internal/form).
 package fuzz

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
 	"testing"
 )
 
@@ -168,5 +171,41 @@ func mixedRound(t *testing.T, storeURL string) {
 				}
 			}
 		})
+	}
+}
+
+// TestMixedSDKNodesRotate: `elicitvault rotate` rewraps the records a
+// go-sdk node and an mcp-go node left in one Redis store: one format.
+func TestMixedSDKNodesRotate(t *testing.T) {
+	storeURL := redisStoreURL(t, "evmixedrot")
+	// No commas: MCP_ELICITATION_SECRET_PREVIOUS is a list.
+	oldSecret := "the secret of the mixed deployment and 32 bytes or more"
+	newSecret := "the next secret of the mixed deployment and 32 bytes or more"
+	env := []string{"MCP_ELICITATION_SECRET=" + oldSecret}
+	gosdk := startServe(t, env, "--store", storeURL)
+	mcpgo := startServe(t, env, "--store", storeURL, "--sdk", "mcp-go")
+	rotate := func(t *testing.T) string {
+		t.Helper()
+		cmd := exec.Command(elicitvaultBin(t), "rotate", "--store", storeURL)
+		cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+newSecret, "MCP_ELICITATION_SECRET_PREVIOUS="+oldSecret)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("rotate: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	rewrapped := regexp.MustCompile(`rewrapped (\d+) records to key ID \S+; 0 failed`)
+	for _, p := range []*serveProc{gosdk, mcpgo} {
+		// A URL-mode elicitation left pending (-32042): its records stay.
+		c := newGoClient(t)
+		cs := c.connect(p.mcpURL(), "2025-11-25")
+		if _, _, err := callText(t.Context(), cs, "connect_account", map[string]any{"url_required_error": true}); errCode(err) != -32042 {
+			t.Fatalf("want -32042, got %v", err)
+		}
+		out := rotate(t)
+		m := rewrapped.FindStringSubmatch(out)
+		if m == nil || m[1] == "0" {
+			t.Fatalf("rotate after a call on %s: %s", p.base, out)
+		}
 	}
 }

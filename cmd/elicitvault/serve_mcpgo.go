@@ -96,8 +96,12 @@ func mcpgoResult(res *mcp.CallToolResult) *mg.CallToolResult {
 
 // mcpgoHandler serves MCP through the mcp-go front-end, and the pages.
 func (r *reference) mcpgoHandler() http.Handler {
-	return r.front.Handler(nil,
+	h := r.front.Handler(nil,
 		mgserver.WithSessionIdleTTL(r.httpOpts.SessionTimeout),
 		// mcp-go's log lines may name sessions.
 		mgserver.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler)))
+	if r.fixtureState != nil {
+		h = mgRequireSampling(h)
+	}
+	return h
 }

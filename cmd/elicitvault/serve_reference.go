@@ -103,6 +103,9 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 		}
 		r.addConformanceTools()
 		r.addConformanceTaskTools()
+		if r.mg != nil {
+			r.addMCPGoConformance()
+		}
 	}
 	if path := os.Getenv(probeEnv); path != "" {
 		r.addProbe(path)

@@ -41,7 +41,7 @@ import (
 	"fmt"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/elicit/internal/form"
+	"github.com/elicitvault/elicitvault/internal/form"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/elicitvault/elicitvault/elicit/internal/form"
+	"github.com/elicitvault/elicitvault/internal/form"
 	"github.com/elicitvault/elicitvault/internal/termtext"
 )
 

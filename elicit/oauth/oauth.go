@@ -257,7 +257,7 @@ func (c *Connector) Connect(ctx context.Context, provider string, opts ...elicit
 	if err != nil {
 		return nil, err
 	}
-	if cred, err := c.load(ctx, id, p); err == nil && cred.usable(c.now()) {
+	if cred, err := c.load(ctx, id, p); err == nil && cred.usable(c.keys.Sealer().Now()) {
 		return c.connection(ctx, id, p, cred), nil
 	} else if err != nil && !errors.Is(err, ErrNotConnected) {
 		return nil, err
@@ -319,7 +319,7 @@ func (c *Connector) Stored(ctx context.Context, subject, provider string) (*Conn
 	if err != nil {
 		return nil, err
 	}
-	if !cred.usable(c.now()) {
+	if !cred.usable(c.keys.Sealer().Now()) {
 		return nil, ErrNotConnected
 	}
 	return c.connection(ctx, id, p, cred), nil
@@ -455,7 +455,7 @@ func (c *Connector) link(p *Provider) func(string) string {
 		if err != nil {
 			return u.String() // the page says the link is invalid
 		}
-		ttl := cl.Expiry.Sub(c.now()).Truncate(time.Second)
+		ttl := cl.Expiry.Sub(c.keys.Sealer().Now()).Truncate(time.Second)
 		if ttl < time.Second {
 			ttl = time.Second
 		}
@@ -472,8 +472,6 @@ func (c *Connector) link(p *Provider) func(string) string {
 		return u.String()
 	}
 }
-
-func (c *Connector) now() time.Time { return c.keys.Sealer().Now() }
 
 // providerContext is ctx with the HTTP client for the provider.
 func (c *Connector) providerContext(ctx context.Context) context.Context {

@@ -124,7 +124,7 @@ func (c *Connector) seal(id identity, p *Provider, t *oauth2.Token, scope string
 	if t.ExpiresIn > 0 {
 		// On the Connector's clock, which judges it: the oauth2 package
 		// computed Expiry on the wall clock.
-		tokenExpiry = c.now().Add(time.Duration(t.ExpiresIn) * time.Second)
+		tokenExpiry = c.keys.Sealer().Now().Add(time.Duration(t.ExpiresIn) * time.Second)
 	}
 	cred := &credential.Credential{AccessToken: t.AccessToken, TokenType: t.Type(), RefreshToken: t.RefreshToken, Scope: scope, Expiry: tokenExpiry}
 	pt, err := credential.Append(nil, cred)
@@ -132,11 +132,11 @@ func (c *Connector) seal(id identity, p *Provider, t *oauth2.Token, scope string
 		return nil, time.Time{}, fmt.Errorf("oauth: the provider's token is too large")
 	}
 	defer clear(pt)
-	expiry := c.now().Add(c.ttl)
+	expiry := c.keys.Sealer().Now().Add(c.ttl)
 	if t.RefreshToken == "" && !tokenExpiry.IsZero() && tokenExpiry.Before(expiry) {
 		expiry = tokenExpiry
 	}
-	if !expiry.After(c.now()) {
+	if !expiry.After(c.keys.Sealer().Now()) {
 		return nil, time.Time{}, fmt.Errorf("oauth: the provider's token has expired")
 	}
 	rec, err := c.keys.SealRecord(id.binding(purposeCredential, p.Name), pt, expiry)
@@ -212,7 +212,7 @@ func (vs *vaultSource) Token() (*oauth2.Token, error) {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	c := vs.c
-	if vs.cur != nil && vs.cur.valid(c.now()) {
+	if vs.cur != nil && vs.cur.valid(c.keys.Sealer().Now()) {
 		return vs.cur.token(), nil
 	}
 	ctx, cancel := context.WithTimeout(vs.ctx, refreshTimeout+c.lease+5*time.Second)
@@ -226,13 +226,13 @@ func (vs *vaultSource) Token() (*oauth2.Token, error) {
 			return nil, err
 		}
 		vs.cur = s
-		if s.valid(c.now()) {
+		if s.valid(c.keys.Sealer().Now()) {
 			return s.token(), nil
 		}
 		if s.RefreshToken == "" {
 			return nil, ErrNotConnected
 		}
-		if waitedOn != nil && string(waitedOn) != string(s.raw) && s.AccessToken != "" && (s.Expiry.IsZero() || s.Expiry.After(c.now())) {
+		if waitedOn != nil && string(waitedOn) != string(s.raw) && s.AccessToken != "" && (s.Expiry.IsZero() || s.Expiry.After(c.keys.Sealer().Now())) {
 			// The result of the refresh this call waited for: not
 			// refreshed again while it lasts.
 			return s.token(), nil
@@ -281,7 +281,7 @@ type lease struct {
 func (c *Connector) lock(ctx context.Context, key string) (*lease, error) {
 	id := make([]byte, 16)
 	rand.Read(id)
-	won, err := c.store.PutIfAbsent(ctx, key, id, c.now().Add(c.lease))
+	won, err := c.store.PutIfAbsent(ctx, key, id, c.keys.Sealer().Now().Add(c.lease))
 	if err != nil || !won {
 		return nil, err
 	}
@@ -300,7 +300,7 @@ func (l *lease) renew() {
 		case <-l.ctx.Done():
 			return
 		case <-t.C:
-			ok, err := l.c.store.CompareAndSwap(l.ctx, l.key, l.id, l.id, l.c.now().Add(l.c.lease))
+			ok, err := l.c.store.CompareAndSwap(l.ctx, l.key, l.id, l.id, l.c.keys.Sealer().Now().Add(l.c.lease))
 			if err == nil && !ok {
 				l.cancel() // lost: send nothing more
 				return
@@ -314,7 +314,7 @@ func (l *lease) renew() {
 func (l *lease) release() {
 	l.cancel()
 	<-l.done
-	l.c.store.CompareAndSwap(context.WithoutCancel(l.ctx), l.key, l.id, nil, l.c.now().Add(time.Minute))
+	l.c.store.CompareAndSwap(context.WithoutCancel(l.ctx), l.key, l.id, nil, l.c.keys.Sealer().Now().Add(time.Minute))
 }
 
 // waitRefresh waits until no node holds the refresh lock of id for p:
@@ -354,7 +354,7 @@ func (vs *vaultSource) refresh(ctx context.Context, s *stored) (*oauth2.Token, e
 		return nil, err
 	} else if string(again.raw) != string(s.raw) {
 		vs.cur = again
-		if again.valid(c.now()) {
+		if again.valid(c.keys.Sealer().Now()) {
 			return again.token(), nil
 		}
 		s = again
@@ -455,7 +455,7 @@ func (c *Connector) revokeKept(ctx context.Context, id identity, p *Provider, s 
 		return err
 	}
 	defer clear(pt)
-	expiry := c.now().Add(c.ttl)
+	expiry := c.keys.Sealer().Now().Add(c.ttl)
 	key := ""
 	for i := range revokeSlots {
 		b := revokeBinding(id, p, i)
@@ -504,20 +504,20 @@ func (c *Connector) retryRevocations(ctx context.Context, id identity, p *Provid
 		found = true
 		pt, err := c.keys.OpenRecord(b, raw)
 		if err != nil {
-			c.store.CompareAndSwap(ctx, key, raw, nil, c.now().Add(time.Minute))
+			c.store.CompareAndSwap(ctx, key, raw, nil, c.keys.Sealer().Now().Add(time.Minute))
 			continue
 		}
 		cred, err := credential.Decode(pt)
 		clear(pt)
 		if err != nil {
-			c.store.CompareAndSwap(ctx, key, raw, nil, c.now().Add(time.Minute))
+			c.store.CompareAndSwap(ctx, key, raw, nil, c.keys.Sealer().Now().Add(time.Minute))
 			continue
 		}
 		if err := c.revoke(ctx, p, &stored{Credential: cred}); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		c.store.CompareAndSwap(ctx, key, raw, nil, c.now().Add(time.Minute))
+		c.store.CompareAndSwap(ctx, key, raw, nil, c.keys.Sealer().Now().Add(time.Minute))
 	}
 	return found, errors.Join(errs...)
 }

@@ -25,7 +25,9 @@
 //     quotas, per Identity.Client) and makes it the session's one pending
 //     elicitation, superseding the previous one; Get, Take, Put, Resolve
 //     and Publish read and write its records; End removes them. Leave and
-//     SessionEnded delete what a session left pending when it ends.
+//     SessionEnded delete what a session left pending when it ends. A
+//     Local slot (a blocking form) writes nothing: its session lives in
+//     this process, which keeps its place and tells it on Superseded.
 //   - requestState (2026-07-28): BindState binds it to the call's
 //     identity, tool and arguments; IssueState seals it; ClaimState
 //     verifies and claims it once (ErrBadState for every reason, which a
@@ -78,7 +80,11 @@
 //   - Close ends the calls in progress (elicit's Close calls it);
 //     EndCalls ends those of one identity (a DELETE of the session).
 //
-// Still in package elicit, behind Flow: the rounds of a call, the
-// delivery paths, the wait and the answer's validation (issue 19, stage
-// C continues).
+// The engine also holds the wait for an answer (Slot.Await, ResultReader,
+// WaitLocal/DeliverLocal, WaitErr) and the validation of an answer
+// against its form (ValidateAnswer, over internal/form). Still in package
+// elicit, behind Flow: the rounds of a call and the delivery paths (one
+// type each there: blocking request, input requests, LLM-mediated,
+// browser form, -32042), which speak elicit's vocabulary (Request,
+// Response, the hooks).
 package engine

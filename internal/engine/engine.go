@@ -22,7 +22,9 @@ type Engine struct {
 	quota  *quota
 	left   leftover
 	calls  calls
-	local  localSessions
+	// waiting are the calls of this node waiting for a URL-mode answer.
+	waiting waiters
+	local   localSessions
 }
 
 // URLEnder ends URL-mode elicitations: the front-end that asked them,

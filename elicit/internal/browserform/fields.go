@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	schema "github.com/elicitvault/elicitvault/elicit/internal/form"
+	schema "github.com/elicitvault/elicitvault/internal/form"
 )
 
 // fieldsOf reads the fields of s, in the schema's property order, with the

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	schema "github.com/elicitvault/elicitvault/elicit/internal/form"
+	schema "github.com/elicitvault/elicitvault/internal/form"
 
 	"github.com/elicitvault/elicitvault/elicit/internal/page"
 )

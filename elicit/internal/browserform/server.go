@@ -30,7 +30,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	schema "github.com/elicitvault/elicitvault/elicit/internal/form"
+	schema "github.com/elicitvault/elicitvault/internal/form"
 )
 
 var (

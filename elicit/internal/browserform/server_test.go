@@ -15,7 +15,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	schema "github.com/elicitvault/elicitvault/elicit/internal/form"
+	schema "github.com/elicitvault/elicitvault/internal/form"
 )
 
 func ptr[T any](v T) *T { return &v }
