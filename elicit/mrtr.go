@@ -147,12 +147,17 @@ func (rd *round) deliver(ctx context.Context, i int) error {
 }
 
 // settle gives back the claim of a requestState whose answer the handler
-// never received. It then removes the records of the URL-mode answers the run used.
+// never received. It then announces the URL-mode answers the run used as
+// taken (engine.Slot.Taken) and removes their records.
 func (rd *round) settle(ctx context.Context) {
 	if rd.use != nil && !rd.delivered {
 		rd.use.Release(context.WithoutCancel(ctx))
 	}
 	for _, s := range rd.ended {
+		// Taken: the page that wrote it may say so. Only now that the
+		// handler ran with it: a node that dies before must leave the
+		// answer for the resend, as it does.
+		s.Taken(ctx)
 		s.End(ctx)
 	}
 }
@@ -202,8 +207,6 @@ func (rd *round) replay(e *Elicitor, ttl time.Duration, send RequestFunc) Reques
 						// the requestState, until its expiry.
 						return nil, err
 					}
-					// Taken: the page that wrote it may say so.
-					e.engine.Slot(r.Call.who, r.ID, time.Time{}).Taken(ctx)
 					// Used up: its records go once the run is over, not
 					// before the handler has the answer (issue 26).
 					rd.ended = append(rd.ended, e.engine.Slot(r.Call.who, r.ID, time.Time{}))
@@ -520,7 +523,10 @@ func (pa *inputPath) awaitURL(ctx context.Context, r *Request, limit time.Durati
 	}
 	rctx, end := resume(ctx, e.hooks, rec.Mode, rec.Carried)
 	res, err := await(rctx, until, s, sub)
-	if bounded && errors.Is(err, ErrTimeout) {
+	var se *engine.StoreError
+	if bounded && ctx.Err() == nil && (errors.Is(err, ErrTimeout) || errors.As(err, &se)) {
+		// The round's wait is over, with a store that did not answer at
+		// its end too: the answer may be there, for the next round.
 		end(ErrInputRequired)
 		return nil, s.Expiry, errStillWaiting
 	}

@@ -133,15 +133,7 @@ func TestRequestStateRefused(t *testing.T) {
 
 	refused := func(name string, cs *mcp.ClientSession, p *mcp.CallToolParams) {
 		t.Helper()
-		before := runs.Load()
-		res, err := cs.CallTool(context.Background(), p)
-		var we *jsonrpc.Error
-		if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || !strings.Contains(we.Message, "requestState") {
-			t.Errorf("%s: got %+v, %v; want the JSON-RPC error -32602", name, res, err)
-		}
-		if runs.Load() != before {
-			t.Errorf("%s: the handler ran", name)
-		}
+		badState(t, &runs, name, cs, p)
 		e.assertEmpty()
 	}
 	first := m.call(&mcp.CallToolParams{Name: "set", Arguments: one})
@@ -173,6 +165,21 @@ func TestRequestStateRefused(t *testing.T) {
 	resp = m.respond(second, yes)
 	clock.advance(2100 * time.Millisecond) // past the 1 s TTL on the keyring's clock
 	refused("expired", m.cs, retry("set", three, second.RequestState))
+}
+
+// badState checks that the call p is refused as a requestState that does
+// not verify, -32602, before the handler (counted by runs) runs.
+func badState(t *testing.T, runs *atomic.Int32, name string, cs *mcp.ClientSession, p *mcp.CallToolParams) {
+	t.Helper()
+	before := runs.Load()
+	res, err := cs.CallTool(context.Background(), p)
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || !strings.Contains(we.Message, "requestState") {
+		t.Errorf("%s: got %+v, %v; want the JSON-RPC error -32602", name, res, err)
+	}
+	if runs.Load() != before {
+		t.Errorf("%s: the handler ran", name)
+	}
 }
 
 // A round whose inputResponses lack the answer asks the question again,

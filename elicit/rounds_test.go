@@ -2,18 +2,15 @@ package elicit_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
 	"regexp"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -163,15 +160,7 @@ func TestStillWaitingStateRefused(t *testing.T) {
 
 	refused := func(name string, cs *mcp.ClientSession, p *mcp.CallToolParams) {
 		t.Helper()
-		before := runs.Load()
-		res, err := cs.CallTool(context.Background(), p)
-		var we *jsonrpc.Error
-		if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || !strings.Contains(we.Message, "requestState") {
-			t.Errorf("%s: got %+v, %v; want the JSON-RPC error -32602", name, res, err)
-		}
-		if runs.Load() != before {
-			t.Errorf("%s: the handler ran", name)
-		}
+		badState(t, runs, name, cs, p)
 	}
 	st := r1.RequestState
 	refused("the round's own requestState again", m.cs, &mcp.CallToolParams{Name: "connect", RequestState: first.RequestState, InputResponses: m.respond(first, accepted)})

@@ -209,9 +209,14 @@ func TestServeLLMFallback(t *testing.T) {
 // filled; the tool gets the validated content; a second submission gets
 // 409, one without the nonce 403. It skips without chromium and
 // chromedriver unless ELICITVAULT_REQUIRE_BROWSER=1.
-func TestServeBrowserFallback(t *testing.T) {
+func TestServeBrowserFallback(t *testing.T) { serveBrowserFallback(t) }
+
+// TestServeSDKMCPGoBrowserFallback: the same on serve --sdk mcp-go.
+func TestServeSDKMCPGoBrowserFallback(t *testing.T) { serveBrowserFallback(t, "--sdk", "mcp-go") }
+
+func serveBrowserFallback(t *testing.T, args ...string) {
 	wd := webdriver.Start(t)
-	srv := startServe(t, nil, "--fallback", "browser")
+	srv := startServe(t, nil, append([]string{"--fallback", "browser"}, args...)...)
 	for _, v := range goVersions {
 		t.Run(v.name, func(t *testing.T) {
 			cs, logs, params := loggingClient(t, srv.mcpURL(), v.version, "register_attendee")

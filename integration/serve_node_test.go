@@ -270,9 +270,16 @@ func TestServeTypeScriptV2HTTP(t *testing.T) {
 // the tool's result and answers through sendElicitationResult, as its model
 // would: a confirmation, a declined form, and invalid content refused
 // naming the field without its value.
-func TestServeTypeScriptV2LLMMediated(t *testing.T) {
+func TestServeTypeScriptV2LLMMediated(t *testing.T) { serveTypeScriptV2LLMMediated(t) }
+
+// TestServeSDKMCPGoTypeScriptV2LLMMediated: the same on serve --sdk mcp-go.
+func TestServeSDKMCPGoTypeScriptV2LLMMediated(t *testing.T) {
+	serveTypeScriptV2LLMMediated(t, "--sdk", "mcp-go")
+}
+
+func serveTypeScriptV2LLMMediated(t *testing.T, args ...string) {
 	nodeClient(t)
-	srv := startServe(t, nil)
+	srv := startServe(t, nil, args...)
 	steps := []tsStep{
 		{Tool: "subscribe_newsletter", Relay: &tsAnswer{Action: "accept", Content: map[string]any{"confirm": true}}},
 		{Tool: "register_attendee", Relay: &tsAnswer{Action: "decline"}},
@@ -308,12 +315,17 @@ func TestServeTypeScriptV2LLMMediated(t *testing.T) {
 // TestServeTypeScriptStdio drives `serve --stdio` with the TypeScript SDK's
 // client, which starts it; the pages of URL mode are still served over
 // HTTP.
-func TestServeTypeScriptStdio(t *testing.T) {
+func TestServeTypeScriptStdio(t *testing.T) { serveTypeScriptStdio(t) }
+
+// TestServeSDKMCPGoTypeScriptStdio: the same on serve --stdio --sdk mcp-go.
+func TestServeSDKMCPGoTypeScriptStdio(t *testing.T) { serveTypeScriptStdio(t, "--sdk", "mcp-go") }
+
+func serveTypeScriptStdio(t *testing.T, args ...string) {
 	nodeClient(t)
 	rep, stderr := runTS(t, &tsPlan{
 		Transport: "stdio",
 		Command:   elicitvaultBin(t),
-		Args:      []string{"serve", "--stdio", "--addr", "127.0.0.1:0", "--conformance"},
+		Args:      append([]string{"serve", "--stdio", "--addr", "127.0.0.1:0", "--conformance"}, args...),
 		Env:       map[string]string{"MCP_ELICITATION_SECRET": serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS": ""},
 		Steps:     tsSteps,
 	})

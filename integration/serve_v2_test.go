@@ -382,9 +382,16 @@ func TestServeV2DeclineCompletes(t *testing.T) {
 // connect_account: the log message gives the consent page's link (never
 // the tool result), the user accepts in Chromium, and the call returns
 // connected; on both protocols.
-func TestServeBrowserFallbackURLMode(t *testing.T) {
+func TestServeBrowserFallbackURLMode(t *testing.T) { serveBrowserFallbackURLMode(t) }
+
+// TestServeSDKMCPGoBrowserFallbackURLMode: the same on serve --sdk mcp-go.
+func TestServeSDKMCPGoBrowserFallbackURLMode(t *testing.T) {
+	serveBrowserFallbackURLMode(t, "--sdk", "mcp-go")
+}
+
+func serveBrowserFallbackURLMode(t *testing.T, args ...string) {
 	wd := webdriver.Start(t)
-	srv := startServe(t, nil, "--fallback", "browser")
+	srv := startServe(t, nil, append([]string{"--fallback", "browser"}, args...)...)
 	for _, v := range goVersions {
 		t.Run(v.name, func(t *testing.T) {
 			cs, logs, params := loggingClient(t, srv.mcpURL(), v.version, "connect_account")

@@ -85,13 +85,19 @@ func (u *user) Elicit(_ context.Context, req mcp.ElicitationRequest) (*mcp.Elici
 // dial starts a real mcp-go client on version.
 func dial(t *testing.T, url, version string, u *user) *mcpclient.Client {
 	t.Helper()
+	return dialWith(t, url, version, u)
+}
+
+// dialWith starts a real mcp-go client on version whose user is h.
+func dialWith(t *testing.T, url, version string, h mcpclient.ElicitationHandler) *mcpclient.Client {
+	t.Helper()
 	tr, err := transport.NewStreamableHTTP(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := mcpclient.NewClient(tr,
 		mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &struct{}{}}}),
-		mcpclient.WithElicitationHandler(u),
+		mcpclient.WithElicitationHandler(h),
 		mcpclient.WithProtocolVersion(version))
 	if err := c.Start(t.Context()); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package mcpgo
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
 
@@ -20,11 +21,16 @@ import (
 // a server that authenticates its MCP clients must set it for URL mode to
 // work.
 //
+// mcp-go's Streamable HTTP server logs nothing unless opts give it a
+// logger (server.WithStreamableHTTPLogger): its lines name session IDs.
+//
 // A server that authenticates its clients puts its check in front of the
 // returned handler, or of the MCP endpoint alone, and leaves the user in
 // the request's context for Options.Subject.
 func (f *Server) Handler(user func(*http.Request) (subject string, ok bool), opts ...server.StreamableHTTPOption) http.Handler {
-	opts = append(opts[:len(opts):len(opts)], server.WithEndpointPath(elicit.MCPPath))
+	// mcp-go's own log lines name sessions: none unless opts set a logger.
+	opts = append([]server.StreamableHTTPOption{server.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler))}, opts...)
+	opts = append(opts, server.WithEndpointPath(elicit.MCPPath))
 	mux := http.NewServeMux()
 	mux.Handle(elicit.MCPPath, f.checkHTTP(server.NewStreamableHTTPServer(f.m, opts...)))
 	mux.Handle(elicit.PagesPrefix, f.ev.Pages(user))
@@ -43,6 +49,7 @@ func (f *Server) Handler(user func(*http.Request) (subject string, ok bool), opt
 func (f *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts ...server.StdioOption) error {
 	local := engine.LocalSession()
 	defer func() {
+		f.endSession(local)
 		f.eng.EndCalls(engine.Identity{Subject: f.subject(ctx), Session: local}, errSessionEnded)
 		f.eng.SessionEnded(local)
 	}()

@@ -144,29 +144,30 @@ func (f *Server) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 	}
 }
 
-// merge returns the handler's context of a call the transport began: the
-// values of begin (the engine's) over those of ctx (mcp-go's), done when
-// either is, with begin's cause.
+// merge returns the handler's context of a call the transport began: a
+// child of begin (the engine's values, its cancellation and cause), done
+// also when ctx (mcp-go's) is, whose values it has besides.
 func merge(ctx, begin context.Context) (context.Context, context.CancelFunc) {
-	out, cancel := context.WithCancelCause(ctx)
-	stop := context.AfterFunc(begin, func() { cancel(context.Cause(begin)) })
-	return valuesOf{out, begin}, func() {
+	out, cancel := context.WithCancelCause(begin)
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	return valuesOf{out, ctx}, func() {
 		stop()
 		cancel(nil)
 	}
 }
 
-// valuesOf is a context whose values are looked up in vals first.
+// valuesOf is a context that looks up the values its own chain lacks in
+// more.
 type valuesOf struct {
 	context.Context
-	vals context.Context
+	more context.Context
 }
 
 func (v valuesOf) Value(key any) any {
-	if x := v.vals.Value(key); x != nil {
+	if x := v.Context.Value(key); x != nil {
 		return x
 	}
-	return v.Context.Value(key)
+	return v.more.Value(key)
 }
 
 // endSession ends the waiting calls of the session id.

@@ -84,7 +84,7 @@
 // WaitLocal/DeliverLocal, WaitErr) and the validation of an answer
 // against its form (ValidateAnswer, over internal/form). Still in package
 // elicit, behind Flow: the rounds of a call and the delivery paths (one
-// type each there: blocking request, input requests, LLM-mediated,
-// browser form, -32042), which speak elicit's vocabulary (Request,
-// Response, the hooks).
+// type each there: blocking request, input requests, a task's input,
+// LLM-mediated, browser form, -32042), which speak elicit's vocabulary
+// (Request, Response, the hooks).
 package engine
