@@ -431,7 +431,10 @@ func (pa *taskPath) launch(ctx context.Context, c *Call, body func(context.Conte
 	if err != nil {
 		return nil, err, true
 	}
-	tctx, untrack, err := e.engine.Track(context.WithoutCancel(ctx), who)
+	// The task outlives the call, whose context may end as soon as the
+	// handler returned (StartTask).
+	ctx = context.WithoutCancel(ctx)
+	tctx, untrack, err := e.engine.Track(ctx, who)
 	if err != nil {
 		release()
 		return nil, err, true

@@ -65,11 +65,20 @@ type rpcError struct {
 // declared, and returns its result or its error.
 func rpc(t *testing.T, url, user, method string, params map[string]any) (map[string]any, *rpcError) {
 	t.Helper()
+	return rpcCaps(t, url, user, method, params, map[string]any{
+		"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
+		"extensions":  map[string]any{elicit.TasksExtension: map[string]any{}},
+	})
+}
+
+// rpcCaps is rpc with the client capabilities caps.
+func rpcCaps(t *testing.T, url, user, method string, params, caps map[string]any) (map[string]any, *rpcError) {
+	t.Helper()
 	p := maps.Clone(params)
 	p["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "t", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}}, "extensions": map[string]any{elicit.TasksExtension: map[string]any{}}},
+		"io.modelcontextprotocol/clientCapabilities": caps,
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": p})
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
@@ -435,6 +444,81 @@ func TestTaskRoutingHeader(t *testing.T) {
 	for _, name := range [][]string{nil, {id}, {" " + id + " "}} {
 		if code, body := get(name); code != http.StatusOK || !strings.Contains(body, `"status"`) {
 			t.Errorf("Mcp-Name %q: HTTP %d %s, want the task", name, code, body)
+		}
+	}
+}
+
+// TestStartTask: a handler that asks with input requests (2026-07-28) and
+// then calls StartTask answers its last round with a task, whose result
+// has the answer; a client without the tasks extension gets the result in
+// that round instead.
+func TestStartTask(t *testing.T) {
+	keys := newKeyring(t)
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Close() })
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	ev.Install(s)
+	type name struct {
+		Name string `json:"name"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "greet_later"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := elicit.Form[name](ctx, "Your name?", elicit.WithInputKey("user_name"))
+		if err != nil {
+			return nil, nil, err
+		}
+		out, err := elicit.StartTask(ctx, func(ctx context.Context) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "Hello, " + res.Content.Name}}}, nil
+		})
+		return out, nil, err
+	})
+	// Another tool runs as a task: the server serves the extension.
+	mcp.AddTool(s, &mcp.Tool{Name: "other"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{}, nil, nil
+	})
+	if err := ev.RunAsTask(s, "other", elicit.TaskOptional); err != nil {
+		t.Fatal(err)
+	}
+	bearer := auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
+		return &auth.TokenInfo{UserID: "alice", Expiration: time.Now().Add(time.Hour)}, nil
+	}, nil)
+	srv := httptest.NewServer(ev.Handler(s, &elicit.HandlerOptions{MCP: bearer}))
+	t.Cleanup(srv.Close)
+	u := srv.URL + elicit.MCPPath
+
+	for _, tc := range []struct {
+		name string
+		caps map[string]any
+	}{
+		{"with the extension", map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{elicit.TasksExtension: map[string]any{}}}},
+		{"without", map[string]any{"elicitation": map[string]any{}}},
+	} {
+		first, rerr := rpcCaps(t, u, "alice", "tools/call", map[string]any{"name": "greet_later", "arguments": map[string]any{}}, tc.caps)
+		if rerr != nil || first["resultType"] != "input_required" {
+			t.Fatalf("%s: round 1: %v, %+v", tc.name, first, rerr)
+		}
+		second, rerr := rpcCaps(t, u, "alice", "tools/call", map[string]any{"name": "greet_later", "arguments": map[string]any{},
+			"requestState":   first["requestState"],
+			"inputResponses": map[string]any{"user_name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}},
+		}, tc.caps)
+		if rerr != nil {
+			t.Fatalf("%s: round 2: %+v", tc.name, rerr)
+		}
+		result := second
+		if tc.caps["extensions"] != nil {
+			if second["resultType"] != "task" || second["requestState"] != nil {
+				t.Fatalf("%s: round 2: %v, want a task", tc.name, second)
+			}
+			result = awaitStatus(t, u, "alice", second["taskId"].(string), "completed")["result"].(map[string]any)
+		} else if second["resultType"] == "task" {
+			t.Fatalf("%s: round 2 is a task", tc.name)
+		}
+		if got := fmt.Sprint(result["content"]); !strings.Contains(got, "Hello, Ada") {
+			t.Fatalf("%s: result %v, want the answer", tc.name, got)
 		}
 	}
 }
