@@ -4,7 +4,11 @@
 // path of elicitation (blocking form, 2026-07-28 input requests, URL
 // mode, LLM-mediated) and the suite partitions the nodes from the store,
 // adds latency, drops connections, restarts the store and SIGKILLs a node.
-// The nodes have different primary secrets (a rotation half rolled out).
+// The nodes have different primary secrets (a rotation half rolled out)
+// and different SDKs: A serves through the go-sdk, B through the mcp-go
+// front-end (serve --sdk mcp-go), so that every path crosses both: the
+// stateful sessions sit on either, the stateless requests and the pages
+// land on the other.
 //
 // Each attempt of each operation calls the serve's fault_probe tool with
 // an identifier of its own; the tool appends it to a log shared by both
@@ -97,16 +101,17 @@ func (t *tally) err(path string, err error) {
 	t.mu.Unlock()
 }
 
-// twoNodes starts the nodes A and B on b, each through a proxy of its own,
-// mid-rotation (A seals under OLD, B under NEW), and the round-robin load
+// twoNodes starts the nodes A (go-sdk) and B (mcp-go) on b, each through
+// a proxy of its own, mid-rotation (A seals under OLD, B under NEW), and
+// the round-robin load
 // balancer of the stateless requests; it returns the probe's log, the
 // nodes, the balancer's URL and the proxies.
 func twoNodes(t *testing.T, b backend) (logPath string, nodes []*node, lbURL string, pa, pb *proxy) {
 	logPath = filepath.Join(t.TempDir(), "runs.log")
 	pa, pb = newProxy(t, b.addr()), newProxy(t, b.addr())
 	probe := "ELICITVAULT_FAULT_PROBE_LOG=" + logPath
-	a := startNode(t, "A", b.url(pa.addr()), []string{probe, "MCP_ELICITATION_SECRET=" + secretOld, "MCP_ELICITATION_SECRET_PREVIOUS=" + secretNew})
-	bn := startNode(t, "B", b.url(pb.addr()), []string{probe, "MCP_ELICITATION_SECRET=" + secretNew, "MCP_ELICITATION_SECRET_PREVIOUS=" + secretOld})
+	a := startNode(t, "A", "go-sdk", b.url(pa.addr()), []string{probe, "MCP_ELICITATION_SECRET=" + secretOld, "MCP_ELICITATION_SECRET_PREVIOUS=" + secretNew})
+	bn := startNode(t, "B", "mcp-go", b.url(pb.addr()), []string{probe, "MCP_ELICITATION_SECRET=" + secretNew, "MCP_ELICITATION_SECRET_PREVIOUS=" + secretOld})
 	nodes = []*node{a, bn}
 	var rr atomic.Int64
 	lb := httptest.NewServer(&httputil.ReverseProxy{
@@ -223,6 +228,18 @@ func runFaults(t *testing.T, b backend, sessions int, rotate bool) {
 // few more after: each operation is retried (a new attempt) until it
 // completes, up to a deadline well after the faults healed.
 func session(ctx context.Context, t *testing.T, tl *tally, rec *recorder, path string, s int, nodes []*node, lbURL string, faultsDone <-chan struct{}) {
+	// The errors and losses name the SDK of the session's node (the
+	// 2025-11-25 paths) and of the node whose page answers (URL mode); the
+	// other requests go to both nodes in turn.
+	label := path
+	switch path {
+	case "form":
+		label += " on " + nodes[s%2].sdk
+	case "url":
+		label += " on " + nodes[s%2].sdk + ", paged on " + nodes[(s+1)%2].sdk
+	case "urlmrtr":
+		label += " paged on " + nodes[(s+1)%2].sdk
+	}
 	done := false
 	after := 0
 	for op := 0; after < 2; op++ {
@@ -244,12 +261,12 @@ func session(ctx context.Context, t *testing.T, tl *tally, rec *recorder, path s
 				tl.roundTrips.Add(1)
 				break
 			}
-			tl.err(path, err)
+			tl.err(label, err)
 			time.Sleep(time.Duration(200+100*attempt) * time.Millisecond)
 		}
 		if !ok {
 			tl.lost.Add(1)
-			t.Errorf("%s session %d operation %d never completed", path, s, op)
+			t.Errorf("%s session %d operation %d never completed", label, s, op)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -289,10 +289,11 @@ func elicitvaultBin(t *testing.T) string {
 	return binPath
 }
 
-// node is a running `elicitvault serve`, which the test may kill
-// (SIGKILL) and start again on the same port.
+// node is a running `elicitvault serve --sdk sdk`, which the test may
+// kill (SIGKILL) and start again on the same port.
 type node struct {
 	name     string
+	sdk      string // go-sdk or mcp-go
 	port     int
 	storeURL string
 	env      []string
@@ -305,9 +306,9 @@ type node struct {
 
 var listeningRE = regexp.MustCompile(`serve: MCP at (http://\S+)/mcp`)
 
-func startNode(t *testing.T, name, storeURL string, env []string) *node {
+func startNode(t *testing.T, name, sdk, storeURL string, env []string) *node {
 	t.Helper()
-	n := &node{name: name, port: freePort(t), storeURL: storeURL, env: env}
+	n := &node{name: name, sdk: sdk, port: freePort(t), storeURL: storeURL, env: env}
 	n.start(t)
 	t.Cleanup(func() { n.stop(t) })
 	return n
@@ -319,7 +320,7 @@ func (n *node) start(t *testing.T) {
 	t.Helper()
 	// Every client comes from 127.0.0.1: one client to the session caps,
 	// whose default bound is for one real client.
-	cmd := exec.Command(elicitvaultBin(t), "serve", "--addr", fmt.Sprintf("127.0.0.1:%d", n.port), "--store", n.storeURL, "--ttl", "60s", "--max-sessions-per-client", "5000")
+	cmd := exec.Command(elicitvaultBin(t), "serve", "--sdk", n.sdk, "--addr", fmt.Sprintf("127.0.0.1:%d", n.port), "--store", n.storeURL, "--ttl", "60s", "--max-sessions-per-client", "5000")
 	cmd.Env = append(os.Environ(), n.env...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
