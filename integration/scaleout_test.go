@@ -211,7 +211,8 @@ backend nodes
 
 // TestScaleOut runs three `elicitvault serve` nodes behind a real
 // HAProxy, on a Redis Cluster (six redis-server processes, WAIT for one
-// replica) and on PostgreSQL. Concurrent client sessions on both protocol versions, all
+// replica) and on PostgreSQL; two serve through the go-sdk, one through
+// the mcp-go front-end (--sdk mcp-go). Concurrent client sessions on both protocol versions, all
 // through the balancer, call connect_account in a loop: each is a URL-mode
 // elicitation whose consent page and callback the "browser" opens through
 // the balancer, so that the answer lands on any node, usually not the one
@@ -271,9 +272,12 @@ func runScaleOut(t *testing.T, storeURL string) {
 	// logged twice is a tool continued twice.
 	runLog := filepath.Join(t.TempDir(), "runs.log")
 	t.Setenv("ELICITVAULT_FAULT_PROBE_LOG", runLog)
+	// One deployment of both SDKs: nodes 0 and 1 serve through the
+	// go-sdk, node 2 through the mcp-go front-end; node 1 is the one
+	// killed, so that both SDKs serve before and after the kill.
 	var nodes []*killableServe
-	for range 3 {
-		nodes = append(nodes, startKillableServe(t, "--store", storeURL, "--base-url", frontURL))
+	for _, sdk := range []string{"go-sdk", "go-sdk", "mcp-go"} {
+		nodes = append(nodes, startKillableServe(t, "--sdk", sdk, "--store", storeURL, "--base-url", frontURL))
 	}
 	startHAProxy(t, front, nodes)
 
