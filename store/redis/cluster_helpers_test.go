@@ -69,26 +69,46 @@ func freePort(t testing.TB) int {
 
 // startNode starts redis-server with args on a free port, data in a
 // directory of its own, and waits until it answers. The process is killed
-// when t ends.
+// when t ends. A port found free can be taken by another process before
+// the server binds it: a server that does not answer is killed and
+// started again on another port.
 func startNode(t testing.TB, args ...string) *node {
 	t.Helper()
-	n := &node{port: freePort(t)}
-	dir := t.TempDir()
-	base := []string{"--port", strconv.Itoa(n.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "log")}
-	n.args = append(base, args...)
-	n.start(t)
-	t.Cleanup(func() {
-		n.cmd.Process.Signal(syscall.SIGCONT) // a stopped process cannot die
+	for attempt := 1; ; attempt++ {
+		n := &node{port: freePort(t)}
+		dir := t.TempDir()
+		base := []string{"--port", strconv.Itoa(n.port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "log")}
+		n.args = append(base, args...)
+		if n.tryStart(t, 5*time.Second) {
+			t.Cleanup(func() {
+				n.cmd.Process.Signal(syscall.SIGCONT) // a stopped process cannot die
+				n.cmd.Process.Kill()
+				<-n.done
+			})
+			return n
+		}
 		n.cmd.Process.Kill()
 		<-n.done
-	})
-	return n
+		if attempt == 3 {
+			log, _ := os.ReadFile(filepath.Join(dir, "log"))
+			t.Fatalf("redis-server did not answer on three ports; its log:\n%s", log)
+		}
+	}
 }
 
 // start starts the process (again, after kill: on the same port and data
 // directory) and waits until it answers.
 func (n *node) start(t testing.TB) {
+	t.Helper()
+	if !n.tryStart(t, 10*time.Second) {
+		t.Fatal("redis-server did not answer within 10s")
+	}
+}
+
+// tryStart starts the process and reports whether it answered within
+// timeout.
+func (n *node) tryStart(t testing.TB, timeout time.Duration) bool {
 	t.Helper()
 	n.done = make(chan struct{})
 	n.cmd = exec.Command("redis-server", n.args...)
@@ -101,13 +121,14 @@ func (n *node) start(t testing.TB) {
 	go func() { cmd.Wait(); close(done) }()
 	c := n.client()
 	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(timeout)
 	for c.Ping(context.Background()).Err() != nil {
 		if time.Now().After(deadline) {
-			t.Fatal("redis-server did not answer within 10s")
+			return false
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	return true
 }
 
 // redisCluster is a Redis Cluster of six local redis-server processes:
