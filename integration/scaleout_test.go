@@ -365,6 +365,9 @@ func runScaleOut(t *testing.T, storeURL string) {
 				if err == nil {
 					msg = "tool error: " + out
 				}
+				if strings.Contains(msg, "deadline") {
+					msg += fmt.Sprintf(" (callback status %d)", callback.Load())
+				}
 				msg = version + ": " + regexp.MustCompile(`"http://[^"]*"`).ReplaceAllString(msg, "…")
 				msg = regexp.MustCompile(`session ID: [^)]*`).ReplaceAllString(msg, "session ID: …")
 				if len(msg) > 160 {
@@ -450,9 +453,10 @@ func runScaleOut(t *testing.T, storeURL string) {
 }
 
 // browseRetry opens a consent page and posts its form, as a browser
-// would, through the balancer; a failed attempt (the node died under it)
-// is retried, as a user reloads the page. It returns the callback's
-// status, 0 if none.
+// would, through the balancer; a failed attempt (the node died under it:
+// no page, or a 5xx answer to the form; or a 409, try again) is retried,
+// as a user reloads the page. It returns the callback's status, 0 if
+// none.
 func browseRetry(u string) int {
 	const pause = 150 * time.Millisecond
 	for range 8 {
@@ -480,6 +484,13 @@ func browseRetry(u string) int {
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusConflict {
+			// The node died under the answer (HAProxy's 502), or the
+			// page says to try again (409): the user reloads the page
+			// and answers again, as integration/faults' visit does.
+			time.Sleep(pause)
+			continue
+		}
 		return resp.StatusCode
 	}
 	return 0
