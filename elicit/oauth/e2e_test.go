@@ -472,6 +472,12 @@ func TestCallbackProviderUnreachable(t *testing.T) {
 		if got := wait(t, statuses, "the first callback"); got != http.StatusConflict {
 			t.Fatalf("the second of two callbacks at once: %d, want 409 (in progress)", got)
 		}
+		// The callback that claimed the state may not have reached the
+		// provider yet when the other one is refused: wait for its code
+		// exchange (held at the gate), then make sure it is the only one.
+		for deadline := time.Now().Add(10 * time.Second); net.held.Load() == 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
 		if n := net.held.Load(); n != 1 {
 			t.Fatalf("%d code exchanges started, want 1", n)
 		}
