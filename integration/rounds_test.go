@@ -38,18 +38,7 @@ func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
 	if os.Getenv(longRoundsEnv) == "1" {
 		roundWait, accept, tsTimeout = 0, 70*time.Second, "default"
 	}
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	srv := httptest.NewUnstartedServer(nil)
-	ev, err := elicit.New(keys, st, &elicit.Config{URLRoundWait: roundWait, BaseURL: "http://" + srv.Listener.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
+	ev, srv := newRoundsElicitor(t, roundWait)
 	s := mcp.NewServer(&mcp.Implementation{Name: "rounds", Version: "1"}, nil)
 	ev.Install(s)
 	mcp.AddTool(s, &mcp.Tool{Name: "connect_account"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
@@ -167,18 +156,7 @@ func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
 // round waits gets the tool's result, not an empty one.
 func TestURLRoundsHoldOnMCPGo(t *testing.T) {
 	const roundWait, accept = 500 * time.Millisecond, 2 * time.Second
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	srv := httptest.NewUnstartedServer(nil)
-	ev, err := elicit.New(keys, st, &elicit.Config{URLRoundWait: roundWait, BaseURL: "http://" + srv.Listener.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
+	ev, srv := newRoundsElicitor(t, roundWait)
 	m := mgserver.NewMCPServer("rounds", "1")
 	front := mcpgo.New(ev, m, nil)
 	m.AddTool(mgmcp.NewTool("connect_account"), func(ctx context.Context, _ mgmcp.CallToolRequest) (*mgmcp.CallToolResult, error) {
@@ -226,4 +204,24 @@ func TestURLRoundsHoldOnMCPGo(t *testing.T) {
 	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "accept" {
 		t.Fatalf("got %+v, want accept", res.Content[0])
 	}
+}
+
+// newRoundsElicitor returns an Elicitor on a memory store whose URL-mode
+// rounds wait roundWait, and the server, not started yet, whose address
+// its pages are at: the caller sets its handler and starts it.
+func newRoundsElicitor(t *testing.T, roundWait time.Duration) (*elicit.Elicitor, *httptest.Server) {
+	t.Helper()
+	keys, err := keyring.New([]byte(secretA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	srv := httptest.NewUnstartedServer(nil)
+	ev, err := elicit.New(keys, st, &elicit.Config{URLRoundWait: roundWait, BaseURL: "http://" + srv.Listener.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Close() })
+	return ev, srv
 }
