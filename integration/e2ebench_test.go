@@ -28,6 +28,7 @@ const (
 	e2eBenchVersionEnv = "ELICITVAULT_E2EBENCH_VERSION" // one protocol version instead of both
 	e2eBenchSDKEnv     = "ELICITVAULT_E2EBENCH_SDK"     // serve's SDK (--sdk): go-sdk (default) or mcp-go
 	e2eBenchBareEnv    = "ELICITVAULT_E2EBENCH_BARE"    // the baseline's SDK: serve's (default), go-sdk or mcp-go
+	e2eBenchBeforeEnv  = "ELICITVAULT_E2EBENCH_BEFORE"  // an earlier elicitvault binary as the baseline, instead of a bare server
 )
 
 // bareServers are the baselines by SDK: the binary bareServerBin builds.
@@ -179,7 +180,16 @@ func TestE2EBench(t *testing.T) {
 		t.Run(st, func(t *testing.T) {
 			ev := startKillableServe(t, "--sdk", evSDK, "--store", open(t))
 			evPID := ev.cmd.Process.Pid
-			bare, barePID := startBare(t, bareName)
+			var bare string
+			var barePID int
+			if before := os.Getenv(e2eBenchBeforeEnv); before != "" {
+				// The same serve, built from an earlier commit: the ratio
+				// says what a change costs.
+				b := startKillableServeBin(t, before, "--sdk", evSDK, "--store", open(t))
+				bare, barePID = b.base+"/mcp", b.cmd.Process.Pid
+			} else {
+				bare, barePID = startBare(t, bareName)
+			}
 			versions := []string{"2025-11-25", "2026-07-28"}
 			if v := os.Getenv(e2eBenchVersionEnv); v != "" {
 				versions = []string{v}
@@ -216,8 +226,12 @@ func TestE2EBench(t *testing.T) {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nelicitvault serve --sdk %s ÷ bare %s server, delete_contacts accepted at once; medians of %d interleaved pairs of %v; %d cores\n",
-		evSDK, sdk, pairs, spec.d, runtime.NumCPU())
+	baseline := "bare " + sdk + " server"
+	if before := os.Getenv(e2eBenchBeforeEnv); before != "" {
+		baseline = "the earlier build " + before + " (bounds below are for a bare server)"
+	}
+	fmt.Fprintf(&b, "\nelicitvault serve --sdk %s ÷ %s, delete_contacts accepted at once; medians of %d interleaved pairs of %v; %d cores\n",
+		evSDK, baseline, pairs, spec.d, runtime.NumCPU())
 	fmt.Fprintf(&b, "%-10s %-11s %8s %14s %12s %10s %10s   %s\n", "store", "protocol", "sessions", "CPU/trip", "throughput", "p50", "p99", "bare: CPU/trip, trips/s, p50 (median)")
 	for _, c := range cells {
 		cpuBound, tputBound, p50Bound := 1.4, 0.75, 2.0

@@ -92,6 +92,13 @@ var serveListenRE = regexp.MustCompile(`elicitvault: serve: MCP at (http://\S+)/
 
 func startKillableServe(t *testing.T, args ...string) *killableServe {
 	t.Helper()
+	return startKillableServeBin(t, elicitvaultBin(t), args...)
+}
+
+// startKillableServeBin is startKillableServe with the elicitvault binary
+// bin (TestE2EBench's ELICITVAULT_E2EBENCH_BEFORE: an earlier build).
+func startKillableServeBin(t *testing.T, bin string, args ...string) *killableServe {
+	t.Helper()
 	p := &killableServe{done: make(chan struct{})}
 	// The listening line names --base-url, the balancer: the node's own
 	// address is chosen here.
@@ -99,7 +106,7 @@ func startKillableServe(t *testing.T, args ...string) *killableServe {
 	// Every client of these tests comes from 127.0.0.1 (through
 	// HAProxy): one client to the session caps, whose default bound is
 	// for one real client.
-	p.cmd = exec.Command(elicitvaultBin(t), append([]string{"serve", "--addr", addr, "--max-sessions-per-client", "5000"}, args...)...)
+	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--max-sessions-per-client", "5000"}, args...)...)
 	p.cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS=")
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := p.cmd.StderrPipe()
