@@ -34,6 +34,7 @@ func (pa *blockingPath) blocking(ctx context.Context, r *Request, ttl time.Durat
 		}
 		params.URL = link
 		params.ElicitationID = r.ID
+		rec = e.urlPending(r, expiry)
 	}
 
 	first, err := e.begin(ctx, s, rec)

@@ -156,7 +156,9 @@ func (pa *browserPath) urlViaBrowser(ctx context.Context, r *Request, ttl time.D
 	call := r.Call
 	expiry := e.engine.Now().Add(ttl)
 	s := e.engine.Slot(call.who, r.ID, expiry)
-	first, err := e.begin(ctx, s, &pendingRecord{Mode: ModeURL, Via: viaBrowser, Tool: call.Tool, Expiry: expiry.UnixMilli()})
+	rec := e.urlPending(r, expiry)
+	rec.Via = viaBrowser
+	first, err := e.begin(ctx, s, rec)
 	if err != nil {
 		return nil, err
 	}

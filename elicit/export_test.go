@@ -1,8 +1,10 @@
 package elicit
 
 import (
+	"context"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/token"
 )
 
@@ -11,9 +13,16 @@ import (
 var ResolveURL = (*Elicitor).resolveURL
 
 // IssueURLToken issues a URL-mode token for subject, for an elicitation
-// that does not exist.
+// that has a pending record (the consent page shows it) and nothing
+// waiting for its answer.
 func IssueURLToken(e *Elicitor, subject string) (string, error) {
-	return e.tokens.Issue(&token.Claims{Kind: token.URL, Subject: subject, SessionID: "l:x", ElicitationID: "x"}, time.Minute, token.Compact)
+	c := &token.Claims{Kind: token.URL, Subject: subject, SessionID: "l:x", ElicitationID: "x"}
+	expiry := e.engine.Now().Add(time.Minute)
+	s := e.engine.Slot(engine.ClaimsIdentity(c), c.ElicitationID, expiry)
+	if err := s.Put(context.Background(), engine.PurposePending, &pendingRecord{Mode: ModeURL, Expiry: expiry.UnixMilli(), Message: "Connect your account"}); err != nil {
+		return "", err
+	}
+	return e.tokens.Issue(c, time.Minute, token.Compact)
 }
 
 // ClaimLease is the lease of answer claims.

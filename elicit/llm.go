@@ -85,6 +85,9 @@ func (pa *modelPath) pendingStop(ctx context.Context, call *Call, rd *round) (*e
 		FP: p.fp, Args: call.info.Arguments, Answers: rd.answers, State: rd.state,
 		Marker: e.keys.PrimaryKeyID().String(),
 	}
+	if p.mode == ModeURL {
+		rec.Message, rec.Server = p.message, e.serverName
+	}
 	if err := e.putPending(ctx, s, rec); err != nil {
 		return nil, err
 	}

@@ -279,7 +279,7 @@ func (pa *inputPath) inputRequest(ctx context.Context, rd *round, r *Request, tt
 			return nil, err
 		}
 		s := e.engine.Slot(r.Call.who, r.ID, expiry)
-		if err := e.putPending(ctx, s, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
+		if err := e.putPending(ctx, s, e.urlPending(r, expiry)); err != nil {
 			return nil, err
 		}
 		e.engine.LeaveFor(r.Call.peer, s)

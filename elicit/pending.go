@@ -3,6 +3,7 @@ package elicit
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/store"
@@ -42,6 +43,17 @@ type pendingRecord struct {
 	// Carried is what the hooks' Carry returned when the elicitation was
 	// asked (a trace context), for the node that resumes it.
 	Carried map[string]string `json:"tc,omitempty"`
+	// Message, for URL mode, is the elicitation's message, which the
+	// consent page shows (sealed here, never in the link), and Server the
+	// name the page gives the server that asks (Config.ServerName).
+	Message string `json:"msg,omitempty"`
+	Server  string `json:"srv,omitempty"`
+}
+
+// urlPending is the pending record of the URL-mode elicitation r, until
+// expiry: with what the consent page shows.
+func (e *Elicitor) urlPending(r *Request, expiry time.Time) *pendingRecord {
+	return &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli(), Message: r.Message, Server: e.serverName}
 }
 
 // resultRecord is an answer, as the resolver wrote it (engine.Result).

@@ -658,7 +658,7 @@ func (pa *taskPath) taskInput(ctx context.Context, run *taskRun, r *Request, ttl
 			return nil, err
 		}
 		s := e.engine.Slot(r.Call.who, r.ID, expiry)
-		if err := e.putPending(ctx, s, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
+		if err := e.putPending(ctx, s, e.urlPending(r, expiry)); err != nil {
 			return nil, err
 		}
 		defer s.End(ctx)
