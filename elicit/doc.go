@@ -5,7 +5,7 @@
 // A server in full:
 //
 //	keys, err := keyring.Load(nil) // MCP_ELICITATION_SECRET
-//	ev, err := elicit.New(keys, memory.New(nil), &elicit.Config{BaseURL: "https://mcp.example.com"})
+//	ev, err := elicit.New(keys, memory.New(nil), &elicit.Config{BaseURL: "https://mcp.example.com", ServerName: "Contacts"})
 //	server := mcp.NewServer(&mcp.Implementation{Name: "contacts", Version: "1"}, nil)
 //	ev.Install(server)
 //	mcp.AddTool(server, &mcp.Tool{Name: "delete_contacts"}, func(ctx context.Context, req *mcp.CallToolRequest, in Args) (*mcp.CallToolResult, any, error) {
