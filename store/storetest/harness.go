@@ -26,16 +26,15 @@ type Backend struct {
 	// and returns the namespace and the cuts of that store.
 	Open func(t *testing.T) (s store.Store, namespace string, cut Cuts)
 
-	// Reopen opens another store on namespace, which Open made; the
-	// store is closed when t ends. It also runs in a child process (the
-	// test binary started again), with the environment of the parent.
-	Reopen func(t *testing.T, namespace string) store.Store
+	// URL is the server's URL. TakeLostReply reopens the store with its
+	// host:port replaced by a TCP proxy's.
+	URL string
 
-	// ReopenAt is Reopen with the store's connections sent to addr
-	// (host:port), a TCP proxy to the server at Addr, for TakeLostReply,
-	// which skips without them.
-	ReopenAt func(t *testing.T, namespace, addr string) store.Store
-	Addr     string
+	// Reopen opens another store on namespace, which Open made, at url
+	// (URL, or URL through a proxy); RunBackend closes it when t ends. It
+	// also runs in a child process (the test binary started again), with
+	// the environment of the parent.
+	Reopen func(t *testing.T, namespace, url string) (store.Store, error)
 }
 
 // Cuts closes a store's connections at the server, as a failover, a
@@ -176,7 +175,7 @@ func testCrossProcess(t *testing.T, b Backend) {
 // parent's go, writes the result and announces it.
 func crossProcessChild(t *testing.T, b Backend, ns string) {
 	ctx := t.Context()
-	s := b.Reopen(t, ns)
+	s := reopen(t, b, ns, b.URL)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		_, err := s.Get(ctx, xprocGo)
@@ -238,6 +237,18 @@ func testSubscriptionsCut(t *testing.T, b Backend) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
+}
+
+// reopen opens another store of b on namespace at url, closed when t
+// ends.
+func reopen(t *testing.T, b Backend, namespace, url string) store.Store {
+	t.Helper()
+	s, err := b.Reopen(t, namespace, url)
+	if err != nil {
+		t.Fatalf("reopening the store: %v", err)
+	}
+	CloseAtEnd(t, s)
+	return s
 }
 
 // WaitResubscribed reads sub until a Resubscribed notice arrives, and
