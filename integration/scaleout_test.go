@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/integration/internal/rediscluster"
+	"github.com/elicitvault/elicitvault/store/redis/redistest"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -229,7 +229,7 @@ backend nodes
 // for sessions of live nodes), and what the clients of the dead node saw.
 func TestScaleOut(t *testing.T) {
 	t.Run("redis-cluster", func(t *testing.T) {
-		runScaleOut(t, rediscluster.Start(t).URL("wait_replicas=1&prefix=scaleout:"))
+		runScaleOut(t, redistest.StartCluster(t).URL("wait_replicas=1&prefix=scaleout:"))
 	})
 	t.Run("postgres", func(t *testing.T) {
 		// serve migrates the schema itself.

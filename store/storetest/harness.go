@@ -255,40 +255,37 @@ func reopen(t *testing.T, b Backend, namespace, url string) store.Store {
 // fails t after timeout.
 func WaitResubscribed(t testing.TB, sub store.Subscription, timeout time.Duration) {
 	t.Helper()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	for {
-		select {
-		case m, ok := <-sub.Messages():
-			if !ok {
-				t.Fatalf("subscription ended (Err: %v), want Resubscribed", sub.Err())
-			}
-			if m.Resubscribed {
-				return
-			}
-		case <-timer.C:
-			t.Fatalf("no Resubscribed notice after %v", timeout)
-		}
-	}
+	next(t, sub, timeout, true)
 }
 
 // RecvData reads sub until a data message arrives, skipping Resubscribed
 // notices, and fails t after timeout.
 func RecvData(t testing.TB, sub store.Subscription, timeout time.Duration) []byte {
 	t.Helper()
+	return next(t, sub, timeout, false).Data
+}
+
+// next reads sub until a message arrives that is a Resubscribed notice or
+// not, as resubscribed says, and fails t after timeout.
+func next(t testing.TB, sub store.Subscription, timeout time.Duration, resubscribed bool) store.Message {
+	t.Helper()
+	want := "a message"
+	if resubscribed {
+		want = "a Resubscribed notice"
+	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for {
 		select {
 		case m, ok := <-sub.Messages():
 			if !ok {
-				t.Fatalf("subscription ended (Err: %v), want a message", sub.Err())
+				t.Fatalf("subscription ended (Err: %v), want %s", sub.Err(), want)
 			}
-			if !m.Resubscribed {
-				return m.Data
+			if m.Resubscribed == resubscribed {
+				return m
 			}
 		case <-timer.C:
-			t.Fatalf("no message after %v", timeout)
+			t.Fatalf("no %s after %v", want, timeout)
 		}
 	}
 }
