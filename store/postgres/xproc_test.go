@@ -8,8 +8,8 @@ import (
 	"github.com/elicitvault/elicitvault/store/storetest"
 )
 
-// TestBackend runs storetest's tests that need a second process on the
-// same data and connections cut at the server (pg_terminate_backend of
+// TestBackend runs storetest's conformance suite, and its tests that need
+// a second process on the same data and connections cut at the server (pg_terminate_backend of
 // the store's connections, by their application_name).
 func TestBackend(t *testing.T) {
 	url := serverURL(t)

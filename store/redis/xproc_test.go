@@ -8,8 +8,8 @@ import (
 	"github.com/elicitvault/elicitvault/store/storetest"
 )
 
-// TestBackend runs storetest's tests that need a second process on the
-// same data and connections cut at the server (CLIENT KILL of the store's
+// TestBackend runs storetest's conformance suite, and its tests that need
+// a second process on the same data and connections cut at the server (CLIENT KILL of the store's
 // connections, by their client name).
 func TestBackend(t *testing.T) {
 	url := serverURL(t)

@@ -49,7 +49,8 @@ type Cuts struct {
 	All func(t *testing.T) int
 }
 
-// RunBackend runs the tests that need a Backend:
+// RunBackend runs the conformance suite ([Run]) on the stores of Open,
+// then the tests that need a Backend:
 //
 //   - CrossProcess: a waiter in this process and a writer in another
 //     (this test binary started again) share the server; the waiter's
@@ -75,6 +76,12 @@ func RunBackend(t *testing.T, b Backend) {
 		t.Run("CrossProcess", func(t *testing.T) { crossProcessChild(t, b, ns) })
 		return
 	}
+	t.Run("Conformance", func(t *testing.T) {
+		Run(t, func(t *testing.T) store.Store {
+			s, _, _ := b.Open(t)
+			return s
+		})
+	})
 	t.Run("CrossProcess", func(t *testing.T) { testCrossProcess(t, b) })
 	t.Run("SubscriptionsCut", func(t *testing.T) { testSubscriptionsCut(t, b) })
 	t.Run("Terminated", func(t *testing.T) { testTerminated(t, b) })
