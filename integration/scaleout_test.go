@@ -27,6 +27,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/elicitvault/elicitvault/integration/internal/servebin"
 )
 
 // scaleoutSessionsEnv sets the number of concurrent client sessions of
@@ -92,7 +94,7 @@ var serveListenRE = regexp.MustCompile(`elicitvault: serve: MCP at (http://\S+)/
 
 func startKillableServe(t *testing.T, args ...string) *killableServe {
 	t.Helper()
-	return startKillableServeBin(t, elicitvaultBin(t), args...)
+	return startKillableServeBin(t, servebin.Path(t), args...)
 }
 
 // startKillableServeBin is startKillableServe with the elicitvault binary

@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -17,6 +16,8 @@ import (
 	"github.com/elicitvault/elicitvault/internal/epoch"
 	"github.com/elicitvault/elicitvault/store/postgres/pgtest"
 	"github.com/elicitvault/elicitvault/store/redis/redistest"
+
+	"github.com/elicitvault/elicitvault/integration/internal/servebin"
 )
 
 func freePort(t *testing.T) int {
@@ -66,40 +67,10 @@ func (s pgServer) url(addr string) string {
 }
 func (s pgServer) restart(t *testing.T) { s.Stop(t); s.Restart(t) }
 
-var (
-	binOnce sync.Once
-	binDir  string
-	binPath string
-	binErr  error
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	servebin.Remove()
 	os.Exit(code)
-}
-
-// elicitvaultBin builds ../../cmd/elicitvault once per test process.
-func elicitvaultBin(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "elicitvault-faults-bin-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "elicitvault")
-		cmd := exec.Command("go", "build", "-o", binPath, "./elicitvault")
-		cmd.Dir = filepath.Join("..", "..", "cmd")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
 }
 
 // node is a running `elicitvault serve --sdk sdk`, which the test may
@@ -133,7 +104,7 @@ func (n *node) start(t *testing.T) {
 	t.Helper()
 	// Every client comes from 127.0.0.1: one client to the session caps,
 	// whose default bound is for one real client.
-	cmd := exec.Command(elicitvaultBin(t), "serve", "--sdk", n.sdk, "--addr", fmt.Sprintf("127.0.0.1:%d", n.port), "--store", n.storeURL, "--ttl", "60s", "--max-sessions-per-client", "5000")
+	cmd := exec.Command(servebin.Path(t), "serve", "--sdk", n.sdk, "--addr", fmt.Sprintf("127.0.0.1:%d", n.port), "--store", n.storeURL, "--ttl", "60s", "--max-sessions-per-client", "5000")
 	cmd.Env = append(os.Environ(), n.env...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
