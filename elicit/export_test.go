@@ -10,7 +10,10 @@ import (
 
 // ResolveURL lets the tests complete a URL-mode elicitation with claims of
 // their own making, as a page would after verifying a token.
-var ResolveURL = (*Elicitor).resolveURL
+func ResolveURL(e *Elicitor, ctx context.Context, c *token.Claims, action Action) error {
+	_, _, err := e.engine.ResolveURL(ctx, c, string(action))
+	return err
+}
 
 // IssueURLToken issues a URL-mode token for subject, for an elicitation
 // that has a pending record (the consent page shows it) and nothing
@@ -19,14 +22,16 @@ func IssueURLToken(e *Elicitor, subject string) (string, error) {
 	c := &token.Claims{Kind: token.URL, Subject: subject, SessionID: "l:x", ElicitationID: "x"}
 	expiry := e.engine.Now().Add(time.Minute)
 	s := e.engine.Slot(engine.ClaimsIdentity(c), c.ElicitationID, expiry)
-	if err := s.Put(context.Background(), engine.PurposePending, &pendingRecord{Mode: ModeURL, Expiry: expiry.UnixMilli(), Message: "Connect your account"}); err != nil {
+	// The pending record as the engine writes it (its JSON keys).
+	rec := map[string]any{"mode": engine.ModeURL, "exp": expiry.UnixMilli(), "msg": "Connect your account"}
+	if err := s.Put(context.Background(), engine.PurposePending, rec); err != nil {
 		return "", err
 	}
 	return e.tokens.Issue(c, time.Minute, token.Compact)
 }
 
 // ClaimLease is the lease of answer claims.
-const ClaimLease = claimLease
+const ClaimLease = DefaultClaimLease
 
 // WithDeadlines is Handler's per-request deadlines around any handler.
 var WithDeadlines = withDeadlines

@@ -103,13 +103,13 @@ func (e *Elicitor) CompleteURL(ctx context.Context, tok, subject string, action 
 // elicitation is gone).
 //
 // It returns the elicitation's expiry, and whether a call may take the
-// answer now (see resolveURLUntil).
+// answer now (see engine.Engine.ResolveURL).
 func (e *Elicitor) completeOnce(ctx context.Context, c *token.Claims, action Action) (expiry time.Time, waited bool, err error) {
 	use, err := e.tokens.Claim(ctx, c)
 	if err != nil {
 		return time.Time{}, false, err
 	}
-	expiry, waited, err = e.resolveURLUntil(ctx, c, action)
+	expiry, waited, err = e.engine.ResolveURL(ctx, c, string(action))
 	if err != nil {
 		if errors.Is(err, ErrUnknownElicitation) {
 			use.Commit(ctx) // nothing left to resolve
@@ -169,7 +169,7 @@ func pageErr(err error) error {
 	case errors.Is(err, token.ErrInProgress):
 		return ErrAnswerInProgress
 	case errors.Is(err, token.ErrExpired), errors.Is(err, token.ErrReplayed):
-		return errGone
+		return engine.ErrGone
 	case errors.Is(err, token.ErrInvalid), errors.Is(err, token.ErrUnknownKey):
 		return ErrMalformed
 	}
@@ -225,8 +225,7 @@ func (p *pages) show(w http.ResponseWriter, r *http.Request) {
 	}
 	// What the person accepts: the elicitation's message, from its sealed
 	// pending record (the link carries none of it), and who asks.
-	var rec pendingRecord
-	err = p.e.engine.Slot(engine.ClaimsIdentity(c), c.ElicitationID, time.Time{}).Get(r.Context(), engine.PurposePending, &rec)
+	consent, err := p.e.engine.URLConsent(r.Context(), c)
 	switch {
 	case errors.Is(err, ErrUnknownElicitation):
 		writePage(w, http.StatusGone, pageExpired)
@@ -235,17 +234,14 @@ func (p *pages) show(w http.ResponseWriter, r *http.Request) {
 		p.e.log.WarnContext(r.Context(), "elicit: consent page: the store failed")
 		writePage(w, http.StatusInternalServerError, pageFailed)
 		return
-	case rec.Mode != ModeURL || !time.UnixMilli(rec.Expiry).After(p.e.engine.Now()):
-		writePage(w, http.StatusGone, pageExpired)
-		return
 	}
-	server := rec.Server
+	server := consent.Server
 	if server == "" {
 		server = p.serverName(r)
 	}
 	writePage(w, http.StatusOK, pageView{
 		Title:   server + " asks you to confirm",
-		Message: rec.Message,
+		Message: consent.Message,
 		Text:    "Accept to continue, or Decline to refuse. Your choice goes to " + server + ", not into the chat.",
 		Token:   tok,
 	})
