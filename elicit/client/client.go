@@ -2,6 +2,15 @@
 // client, with the rules the MCP specification sets for the client end
 // built in.
 //
+// A client whose elicitations go to a UI of yours (ui implements FormUI
+// and URLUI), checked:
+//
+//	h := client.New(&client.Options{Form: ui, URL: ui, AllowedHosts: []string{"*.example.com"}})
+//	opts := &mcp.ClientOptions{}
+//	h.Install(opts)
+//	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, opts)
+//	h.Attach(c)
+//
 // A [Handler] is made by [New] from a UI that asks the user: a [FormUI]
 // fills in forms, a [URLUI] asks consent to open a link. The Handler
 // declares exactly the

@@ -2,6 +2,23 @@
 // tool: OAuth 2.0 authorization code with PKCE, through URL-mode
 // elicitation, with the credential sealed per user in the store.
 //
+// A Connector for GitHub, and a tool that uses the user's account:
+//
+//	conn, err := oauth.New(&oauth.Config{Elicitor: ev, StartURL: "https://mcp.example.com/oauth/start"},
+//		&oauth.Provider{Name: "github", Config: &oauth2.Config{
+//			ClientID: "Iv1.example", ClientSecret: secret, Endpoint: github.Endpoint,
+//			RedirectURL: "https://mcp.example.com/oauth/github/callback", Scopes: []string{"repo"},
+//		}})
+//	mcp.AddTool(server, &mcp.Tool{Name: "list_repos"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+//		c, err := conn.Connect(ctx, "github") // at once when connected; else URL mode first
+//		if err != nil {
+//			return nil, nil, err // oauth.ErrDeclined when the user said no
+//		}
+//		resp, err := c.Client(ctx).Get("https://api.github.com/user/repos")
+//		...
+//	})
+//	http.Handle("/oauth/", conn.Handler()) // the start page and the callbacks, on every node
+//
 // A tool calls [Connector.Connect] with the name of a registered
 // [Provider]. If the user already connected that provider, Connect returns
 // at once a [Connection]
