@@ -7,8 +7,14 @@
 // and the user's consent before the browser opens, and a mode without a
 // UI is neither declared nor answered (it is declined).
 //
-// Options gives the mcp-go client options that install a Handler and
-// declare its modes. The mcp-go client then uses it for elicitation/create
+// An mcp-go client whose elicitations go to a UI of yours (ui implements
+// elicit/client's FormUI and URLUI), checked:
+//
+//	h := client.New(&evclient.Options{Form: ui, URL: ui, AllowedHosts: []string{"*.example.com"}})
+//	c := mcpclient.NewClient(tr, h.Options(mcp.ClientCapabilities{})...) // tr: an mcp-go transport
+//
+// [Handler.Options] gives the mcp-go client options that install a
+// [Handler] and declare its modes. The mcp-go client then uses it for elicitation/create
 // requests (protocol 2025-06-18 and 2025-11-25) and for the elicitations
 // among the input requests of protocol 2026-07-28, which it fulfils before
 // it calls the tool again with the requestState.
