@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
@@ -222,7 +223,7 @@ func TestZeroKnowledge(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the callback token: %v", err)
 		}
-		if claims.SessionID != "s:"+zkSessionURL || claims.Subject != zkSubjectURL {
+		if claims.SessionID != engine.TransportSession(zkSessionURL) || claims.Subject != zkSubjectURL {
 			t.Fatalf("the flow bound its token to session %q, subject %q; want the known ones", claims.SessionID, claims.Subject)
 		}
 		forbid(sent.ElicitationID, callbackToken, string(claims.ID[:]))
