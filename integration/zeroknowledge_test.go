@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -75,24 +74,14 @@ func TestZeroKnowledge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		forbidden := []string{
+		forbidden := &forbiddenValues{values: []string{
 			zkSessionForm, zkSubjectForm, zkSessionURL, zkSubjectURL,
 			zkMessageForm, zkMessageURL, zkField, zkAnswer,
 			zkSessionSealed, zkSubjectSealed, zkRecordSealed, zkContentSealed,
 			zkToolName, zkState, zkVerifier,
 			zkSubjectTask, zkMessageTask, zkAnswerTask,
-		}
-		var mu sync.Mutex
-		forbid := func(s ...string) {
-			mu.Lock()
-			forbidden = append(forbidden, s...)
-			mu.Unlock()
-		}
-		snapshot := func() []string {
-			mu.Lock()
-			defer mu.Unlock()
-			return slices.Clone(forbidden)
-		}
+		}}
+		forbid, snapshot := forbidden.add, forbidden.snapshot
 
 		// The server: an Elicitor over the backend, whose hook learns
 		// every elicitation ID.
