@@ -128,27 +128,20 @@ func TestWrongBinding(t *testing.T) {
 	c := &clock{t0}
 	s := newSealer(t, c, secretA)
 	sealed, _ := s.Seal(binding, []byte("x"), t0.Add(time.Minute))
-	wrong := map[string]envelope.Binding{}
-	b := binding
-	b.SessionID = "sess-other"
-	wrong["session"] = b
-	b = binding
-	b.Subject = "mallory@example.com"
-	wrong["subject"] = b
-	b = binding
-	b.Subject = ""
-	wrong["no subject"] = b
-	b = binding
-	b.Purpose = "result"
-	wrong["purpose"] = b
-	b = binding
-	b.RecordID = "elicit-43"
-	wrong["record"] = b
-	// Moving bytes between adjacent fields must not collide.
-	b = binding
-	b.Subject, b.SessionID = binding.Subject+"s", strings.TrimPrefix(binding.SessionID, "s")
-	wrong["shifted boundary"] = b
-	for name, b := range wrong {
+	wrong := map[string]func(b *envelope.Binding){
+		"session":    func(b *envelope.Binding) { b.SessionID = "sess-other" },
+		"subject":    func(b *envelope.Binding) { b.Subject = "mallory@example.com" },
+		"no subject": func(b *envelope.Binding) { b.Subject = "" },
+		"purpose":    func(b *envelope.Binding) { b.Purpose = "result" },
+		"record":     func(b *envelope.Binding) { b.RecordID = "elicit-43" },
+		// Moving bytes between adjacent fields must not collide.
+		"shifted boundary": func(b *envelope.Binding) {
+			b.Subject, b.SessionID = binding.Subject+"s", strings.TrimPrefix(binding.SessionID, "s")
+		},
+	}
+	for name, change := range wrong {
+		b := binding
+		change(&b)
 		if _, err := s.Open(b, sealed); !errors.Is(err, envelope.ErrInvalid) {
 			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
 		}
