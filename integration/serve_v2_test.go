@@ -464,12 +464,7 @@ func TestServeConsentPageSandboxedFrame(t *testing.T) {
 		}
 		done <- out
 	}()
-	var link string
-	select {
-	case link = <-links:
-	case <-time.After(15 * time.Second):
-		t.Fatal("no URL-mode elicitation")
-	}
+	link := nextLink(t, links)
 
 	// The attacker's page, on another site (localhost, not 127.0.0.1): a
 	// sandboxed frame (an opaque origin) posts Accept to the link, through
