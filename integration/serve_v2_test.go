@@ -13,9 +13,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -90,24 +88,7 @@ func startV2(t *testing.T, srv *serveProc, version string, elicitation map[strin
 // request's timeout in ms (nil: 60000; "default": the SDK's own).
 func startV2At(t *testing.T, mcpURL, version string, elicitation map[string]any, timeout any) *v2Client {
 	t.Helper()
-	script, err := filepath.Abs(filepath.Join("..", "interop", "elicit-client-v2.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := exec.LookPath("node")
-	missing := ""
-	switch {
-	case err != nil:
-		missing = "node is not installed"
-	case !fileExists(filepath.Join(filepath.Dir(script), "node_modules", "@modelcontextprotocol", "client", "package.json")):
-		missing = "interop/node_modules lacks @modelcontextprotocol/client (run npm ci in interop/)"
-	}
-	if missing != "" {
-		if os.Getenv(requireNodeEnv) == "1" {
-			t.Fatalf("%s, and %s=1 requires it", missing, requireNodeEnv)
-		}
-		t.Skip(missing + ": skipping the TypeScript SDK v2 interop test")
-	}
+	node, script := nodeScript(t, "elicit-client-v2.mjs", "@modelcontextprotocol/client")
 	caps := map[string]any{}
 	if elicitation != nil {
 		caps["elicitation"] = elicitation
