@@ -96,19 +96,7 @@ func startV2At(t *testing.T, mcpURL, version string, elicitation map[string]any,
 	cfg, _ := json.Marshal(map[string]any{"url": mcpURL, "version": version, "capabilities": caps, "urlAction": "accept", "timeout": timeout})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	cmd := exec.CommandContext(ctx, node, script, string(cfg))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, stderr := startPiped(t, cmd)
 	c := &v2Client{t: t, stdin: stdin, events: make(chan v2Event, 16), replies: map[int]chan v2Reply{}}
 	ready := make(chan struct{})
 	done := make(chan struct{})
