@@ -89,6 +89,7 @@ type Ask struct {
 
 	peer Peer
 	info *CallInfo
+	fp   string // fingerprint, once a round computed it
 }
 
 // Response is an answer, as the path that delivered it got it: not
