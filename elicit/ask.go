@@ -32,7 +32,7 @@ func (e *Elicitor) ask(ctx context.Context, r *Request, o *options) (*Response, 
 		supported = false
 	}
 
-	run := taskFrom(ctx)
+	run := engine.TaskRunFrom(ctx)
 	var send RequestFunc = func(ctx context.Context, r *Request) (*Response, error) {
 		// After the hooks of the request flow, which see the request first.
 		return e.choose(rd, run, r, supported, o).deliver(ctx, rd, r, ttl, o)
@@ -61,7 +61,7 @@ type path interface {
 // choose returns the path of the elicitation r: the client's own, when it
 // can receive it (supported); otherwise the first fallback that applies,
 // else the Policy. run is the task the call runs as, or nil.
-func (e *Elicitor) choose(rd *round, run *taskRun, r *Request, supported bool, o *options) path {
+func (e *Elicitor) choose(rd *round, run *engine.TaskRun, r *Request, supported bool, o *options) path {
 	inputRequests := r.Call.inputRequests()
 	switch {
 	case supported && run != nil:

@@ -255,6 +255,7 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 	if err != nil {
 		return nil, err
 	}
+	eng.SetLog(e.log)
 	e.engine, e.tokens = eng, eng.Tokens()
 	return e, nil
 }

@@ -28,6 +28,7 @@ func limits(cfg *Config) engine.Limits {
 	l := engine.Limits{
 		Max: cfg.MaxPending, PerClient: cfg.MaxPendingPerSubject,
 		MaxBytes: cfg.MaxPendingBytes, PerClientBytes: cfg.MaxPendingBytesPerSubject,
+		MaxContent: cfg.MaxContentSize,
 	}
 	if l.Max <= 0 {
 		l.Max = DefaultMaxPending
@@ -40,6 +41,9 @@ func limits(cfg *Config) engine.Limits {
 	}
 	if l.PerClientBytes <= 0 {
 		l.PerClientBytes = DefaultMaxPendingBytesPerSubject
+	}
+	if l.MaxContent <= 0 {
+		l.MaxContent = DefaultMaxContentSize
 	}
 	return l
 }

@@ -2,18 +2,13 @@ package elicit
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
-
-// codeHeaderMismatch is the JSON-RPC error of a request whose routing
-// headers disagree with its body (SEP-2243).
-const codeHeaderMismatch = -32020
 
 // checkTaskHeaders returns h refusing, on 2026-07-28, a tasks/get,
 // tasks/update or tasks/cancel whose Mcp-Name header is not its taskId
@@ -44,9 +39,7 @@ func checkTaskHeaders(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		switch req.Method {
-		case "tasks/get", "tasks/update", "tasks/cancel":
-		default:
+		if !engine.IsTaskMethod(req.Method) {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -54,13 +47,12 @@ func checkTaskHeaders(h http.Handler) http.Handler {
 			TaskID string `json:"taskId"`
 		}
 		json.Unmarshal(req.Params, &p)
-		values := r.Header.Values("Mcp-Name")
-		if name, ok := headerValue(values); len(values) == 0 || ok && name == p.TaskID {
+		if engine.TaskNameMatches(r.Header.Values("Mcp-Name"), p.TaskID) {
 			h.ServeHTTP(w, r)
 			return
 		}
 		msg := "Mcp-Name header does not match params.taskId"
-		out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: codeHeaderMismatch, Message: msg}})
+		out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: engine.CodeHeaderMismatch, Message: msg}})
 		if err != nil {
 			h.ServeHTTP(w, r)
 			return
@@ -69,22 +61,4 @@ func checkTaskHeaders(h http.Handler) http.Handler {
 		w.WriteHeader(http.StatusBadRequest)
 		w.Write(out)
 	})
-}
-
-// headerValue is a header's one value, without surrounding whitespace,
-// decoded when it is written as =?base64?…?= (SEP-2243).
-func headerValue(values []string) (string, bool) {
-	if len(values) != 1 {
-		return "", false
-	}
-	v := strings.TrimSpace(values[0])
-	if enc, ok := strings.CutPrefix(v, "=?base64?"); ok {
-		enc, ok = strings.CutSuffix(enc, "?=")
-		b, err := base64.StdEncoding.DecodeString(enc)
-		if !ok || err != nil {
-			return "", false
-		}
-		v = string(b)
-	}
-	return v, true
 }

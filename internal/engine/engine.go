@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/ring"
@@ -25,6 +26,11 @@ type Engine struct {
 	// waiting are the calls of this node waiting for a URL-mode answer.
 	waiting waiters
 	local   localSessions
+	// tasks are the tasks running on this node (LaunchTask).
+	tasks tasksRunning
+	// maxContent bounds an answer's content (Limits.MaxContent).
+	maxContent int
+	log        *slog.Logger
 }
 
 // URLEnder ends URL-mode elicitations: the front-end that asked them,
@@ -53,7 +59,26 @@ func New(keys *ring.Keyring, st store.Store, flow Flow, limits Limits, opts ...t
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{keys: keys, store: st, tokens: ts, flow: flow, ends: flow, quota: newQuota(limits)}, nil
+	maxContent := limits.MaxContent
+	if maxContent <= 0 {
+		maxContent = DefaultMaxContent
+	}
+	return &Engine{keys: keys, store: st, tokens: ts, flow: flow, ends: flow, quota: newQuota(limits), maxContent: maxContent}, nil
+}
+
+// DefaultMaxContent is Limits.MaxContent when it is not set.
+const DefaultMaxContent = 64 << 10
+
+// SetLog sets where the engine logs what no caller hears of (a task
+// handler's panic); slog.Default() until it is called, before the engine
+// is used.
+func (e *Engine) SetLog(l *slog.Logger) { e.log = l }
+
+func (e *Engine) logger() *slog.Logger {
+	if e.log == nil {
+		return slog.Default()
+	}
+	return e.log
 }
 
 // Now is the keyring's clock.
