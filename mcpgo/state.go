@@ -167,21 +167,7 @@ func (f *Server) begin(ctx context.Context, c *call, who engine.Identity, protoc
 }
 
 func errorResponse(id json.RawMessage, code int, msg string) []byte {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, msg}})
-	return b
+	return rpcErrorResponse(id, &engine.RPCError{Code: int64(code), Message: msg})
 }
 
 // protocolOf is the protocol version of c: its _meta's, else the header's.

@@ -29,6 +29,32 @@ import (
 // authenticates X.
 func taskNode(t *testing.T, st store.Store) string {
 	t.Helper()
+	f, m := confirmNode(t, st, elicit.TaskOptional)
+	m.AddTool(mcp.NewTool("greet_later"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := elicit.Form[struct {
+			Name string `json:"name"`
+		}](ctx, "Your name?", elicit.WithInputKey("user_name"))
+		if err != nil {
+			return nil, err
+		}
+		return StartTask(ctx, func(ctx context.Context) (*mcp.CallToolResult, error) {
+			return mcp.NewToolResultText("Hello, " + res.Content.Name), nil
+		})
+	})
+	h := f.Handler(nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer user-")
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), subjectKey{}, user)))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + elicit.MCPPath
+}
+
+// confirmNode is a front-end over st, on an mcp-go server whose tool
+// "confirm" asks for a confirmation and runs as a task with support; a
+// request's subject is its context's subjectKey.
+func confirmNode(t *testing.T, st store.Store, support elicit.TaskSupport) (*Server, *server.MCPServer) {
+	t.Helper()
 	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
 	if err != nil {
 		t.Fatal(err)
@@ -50,27 +76,10 @@ func taskNode(t *testing.T, st store.Store) string {
 		}
 		return mcp.NewToolResultText(fmt.Sprint("confirmed: ", ok)), nil
 	})
-	m.AddTool(mcp.NewTool("greet_later"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		res, err := elicit.Form[struct {
-			Name string `json:"name"`
-		}](ctx, "Your name?", elicit.WithInputKey("user_name"))
-		if err != nil {
-			return nil, err
-		}
-		return StartTask(ctx, func(ctx context.Context) (*mcp.CallToolResult, error) {
-			return mcp.NewToolResultText("Hello, " + res.Content.Name), nil
-		})
-	})
-	if err := f.RunAsTask("confirm", elicit.TaskOptional); err != nil {
+	if err := f.RunAsTask("confirm", support); err != nil {
 		t.Fatal(err)
 	}
-	h := f.Handler(nil)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		user, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer user-")
-		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), subjectKey{}, user)))
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + elicit.MCPPath
+	return f, m
 }
 
 type rpcError struct {
@@ -304,27 +313,7 @@ func TestStartTaskMCPGo(t *testing.T) {
 func TestTaskStdio(t *testing.T) {
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
-	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := elicit.New(keys, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
-	m := server.NewMCPServer("test", "1", server.WithToolCapabilities(false))
-	f := New(ev, m, nil)
-	m.AddTool(mcp.NewTool("confirm"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ok, err := elicit.Confirm(ctx, "Proceed?")
-		if err != nil {
-			return nil, err
-		}
-		return mcp.NewToolResultText(fmt.Sprint("confirmed: ", ok)), nil
-	})
-	if err := f.RunAsTask("confirm", elicit.TaskRequired); err != nil {
-		t.Fatal(err)
-	}
+	f, _ := confirmNode(t, st, elicit.TaskRequired)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
