@@ -40,7 +40,15 @@
 //     once each (a replay is ErrTaskAnswered), which the runner takes once
 //     (TakeAnswer) after listing them as answered; Cancel and Cancelled.
 //     Another subject's, another session's or an unknown task is
-//     ErrUnknownTask.
+//     ErrUnknownTask. Above the records, what a front-end calls
+//     (task_run.go, task_wire.go): LaunchTask creates a task and runs its
+//     body (the tool handler) in the background, where TaskRunFrom gives
+//     the TaskRun whose Input lists an input request and waits for its
+//     answer; ServeTask answers tasks/get, tasks/update (the answers
+//     validated against the input request they answer) and tasks/cancel;
+//     TaskTools, TaskWire, NoTasksError and TaskNameMatches are the rest
+//     of the extension's wire. Each front-end decodes its SDK's requests
+//     and encodes these results.
 //
 // How a front-end plugs in. Package elicit builds the Engine (elicit.New
 // calls New with its Flow: the hooks, the schemas, the delivery paths);
@@ -84,7 +92,7 @@
 // WaitLocal/DeliverLocal, WaitErr) and the validation of an answer
 // against its form (ValidateAnswer, over internal/form). Still in package
 // elicit, behind Flow: the rounds of a call and the delivery paths (one
-// type each there: blocking request, input requests, a task's input,
-// LLM-mediated, browser form, -32042), which speak elicit's vocabulary
-// (Request, Response, the hooks).
+// type each there: blocking request, input requests, a task's input
+// (over TaskRun.Input), LLM-mediated, browser form, -32042), which speak
+// elicit's vocabulary (Request, Response, the hooks).
 package engine
