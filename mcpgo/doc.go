@@ -118,8 +118,9 @@
 // answering mcp-go with a placeholder result that names it, and the
 // transport writes the task (a CreateTaskResult) in the place of the
 // response that carries the placeholder. The extension is advertised and
-// execution.taskSupport listed through mcp-go's AfterInitialize,
-// AfterDiscover and AfterListTools hooks. A task's handler (the tool
+// execution.taskSupport listed through mcp-go's AfterDiscover and
+// AfterListTools hooks (not in initialize: the extension is served on
+// 2026-07-28 requests only). A task's handler (the tool
 // handler middleware's next) runs with the call's context values, not
 // its cancellation; within it elicit.Form, elicit.Confirm and elicit.URL
 // are the task's input requests.

@@ -26,9 +26,9 @@ import (
 // did not declare the extension is refused with -32021.
 //
 // The extension is served by Handler and ServeStdio, in front of mcp-go
-// (whose own task API is the earlier one of 2025-11-25), and advertised
-// in server/discover and initialize; tools/list shows the tool's
-// execution.taskSupport. Do not also mark the tool with mcp-go's
+// (whose own task API, the earlier one of 2025-11-25, stays for the
+// clients of that version), on 2026-07-28 requests only, and advertised
+// in server/discover; tools/list shows the tool's execution.taskSupport. Do not also mark the tool with mcp-go's
 // mcp.WithTaskSupport: mcp-go would refuse its calls.
 func (f *Server) RunAsTask(tool string, support elicit.TaskSupport) error {
 	if support != elicit.TaskOptional && support != elicit.TaskRequired {
@@ -134,9 +134,11 @@ func (f *Server) escalated(ctx context.Context, p *peer, err error) (_ *mcp.Call
 	return res, err, true
 }
 
-// installTaskHooks advertises the extension in initialize and
-// server/discover, and execution.taskSupport in tools/list, once a tool
-// runs as a task.
+// installTaskHooks advertises the extension in server/discover, and
+// execution.taskSupport in tools/list, once a tool runs as a task. It is
+// not advertised in initialize: the extension is served on 2026-07-28
+// requests only (the transport reads a request's declaration in its
+// _meta; it cannot see what a session declared at initialize).
 func (f *Server) installTaskHooks(hooks *server.Hooks) {
 	extend := func(c *mcp.ServerCapabilities) {
 		if !f.tasks.Enabled() {
@@ -150,11 +152,6 @@ func (f *Server) installTaskHooks(hooks *server.Hooks) {
 		ext[engine.TasksExtension] = map[string]any{}
 		c.Extensions = ext
 	}
-	hooks.AddAfterInitialize(func(_ context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
-		if res != nil {
-			extend(&res.Capabilities)
-		}
-	})
 	hooks.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
 		if res != nil {
 			extend(&res.Capabilities)
