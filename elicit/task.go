@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"sync"
-	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -316,68 +315,6 @@ func (pa *taskPath) escalated(ctx context.Context, c *Call, req *mcp.CallToolReq
 	return e.task.launch(ctx, c, work)
 }
 
-// taskInput is the request flow of an elicitation within a task
-// (engine.TaskRun.Input): the task lists the input request and waits, at
-// most ttl, for the answer tasks/update writes on any node, which it
-// takes once. A URL-mode elicitation is answered on its page (whose
-// callback may reach any node), or declined with tasks/update.
-func (pa *taskPath) taskInput(ctx context.Context, run *engine.TaskRun, r *Request, ttl time.Duration, o *options) (*Response, error) {
-	e := pa.e
-	key := o.key
-	if key == "" {
-		key = "elicit-" + r.ID[:8]
-	}
-	p := &engine.ElicitParams{Mode: string(r.Mode), Message: r.Message}
-	var page chan error
-	var onPage *Response
-	switch r.Mode {
-	case ModeForm:
-		p.RequestedSchema = r.Schema.raw
-	case ModeURL:
-		expiry := e.engine.Now().Add(ttl)
-		link, err := e.issueURL(r, ttl, o)
-		if err != nil {
-			return nil, err
-		}
-		s := e.engine.Slot(r.Call.who, r.ID, expiry)
-		if err := e.putPending(ctx, s, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
-			return nil, err
-		}
-		defer s.End(ctx)
-		p.URL, p.ElicitationID = link, r.ID
-		pctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		page = make(chan error, 1)
-		go func() {
-			res, _, err := e.input.awaitURL(pctx, r, 0) // a task waits until the TTL
-			onPage = res
-			page <- err
-		}()
-	default:
-		return nil, ErrUnsupported
-	}
-	input, err := json.Marshal(struct {
-		Method string               `json:"method"`
-		Params *engine.ElicitParams `json:"params"`
-	}{"elicitation/create", p})
-	if err != nil {
-		return nil, err
-	}
-	raw, err := run.Input(ctx, key, input, ttl, page)
-	if err != nil {
-		return nil, err
-	}
-	if raw == nil {
-		return onPage, nil // answered on the page
-	}
-	defer clear(raw)
-	var a engine.TaskAnswer
-	if json.Unmarshal(raw, &a) != nil {
-		return nil, ErrMalformed
-	}
-	return &Response{Action: Action(a.Action), Content: a.Content}, nil
-}
-
 // listTaskTools adds execution.taskSupport to the tools of a tools/list
 // result that run as tasks (mcp.Tool has no such field in go-sdk v1.8.0).
 func (pa *taskPath) listTaskTools(req mcp.Request) func(mcp.Result, error) (mcp.Result, error) {
@@ -435,10 +372,8 @@ func (l *taskToolList) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out)
 }
 
-// taskPath is the tasks extension: the tools that run as tasks, and the
-// input a task asks for while it runs.
+// taskPath is the tasks extension on the go-sdk: the tools that run as
+// tasks and tasks/*; the input a task asks for while it runs is the
+// engine's (engine.TaskRun.Ask, the engine.Ask.Task of its
+// elicitations).
 type taskPath struct{ e *Elicitor }
-
-func (pa *taskPath) deliver(ctx context.Context, _ *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
-	return pa.taskInput(ctx, engine.TaskRunFrom(ctx), r, ttl, o)
-}

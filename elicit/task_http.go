@@ -3,11 +3,12 @@ package elicit
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 
-	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/elicitvault/elicitvault/internal/engine"
+	"github.com/elicitvault/elicitvault/internal/httpbody"
 )
 
 // checkTaskHeaders returns h refusing, on 2026-07-28, a tasks/get,
@@ -23,19 +24,13 @@ func checkTaskHeaders(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxChecked+1))
-		rest := r.Body
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), rest), rest}
-		if err != nil || len(body) > maxChecked || !bytes.Contains(body, []byte("tasks/")) {
+		body, ok := httpbody.Peek(r, maxChecked)
+		if !ok || !bytes.Contains(body, []byte("tasks/")) {
 			h.ServeHTTP(w, r)
 			return
 		}
-		m, err := jsonrpc.DecodeMessage(body)
-		req, ok := m.(*jsonrpc.Request)
-		if err != nil || !ok || !req.IsCall() {
+		req := decodeCall(body)
+		if req == nil {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -52,13 +47,8 @@ func checkTaskHeaders(h http.Handler) http.Handler {
 			return
 		}
 		msg := "Mcp-Name header does not match params.taskId"
-		out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: engine.CodeHeaderMismatch, Message: msg}})
-		if err != nil {
+		if !refuseCall(w, req.ID, &jsonrpc.Error{Code: engine.CodeHeaderMismatch, Message: msg}) {
 			h.ServeHTTP(w, r)
-			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		w.Write(out)
 	})
 }

@@ -17,16 +17,11 @@ const quietFor = time.Second
 
 // Limits bound the elicitations pending on one Engine: in number and in
 // bytes of their pending records, in total and per client
-// (Identity.Client); they also bound the tasks running on it
-// (LaunchTask). Each must be positive, but MaxContent.
+// (Identity.Client); Max and PerClient also bound the tasks running on
+// it (LaunchTask). Each must be positive.
 type Limits struct {
 	Max, PerClient           int
 	MaxBytes, PerClientBytes int
-
-	// MaxContent bounds the content of an answer that the engine
-	// validates itself (a task's, tasks/update), in bytes of JSON;
-	// DefaultMaxContent when it is not set.
-	MaxContent int
 }
 
 // quota counts the elicitations this Engine asked that are pending, in

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -74,7 +75,7 @@ func (e *Engine) LaunchTask(ctx context.Context, p Peer, body TaskBody) (*TaskWi
 	if err != nil {
 		return nil, err
 	}
-	ctx = WithPeer(e.flow.Prepare(context.WithoutCancel(ctx)), p)
+	ctx = WithPeer(e.cfg.prepare(context.WithoutCancel(ctx)), p)
 	tctx, untrack, err := e.Track(ctx, info.Who)
 	if err != nil {
 		release()
@@ -190,7 +191,7 @@ func (r *TaskRun) run(ctx context.Context, sub store.Subscription, body TaskBody
 func (r *TaskRun) call(ctx context.Context, body TaskBody) (res json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			r.t.e.logger().Error("elicit: a task's tool handler panicked", "stack", string(debug.Stack()))
+			r.t.e.cfg.Logger.Error("elicit: a task's tool handler panicked", "stack", string(debug.Stack()))
 			res, err = nil, errors.New("panic")
 		}
 	}()
@@ -308,4 +309,56 @@ func (r *TaskRun) Input(ctx context.Context, key string, input json.RawMessage, 
 		case <-woken:
 		}
 	}
+}
+
+// Ask delivers q, an elicitation of the task's body, as an input request
+// of the task (Ask.Task): it lists it (Input) and waits at most q.TTL for
+// the answer tasks/update writes on any node. A URL-mode elicitation is
+// answered on its page (whose callback may reach any node), or declined
+// with tasks/update.
+func (r *TaskRun) Ask(ctx context.Context, q *Ask) (*Response, error) {
+	e := r.t.e
+	p := q.Params()
+	var page chan error
+	var onPage *Response
+	switch q.Mode {
+	case ModeForm:
+	case ModeURL:
+		link, s, err := e.PendURL(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		defer s.End(ctx)
+		p.URL, p.ElicitationID = link, q.ID
+		pctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		page = make(chan error, 1)
+		go func() {
+			res, _, err := e.AwaitURL(pctx, q, 0) // a task waits until the TTL
+			onPage = res
+			page <- err
+		}()
+	default:
+		return nil, fmt.Errorf("elicit: a task cannot ask in mode %q", q.Mode)
+	}
+	input, err := json.Marshal(struct {
+		Method string        `json:"method"`
+		Params *ElicitParams `json:"params"`
+	}{"elicitation/create", p})
+	if err != nil {
+		return nil, err
+	}
+	raw, err := r.Input(ctx, q.InputKey(), input, q.TTL, page)
+	if err != nil {
+		return nil, err
+	}
+	if raw == nil {
+		return onPage, nil // answered on the page
+	}
+	defer clear(raw)
+	var a TaskAnswer
+	if json.Unmarshal(raw, &a) != nil {
+		return nil, ErrMalformed
+	}
+	return &Response{Action: a.Action, Content: a.Content}, nil
 }

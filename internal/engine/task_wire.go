@@ -251,7 +251,7 @@ func (e *Engine) checkTaskAnswer(input, answer json.RawMessage) (json.RawMessage
 		if in.Params.Mode == "url" {
 			break // answered on its page
 		}
-		content, err := ValidateAnswer(in.Params.RequestedSchema, a.Content, e.maxContent)
+		content, err := ValidateAnswer(in.Params.RequestedSchema, a.Content, e.cfg.MaxContentSize)
 		switch {
 		case errors.Is(err, ErrTooLarge):
 			return nil, &InvalidParamsError{Message: "content larger than the size limit", Err: err}
