@@ -178,7 +178,7 @@ func (pa *taskPath) advertiseTasks(res mcp.Result, err error) (mcp.Result, error
 }
 
 // serveTask answers tasks/get, tasks/update and tasks/cancel, on any node
-// (engine.Engine.ServeTask), for the identity of the request, as a tool
+// (engine.Tasks.Serve), for the identity of the request, as a tool
 // call's.
 func (pa *taskPath) serveTask(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	e := pa.e
@@ -194,7 +194,7 @@ func (pa *taskPath) serveTask(ctx context.Context, method string, req mcp.Reques
 		return nil, invalidParams("unknown task")
 	}
 	who := e.sdk.identity(&mcp.CallToolRequest{Session: ss, Extra: req.GetExtra()})
-	res, err := e.engine.ServeTask(ctx, who, method, p.TaskID, p.InputResponses)
+	res, err := e.engine.Tasks().Serve(ctx, who, method, p.TaskID, p.InputResponses)
 	if err != nil {
 		return nil, taskRPCError(err)
 	}
@@ -229,7 +229,7 @@ func (pa *taskPath) startTask(ctx context.Context, c *Call, req *mcp.CallToolReq
 // launch creates a task of the call c that runs body, and returns the
 // CreateTaskResult once the task is in the store.
 func (pa *taskPath) launch(ctx context.Context, c *Call, body func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
-	created, err := pa.e.engine.LaunchTask(ctx, c.peer, func(ctx context.Context) (json.RawMessage, error) {
+	created, err := pa.e.engine.Tasks().Launch(ctx, c.peer, func(ctx context.Context) (json.RawMessage, error) {
 		res, err := body(ctx)
 		if err != nil {
 			var je *jsonrpc.Error

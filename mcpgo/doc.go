@@ -108,7 +108,7 @@
 //
 // Server.RunAsTask and StartTask serve io.modelcontextprotocol/tasks as
 // elicit.Elicitor.RunAsTask and elicit.StartTask do on the go-sdk, over
-// the same records (engine.Engine.LaunchTask, ServeTask): a task started
+// the same records (engine.Tasks: Launch, Serve): a task started
 // on an mcp-go node is polled and answered on a go-sdk node, and the
 // other way. mcp-go v1.2.1 has the task API of 2025-11-25 only, so the
 // extension is served at the transport, beside the requestState check:

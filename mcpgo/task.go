@@ -92,12 +92,12 @@ func (f *Server) taskCall(ctx context.Context, p *peer, req mcp.CallToolRequest,
 }
 
 // launch creates a task of the call p that runs work
-// (engine.Engine.LaunchTask), and returns the result that the transport
+// (engine.Tasks.Launch), and returns the result that the transport
 // replaces with the task (taskReplies).
 func (f *Server) launch(ctx context.Context, p *peer, replies *taskReplies, work func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	tp := *p
 	tp.info.ProgressToken = nil // the call has its answer: nobody follows its progress
-	created, err := f.eng.LaunchTask(ctx, &tp, func(ctx context.Context) (json.RawMessage, error) {
+	created, err := f.eng.Tasks().Launch(ctx, &tp, func(ctx context.Context) (json.RawMessage, error) {
 		res, err := work(context.WithValue(ctx, serverKey{}, f))
 		if err != nil {
 			return nil, err

@@ -20,7 +20,7 @@ import (
 // CreateTaskResult (resultType "task" with the task's fields). So:
 //
 //   - tasks/get, tasks/update and tasks/cancel of 2026-07-28 are answered
-//     by the transport (engine.Engine.ServeTask) and never reach mcp-go;
+//     by the transport (engine.Tasks.Serve) and never reach mcp-go;
 //   - a 2026-07-28 tools/call runs through mcp-go as usual, with a
 //     taskReplies in its context: when the middleware runs the call as a
 //     task (RunAsTask, StartTask), it answers with a placeholder result
@@ -135,7 +135,7 @@ func (f *Server) taskRequest(ctx context.Context, c *call, who engine.Identity) 
 		if !declared {
 			return rpcErrorResponse(c.ID, engine.NoTasksError()), http.StatusBadRequest, false
 		}
-		res, err := f.eng.ServeTask(ctx, who, c.Method, c.Params.TaskID, c.Params.InputResponses)
+		res, err := f.eng.Tasks().Serve(ctx, who, c.Method, c.Params.TaskID, c.Params.InputResponses)
 		var ip *engine.InvalidParamsError
 		switch {
 		case errors.As(err, &ip):

@@ -51,14 +51,14 @@
 //     (TakeAnswer) after listing them as answered; Cancel and Cancelled.
 //     Another subject's, another session's or an unknown task is
 //     ErrUnknownTask. Above the records, what a front-end calls
-//     (task_run.go, task_wire.go): LaunchTask creates a task and runs its
-//     body (the tool handler) in the background, where TaskRunFrom gives
-//     the TaskRun whose Input lists an input request and waits for its
-//     answer; ServeTask answers tasks/get, tasks/update (the answers
-//     validated against the input request they answer) and tasks/cancel;
-//     TaskTools, TaskWire, NoTasksError and TaskNameMatches are the rest
-//     of the extension's wire. Each front-end decodes its SDK's requests
-//     and encodes these results.
+//     (Engine.Tasks; task_run.go, task_wire.go): Launch creates a task
+//     and runs its body (the tool handler) in the background, where
+//     TaskRunFrom gives the TaskRun whose Ask (an Ask.Task) lists an
+//     input request and waits for its answer; Serve answers tasks/get,
+//     tasks/update (the answers validated against the input request
+//     they answer) and tasks/cancel; TaskTools, TaskWire, NoTasksError
+//     and TaskNameMatches are the rest of the extension's wire. Each
+//     front-end decodes its SDK's requests and encodes these results.
 //
 // How a front-end plugs in. Package elicit builds the Engine (elicit.New
 // calls New with its Config); a front-end takes it from the Elicitor ((*elicit.Elicitor).Engine) and

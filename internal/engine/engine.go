@@ -25,7 +25,7 @@ type Engine struct {
 	// waiting are the calls of this node waiting for a URL-mode answer.
 	waiting waiters
 	local   localSessions
-	// tasks are the tasks running on this node (LaunchTask).
+	// tasks are the tasks running on this node (Tasks.Launch).
 	tasks tasksRunning
 }
 

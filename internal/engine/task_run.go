@@ -12,7 +12,7 @@ import (
 	"github.com/elicitvault/elicitvault/store"
 )
 
-// This file is a task that runs on this node: LaunchTask creates it and
+// This file is a task that runs on this node: Tasks.Launch creates it and
 // runs its body in the background; the body's elicitations list their
 // input requests in the task and wait for the answers tasks/update writes
 // on any node (TaskRun.Input).
@@ -38,11 +38,12 @@ type tasksRunning struct {
 	client map[string]int
 }
 
-func (e *Engine) admitTask(client string) (release func(), err error) {
-	tr := &e.tasks
+// admit counts a task of client, or refuses it beyond max in total or
+// perClient for the client.
+func (tr *tasksRunning) admit(client string, max, perClient int) (release func(), err error) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	if tr.total >= e.quota.Max || tr.client[client] >= e.quota.PerClient {
+	if tr.total >= max || tr.client[client] >= perClient {
 		return nil, ErrTooManyPending
 	}
 	if tr.client == nil {
@@ -60,7 +61,14 @@ func (e *Engine) admitTask(client string) (release func(), err error) {
 	}, nil
 }
 
-// LaunchTask creates a task of the call p that runs body, and returns the
+// Tasks is the tasks extension of an Engine: what a front-end calls to
+// run a tool call as a task (Launch) and to answer tasks/* (Serve).
+type Tasks struct{ e *Engine }
+
+// Tasks returns the engine's tasks extension.
+func (e *Engine) Tasks() Tasks { return Tasks{e} }
+
+// Launch creates a task of the call p that runs body, and returns the
 // task as the client sees it (a CreateTaskResult) once it is in the store.
 // The body runs in the background with a context that carries p and
 // ctx's values, not its cancellation (the call's context may end as soon
@@ -69,9 +77,10 @@ func (e *Engine) admitTask(client string) (release func(), err error) {
 // most Limits.Max tasks at once, Limits.PerClient of one client
 // (Identity.Client); a call beyond either is ErrTooManyPending, before
 // anything is written.
-func (e *Engine) LaunchTask(ctx context.Context, p Peer, body TaskBody) (*TaskWire, error) {
+func (ts Tasks) Launch(ctx context.Context, p Peer, body TaskBody) (*TaskWire, error) {
+	e := ts.e
 	info := p.Call()
-	release, err := e.admitTask(info.Who.Client(info.ClientID))
+	release, err := e.tasks.admit(info.Who.Client(info.ClientID), e.quota.Max, e.quota.PerClient)
 	if err != nil {
 		return nil, err
 	}

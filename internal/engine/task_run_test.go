@@ -14,7 +14,7 @@ import (
 // and completes with its body's result; another caller's update and a
 // replay are refused and change nothing; a second task is refused beyond
 // the client's bound until the first ended. No SDK is involved.
-func TestLaunchTask(t *testing.T) {
+func TestTasksLaunch(t *testing.T) {
 	ctx := context.Background()
 	e := newTestEngine(t, Limits{Max: 10, PerClient: 1, MaxBytes: 1 << 20, PerClientBytes: 1 << 20})
 	t.Cleanup(e.Close) // waits for the tasks' bodies
@@ -22,7 +22,7 @@ func TestLaunchTask(t *testing.T) {
 	peer := &fakePeer{info: CallInfo{Who: alice, FormMode: true}}
 	input := json.RawMessage(`{"method":"elicitation/create","params":{"mode":"form","message":"OK?",` +
 		`"requestedSchema":{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}}}`)
-	created, err := e.LaunchTask(ctx, peer, func(ctx context.Context) (json.RawMessage, error) {
+	created, err := e.Tasks().Launch(ctx, peer, func(ctx context.Context) (json.RawMessage, error) {
 		raw, err := TaskRunFrom(ctx).Input(ctx, "k", input, time.Minute, nil)
 		if err != nil {
 			return nil, err
@@ -32,14 +32,14 @@ func TestLaunchTask(t *testing.T) {
 		return json.Marshal(map[string]any{"got": a})
 	})
 	if err != nil || created.ResultType != "task" || created.Status != TaskWorking {
-		t.Fatalf("LaunchTask: %+v, %v", created, err)
+		t.Fatalf("Launch: %+v, %v", created, err)
 	}
-	if _, err := e.LaunchTask(ctx, peer, nil); !errors.Is(err, ErrTooManyPending) {
+	if _, err := e.Tasks().Launch(ctx, peer, nil); !errors.Is(err, ErrTooManyPending) {
 		t.Fatalf("a second task of alice: %v, want ErrTooManyPending", err)
 	}
 	get := func() *TaskWire {
 		t.Helper()
-		res, err := e.ServeTask(ctx, alice, "tasks/get", created.TaskID, nil)
+		res, err := e.Tasks().Serve(ctx, alice, "tasks/get", created.TaskID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func TestLaunchTask(t *testing.T) {
 		}
 	}
 	update := func(who Identity, answer string) error {
-		_, err := e.ServeTask(ctx, who, "tasks/update", created.TaskID, map[string]json.RawMessage{"k": json.RawMessage(answer)})
+		_, err := e.Tasks().Serve(ctx, who, "tasks/update", created.TaskID, map[string]json.RawMessage{"k": json.RawMessage(answer)})
 		return err
 	}
 	var ip *InvalidParamsError
@@ -76,7 +76,7 @@ func TestLaunchTask(t *testing.T) {
 		t.Fatalf("a replay: %v, want ErrTaskAnswered", err)
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := e.LaunchTask(ctx, peer, func(context.Context) (json.RawMessage, error) { return nil, &RPCError{Code: -32000, Message: "no"} }); err == nil {
+		if _, err := e.Tasks().Launch(ctx, peer, func(context.Context) (json.RawMessage, error) { return nil, &RPCError{Code: -32000, Message: "no"} }); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -12,8 +12,8 @@ import (
 
 // This file is the tasks extension as a client sees it, whichever SDK
 // carries it: the tools that run as tasks, the JSON of a task, tasks/get,
-// tasks/update and tasks/cancel (ServeTask) and the checks of an update.
-// A front-end decodes the request, gives ServeTask the caller's Identity,
+// tasks/update and tasks/cancel (Tasks.Serve) and the checks of an update.
+// A front-end decodes the request, gives Tasks.Serve the caller's Identity,
 // and encodes what it returns.
 
 // TasksExtension is the name of the tasks extension (SEP-2663) in the
@@ -164,7 +164,7 @@ func TaskNameMatches(values []string, taskID string) bool {
 	return v == taskID
 }
 
-// IsTaskMethod reports whether method is one ServeTask answers.
+// IsTaskMethod reports whether method is one Tasks.Serve answers.
 func IsTaskMethod(method string) bool {
 	switch method {
 	case "tasks/get", "tasks/update", "tasks/cancel":
@@ -173,14 +173,15 @@ func IsTaskMethod(method string) bool {
 	return false
 }
 
-// ServeTask answers tasks/get (a *TaskWire), tasks/update and tasks/cancel
+// Serve answers tasks/get (a *TaskWire), tasks/update and tasks/cancel
 // (a *TaskAck) of the caller who, on any node: responses are the
 // inputResponses of tasks/update, the raw JSON of each by key. A task
 // that is unknown, another caller's or tampered with, an answer to an
 // input request answered already (a replay) and an answer that does not
 // match the input request it answers are *InvalidParamsError (-32602),
 // with nothing written; a store that fails is a *StoreError.
-func (e *Engine) ServeTask(ctx context.Context, who Identity, method, taskID string, responses map[string]json.RawMessage) (any, error) {
+func (ts Tasks) Serve(ctx context.Context, who Identity, method, taskID string, responses map[string]json.RawMessage) (any, error) {
+	e := ts.e
 	if taskID == "" {
 		return nil, &InvalidParamsError{Message: "unknown task", Err: ErrUnknownTask}
 	}
@@ -193,11 +194,11 @@ func (e *Engine) ServeTask(ctx context.Context, who Identity, method, taskID str
 			return wireTask(t.ID, "complete", rec), nil
 		}
 	case "tasks/update":
-		err = t.Answer(ctx, responses, e.checkTaskAnswer)
+		err = t.Answer(ctx, responses, checkTaskAnswer(e.cfg.MaxContentSize))
 	case "tasks/cancel":
 		err = t.Cancel(ctx)
 	default:
-		return nil, errors.New("engine: ServeTask needs tasks/get, tasks/update or tasks/cancel")
+		return nil, errors.New("engine: Tasks.Serve needs tasks/get, tasks/update or tasks/cancel")
 	}
 	var ip *InvalidParamsError
 	switch {
@@ -225,42 +226,46 @@ type TaskAnswer struct {
 	Content map[string]any `json:"content,omitempty"`
 }
 
-// checkTaskAnswer validates an input response against the input request
-// it answers, and returns the answer to keep (a TaskAnswer).
-func (e *Engine) checkTaskAnswer(input, answer json.RawMessage) (json.RawMessage, error) {
-	var in struct {
-		Params struct {
-			Mode            string          `json:"mode"`
-			RequestedSchema json.RawMessage `json:"requestedSchema"`
-		} `json:"params"`
-	}
-	if err := json.Unmarshal(input, &in); err != nil {
-		return nil, errors.New("elicit: task input request does not decode")
-	}
-	var a struct {
-		Action  string          `json:"action"`
-		Content json.RawMessage `json:"content"`
-	}
-	if err := json.Unmarshal(answer, &a); err != nil {
-		return nil, &InvalidParamsError{Message: "input response is not an elicitation result"}
-	}
-	out := TaskAnswer{Action: a.Action}
-	switch a.Action {
-	case "decline", "cancel":
-	case "accept":
-		if in.Params.Mode == "url" {
-			break // answered on its page
+// checkTaskAnswer returns the check of an input response against the
+// input request it answers (Task.Answer's): it returns the answer to
+// keep (a TaskAnswer), its content, if any, at most maxContent bytes of
+// JSON.
+func checkTaskAnswer(maxContent int) func(input, answer json.RawMessage) (json.RawMessage, error) {
+	return func(input, answer json.RawMessage) (json.RawMessage, error) {
+		var in struct {
+			Params struct {
+				Mode            string          `json:"mode"`
+				RequestedSchema json.RawMessage `json:"requestedSchema"`
+			} `json:"params"`
 		}
-		content, err := ValidateAnswer(in.Params.RequestedSchema, a.Content, e.cfg.MaxContentSize)
-		switch {
-		case errors.Is(err, ErrTooLarge):
-			return nil, &InvalidParamsError{Message: "content larger than the size limit", Err: err}
-		case err != nil:
-			return nil, &InvalidParamsError{Message: err.Error(), Err: err}
+		if err := json.Unmarshal(input, &in); err != nil {
+			return nil, errors.New("elicit: task input request does not decode")
 		}
-		out.Content = content
-	default:
-		return nil, &InvalidParamsError{Message: "input response has no valid action"}
+		var a struct {
+			Action  string          `json:"action"`
+			Content json.RawMessage `json:"content"`
+		}
+		if err := json.Unmarshal(answer, &a); err != nil {
+			return nil, &InvalidParamsError{Message: "input response is not an elicitation result"}
+		}
+		out := TaskAnswer{Action: a.Action}
+		switch a.Action {
+		case "decline", "cancel":
+		case "accept":
+			if in.Params.Mode == "url" {
+				break // answered on its page
+			}
+			content, err := ValidateAnswer(in.Params.RequestedSchema, a.Content, maxContent)
+			switch {
+			case errors.Is(err, ErrTooLarge):
+				return nil, &InvalidParamsError{Message: "content larger than the size limit", Err: err}
+			case err != nil:
+				return nil, &InvalidParamsError{Message: err.Error(), Err: err}
+			}
+			out.Content = content
+		default:
+			return nil, &InvalidParamsError{Message: "input response has no valid action"}
+		}
+		return json.Marshal(out)
 	}
-	return json.Marshal(out)
 }
