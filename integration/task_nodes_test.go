@@ -88,7 +88,7 @@ func TestTaskAcrossNodes(t *testing.T) {
 // mcp-go node (the mcpgo front-end) with one secret are one deployment
 // for tasks too: a task started on either is polled and answered through
 // tasks/update on the other, and the answer reaches the handler waiting
-// on the first.
+// on the first; one cancelled on the other reads cancelled on its own.
 func TestTaskAcrossSDKs(t *testing.T) {
 	for _, b := range sharedBackends("evtasksdk") {
 		t.Run(b.name, func(t *testing.T) {
@@ -158,10 +158,23 @@ func TestTaskAcrossSDKs(t *testing.T) {
 							if r := fmt.Sprint(got["result"]); !strings.Contains(r, tc.want) {
 								t.Fatalf("result %s, want %q", r, tc.want)
 							}
-							return
+							break
 						}
 						if time.Now().After(deadline) {
 							t.Fatalf("the task did not complete: %v", got)
+						}
+					}
+
+					// Cancelled on the other node, a task reads cancelled on its own.
+					created = zkRPC(t, tc.start, "tools/call", map[string]any{"name": "profile", "arguments": map[string]any{}})
+					id, _ = created["taskId"].(string)
+					zkRPC(t, tc.answer, "tasks/cancel", map[string]any{"taskId": id})
+					for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+						if got := zkRPC(t, tc.start, "tasks/get", map[string]any{"taskId": id}); got["status"] == "cancelled" {
+							break
+						}
+						if time.Now().After(deadline) {
+							t.Fatal("the task was not cancelled")
 						}
 					}
 				})
