@@ -90,20 +90,8 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		},
 	})
-	done := make(chan string, 1)
-	go func() {
-		s, err := callTool(a, "whoami")
-		if err != nil {
-			s = "error: " + err.Error()
-		}
-		done <- s
-	}()
-	var link string
-	select {
-	case link = <-links:
-	case <-time.After(15 * time.Second):
-		t.Fatal("no URL elicitation")
-	}
+	done := callLater(a, "whoami")
+	link := nextLink(t, links)
 	wd.Navigate(link)
 	waitFor(t, wd, `input[name=login]`)
 	wd.TypeInto(`input[name=login]`, "nodes-account")
@@ -130,13 +118,7 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 	results := make(chan string, 6)
 	for range 3 {
 		for _, cs := range []*mcp.ClientSession{a, b} {
-			wg.Go(func() {
-				s, err := callTool(cs, "whoami")
-				if err != nil {
-					s = "error: " + err.Error()
-				}
-				results <- s
-			})
+			wg.Go(func() { results <- <-callLater(cs, "whoami") })
 		}
 	}
 	wg.Wait()

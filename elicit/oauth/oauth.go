@@ -423,7 +423,8 @@ type identity struct {
 
 // Store bindings: a user's credential is bound to (subject, "u"); a
 // session's, on a server without authentication, to ("", session). "u"
-// is never a session of engine.Identity ("s:…", "l:…", engine.Sessionless).
+// is never a session of engine.Identity (engine.TransportSession,
+// engine.LocalSession, engine.Sessionless).
 const (
 	purposeCredential = "oauth/credential"
 	purposeOutcome    = "oauth/outcome"
