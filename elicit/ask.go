@@ -93,7 +93,7 @@ func (e *Elicitor) choose(rd *round, run *taskRun, r *Request, supported bool, o
 // only with accept, is within the size limit and matches the schema.
 func (e *Elicitor) check(_ context.Context, r *Request, raw *Response) (*Response, error) {
 	if raw == nil {
-		return nil, ErrMalformed
+		return nil, errMalformed
 	}
 	switch raw.Action {
 	case Decline, Cancel:
@@ -101,7 +101,7 @@ func (e *Elicitor) check(_ context.Context, r *Request, raw *Response) (*Respons
 		return &Response{Action: raw.Action}, nil
 	case Accept:
 	default:
-		return nil, ErrMalformed
+		return nil, errMalformed
 	}
 	if r.Mode == ModeURL {
 		// URL mode carries no content: the answer went to the server's page.
@@ -121,7 +121,7 @@ func (e *Elicitor) check(_ context.Context, r *Request, raw *Response) (*Respons
 func checkSize(content map[string]any, maxSize int) error {
 	b, err := json.Marshal(content)
 	if err != nil {
-		return fmt.Errorf("%w: content does not encode", ErrMalformed)
+		return fmt.Errorf("%w: content does not encode", errMalformed)
 	}
 	if len(b) > maxSize {
 		return ErrTooLarge
@@ -135,7 +135,7 @@ func fromReply(rp *engine.Reply) (*Response, error) {
 	res := &Response{Action: Action(rp.Action)}
 	if len(rp.Content) > 0 {
 		if err := json.Unmarshal(rp.Content, &res.Content); err != nil {
-			return nil, fmt.Errorf("%w: content is not a JSON object", ErrMalformed)
+			return nil, fmt.Errorf("%w: content is not a JSON object", errMalformed)
 		}
 	}
 	return res, nil

@@ -159,7 +159,7 @@ func (pa *blockingPath) blockingForm(ctx context.Context, r *Request, s *engine.
 	go func() {
 		select {
 		case <-s.Superseded():
-			news <- result{err: ErrCancelled}
+			news <- result{err: ErrReplaced}
 			stop()
 		case <-rctx.Done():
 		}
@@ -195,7 +195,7 @@ func (pa *blockingPath) urlDone(ctx context.Context, r *Request, res *Response) 
 func clientError(err error) error {
 	var ce *engine.ClientError
 	if errors.As(err, &ce) {
-		return &ClientError{Code: ce.Code}
+		return &clientCodeError{Code: ce.Code}
 	}
 	return fmt.Errorf("elicit: elicitation/create: %w", err)
 }

@@ -134,7 +134,7 @@ func (pa *browserPath) viaBrowser(ctx context.Context, r *Request, ttl time.Dura
 			if _, done, err := readResult(ctx, s); done {
 				// Only a newer elicitation writes here.
 				if err == nil {
-					err = ErrCancelled
+					err = ErrReplaced
 				}
 				return nil, err
 			}

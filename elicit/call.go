@@ -8,10 +8,10 @@ import (
 
 // Protocol versions the flow distinguishes.
 const (
-	// ProtocolInputRequests is the first protocol version in which a server
+	// protocolInputRequests is the first protocol version in which a server
 	// must not send requests to the client during a tool call: it returns
 	// input requests instead and the client calls again (SEP-2322).
-	ProtocolInputRequests = "2026-07-28"
+	protocolInputRequests = "2026-07-28"
 )
 
 // Call describes the tool call an elicitation belongs to, as hooks and
@@ -32,7 +32,7 @@ type Call struct {
 
 // inputRequests reports whether the call's protocol forbids requests to the
 // client and uses input requests instead.
-func (c *Call) inputRequests() bool { return c.Protocol >= ProtocolInputRequests }
+func (c *Call) inputRequests() bool { return c.Protocol >= protocolInputRequests }
 
 // newCall describes the call p, as its front-end presents it.
 func newCall(p engine.Peer) *Call {

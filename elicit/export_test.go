@@ -1,8 +1,11 @@
 package elicit
 
 import (
+	"net/http"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
+	"github.com/elicitvault/elicitvault/internal/form"
 	"github.com/elicitvault/elicitvault/internal/token"
 )
 
@@ -25,3 +28,42 @@ var WithDeadlines = withDeadlines
 // SetTakenWait sets how long e's consent page waits for the call to take
 // an answer (2 s otherwise), for tests that answer where nothing takes it.
 func SetTakenWait(e *Elicitor, d time.Duration) { e.takenWait = d }
+
+// Names the package keeps unexported, for its external tests.
+var (
+	CallbackURL         = callbackURL
+	CheckInputResponses = checkHTTPInputResponses
+	ForwardedFor        = forwardedFor
+	WithClientID        = contextWithClientID
+	WithInputKey        = withInputKey
+
+	ErrAnswerInProgress  = errAnswerInProgress
+	ErrAnswered          = errAnswered
+	ErrMalformed         = errMalformed
+	ErrSecretUnavailable = errSecretUnavailable
+	ErrSessionEvicted    = errSessionEvicted
+	ErrSensitiveField    = form.ErrSensitiveField
+	ErrInvalidParams     = form.ErrInvalidSchema
+
+	// Of the package's own tests (package elicit).
+	errInvalidSchema  = form.ErrInvalidSchema
+	errSensitiveField = form.ErrSensitiveField
+)
+
+const (
+	ConsentPath                      = consentPath
+	DefaultMaxPendingBytesPerSubject = defaultMaxPendingBytesPerSubject
+	DefaultMaxPendingPerSubject      = defaultMaxPendingPerSubject
+	DefaultMaxSessionsPerClient      = defaultMaxSessionsPerClient
+	FallbackTool                     = engine.FallbackTool
+	MaxCarried                       = maxCarried
+	MetaElicitationPending           = metaElicitationPending
+	MetaElicitationReplayed          = metaElicitationReplayed
+	ProtocolInputRequests            = protocolInputRequests
+	TasksExtension                   = tasksExtension
+)
+
+type UnsupportedError = unsupportedError
+
+// EndSessionOnDelete is the DELETE handling Handler composes.
+func (e *Elicitor) EndSessionOnDelete(h http.Handler) http.Handler { return e.endSessionOnDelete(h) }

@@ -20,37 +20,37 @@ import (
 // elicitation, with the tool's name and arguments, the answers of the
 // earlier runs and the handler's state, in a pending record bound to the
 // subject and the session (pendingStop), and answers the call with
-// instructions for the model. The model calls FallbackTool; on whichever
+// instructions for the model. The model calls fallbackTool; on whichever
 // node that call lands, the middleware opens the pending record (which
 // only opens for the same subject and session), validates the answer,
 // marks it used with PutIfAbsent (one winner), removes the record and
 // runs the original tool again with the answers in its round
 // (answer). That run may stop again, for the next elicitation.
 
-// MetaElicitationPending is the key, in the _meta of a tool result, of the
+// metaElicitationPending is the key, in the _meta of a tool result, of the
 // LLM-mediated elicitation the call waits for: an object with elicitId
-// (FrontMCP's name, which FallbackTool takes), message, and either
+// (FrontMCP's name, which fallbackTool takes), message, and either
 // requestedSchema (form) or mode "url" and url. Until the next release it
 // also carries the same ID as elicitationId.
-const MetaElicitationPending = "elicitationPending"
+const metaElicitationPending = "elicitationPending"
 
-// MetaElicitationReplayed is the key, in the _meta of a result of
-// FallbackTool, that marks a result given again: the same answer was sent
+// metaElicitationReplayed is the key, in the _meta of a result of
+// fallbackTool, that marks a result given again: the same answer was sent
 // twice (its first reply lost, say), and the tool ran once.
-const MetaElicitationReplayed = "elicitationReplayed"
+const metaElicitationReplayed = "elicitationReplayed"
 
-// ErrAnswerInProgress is returned (as a tool error of FallbackTool) while
+// errAnswerInProgress is returned (as a tool error of fallbackTool) while
 // another answer to the same elicitation is being used; if that one fails,
 // this one can be sent again.
-var ErrAnswerInProgress = errors.New("elicit: another answer to this elicitation is being processed; send it again in a few seconds if the tool does not answer")
+var errAnswerInProgress = errors.New("elicit: another answer to this elicitation is being processed; send it again in a few seconds if the tool does not answer")
 
-// ErrAnswered is returned (as a tool error of FallbackTool) for a second
+// errAnswered is returned (as a tool error of fallbackTool) for a second
 // answer to an LLM-mediated elicitation: among concurrent answers exactly
 // one continues the tool.
-var ErrAnswered = errors.New("elicit: the elicitation was already answered")
+var errAnswered = errors.New("elicit: the elicitation was already answered")
 
-// errNotForThisClient refuses FallbackTool from a client that can elicit.
-var errNotForThisClient = errors.New("elicit: " + FallbackTool + " is only for clients that cannot elicit; this client answers elicitations itself")
+// errNotForThisClient refuses fallbackTool from a client that can elicit.
+var errNotForThisClient = errors.New("elicit: " + engine.FallbackTool + " is only for clients that cannot elicit; this client answers elicitations itself")
 
 // errPageNotAnswered refuses an accept of a URL-mode elicitation that the
 // user has not answered on its page yet: only the page accepts.
@@ -98,7 +98,7 @@ func (pa *modelPath) pendingStop(ctx context.Context, call *Call, rd *round) (*e
 	}
 	return &engine.Stop{Pending: &engine.Pending{
 		Text: instructions(p),
-		Meta: map[string]any{MetaElicitationPending: map[string]any{
+		Meta: map[string]any{metaElicitationPending: map[string]any{
 			"elicitId":        p.id,
 			"elicitationId":   p.id, // the key of earlier releases, kept for one release
 			"message":         p.message,
@@ -120,18 +120,18 @@ func instructions(p *modelAsk) string {
 	fmt.Fprintf(&b, "Then call the tool %q with {\"elicitId\": %q, \"action\": \"accept\", \"content\": {...the answer...}}; "+
 		"use \"action\": \"decline\" if the user refuses to answer, or \"cancel\" if they dismiss the question (both without content). "+
 		"The result of that call is the result of this tool. If it reports an invalid answer, ask the user again and resend.",
-		FallbackTool, p.id)
+		engine.FallbackTool, p.id)
 	return b.String()
 }
 
-// fallbackInput is the input of FallbackTool.
+// fallbackInput is the input of fallbackTool.
 type fallbackInput struct {
 	ElicitID string          `json:"elicitId"`
 	Action   Action          `json:"action"`
 	Content  json.RawMessage `json:"content,omitempty"`
 }
 
-// answer serves FallbackTool (engine.Engine.Answer): it checks, validates
+// answer serves fallbackTool (engine.Engine.Answer): it checks, validates
 // and uses up the answer to an LLM-mediated elicitation, then continues
 // the tool that asked. Refusals are tool errors, which the model reads;
 // the pending elicitation stays open after an invalid answer.
@@ -145,7 +145,7 @@ func (pa *modelPath) answer(ctx context.Context, call *Call, cont engine.Continu
 	}
 	var in fallbackInput
 	if err := json.Unmarshal(call.info.Arguments, &in); err != nil || in.ElicitID == "" {
-		return toolError(fmt.Errorf("%w: %s takes {elicitId, action, content}", ErrMalformed, FallbackTool)), nil
+		return toolError(fmt.Errorf("%w: %s takes {elicitId, action, content}", errMalformed, engine.FallbackTool)), nil
 	}
 	// The record opens only for the subject and session it was sealed
 	// for: another caller finds nothing, which is the same error as an
@@ -181,7 +181,7 @@ func (pa *modelPath) answer(ctx context.Context, call *Call, cont engine.Continu
 		case in.Action == Accept:
 			return toolError(errPageNotAnswered), nil
 		case in.Action != Decline && in.Action != Cancel:
-			return toolError(fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
+			return toolError(fmt.Errorf("%w: action must be accept, decline or cancel", errMalformed)), nil
 		}
 		in.Action, in.Content = a.Action, nil // what the marker records
 	case in.Action == Accept:
@@ -193,7 +193,7 @@ func (pa *modelPath) answer(ctx context.Context, call *Call, cont engine.Continu
 	case in.Action == Decline, in.Action == Cancel:
 		// Content that comes with a refusal is dropped unread.
 	default:
-		return toolError(fmt.Errorf("%w: action must be accept, decline or cancel", ErrMalformed)), nil
+		return toolError(fmt.Errorf("%w: action must be accept, decline or cancel", errMalformed)), nil
 	}
 
 	mk, err := e.model.markerKey(s, rec.Marker)
@@ -212,9 +212,9 @@ func (pa *modelPath) answer(ctx context.Context, call *Call, cont engine.Continu
 	case errors.Is(err, store.ErrInvalidArgument):
 		return toolError(ErrUnknownElicitation), nil // expired meanwhile
 	case errors.Is(err, oneshot.ErrUsed):
-		return toolError(ErrAnswered), nil
+		return toolError(errAnswered), nil
 	case errors.Is(err, oneshot.ErrBusy):
-		return toolError(ErrAnswerInProgress), nil
+		return toolError(errAnswerInProgress), nil
 	case err != nil:
 		return nil, fmt.Errorf("elicit: store: %w", err)
 	}
@@ -276,7 +276,7 @@ func (c *continuedPeer) WatchEnd(ended func()) {
 // claimLease is how long an answer's claim holds its marker before a
 // resend may take it over (oneshot.Options.Lease), unless
 // Config.ClaimLease says otherwise.
-const claimLease = DefaultClaimLease
+const claimLease = defaultClaimLease
 
 func (pa *modelPath) lease() time.Duration {
 	e := pa.e
@@ -329,30 +329,30 @@ func (pa *modelPath) replayLookup(ctx context.Context, s *engine.Slot, in *fallb
 }
 
 // replayed opens a kept result and marks it as a replay
-// (MetaElicitationReplayed).
+// (metaElicitationReplayed).
 func (pa *modelPath) replayed(s *engine.Slot, sealed []byte) *engine.Answer {
 	e := pa.e
 	pt, err := e.keys.OpenRecord(s.Binding(engine.PurposeReplay), sealed)
 	var res map[string]json.RawMessage
 	if err != nil || json.Unmarshal(pt, &res) != nil || res == nil {
-		return toolError(ErrAnswered)
+		return toolError(errAnswered)
 	}
 	var meta map[string]any
 	if m, ok := res["_meta"]; ok && json.Unmarshal(m, &meta) != nil {
-		return toolError(ErrAnswered)
+		return toolError(errAnswered)
 	}
 	if meta == nil {
 		meta = map[string]any{}
 	}
-	meta[MetaElicitationReplayed] = true
+	meta[metaElicitationReplayed] = true
 	b, err := json.Marshal(meta)
 	if err != nil {
-		return toolError(ErrAnswered)
+		return toolError(errAnswered)
 	}
 	res["_meta"] = b
 	out, err := json.Marshal(res)
 	if err != nil {
-		return toolError(ErrAnswered)
+		return toolError(errAnswered)
 	}
 	return &engine.Answer{Replayed: out}
 }
@@ -360,7 +360,7 @@ func (pa *modelPath) replayed(s *engine.Slot, sealed []byte) *engine.Answer {
 // markerKey is the store key of the one-shot marker of an LLM-mediated
 // answer: blinded under the secret that was primary when it was asked,
 // which every node that still holds that secret agrees on. A node without
-// it fails closed (ErrSecretUnavailable): keying the marker under its own
+// it fails closed (errSecretUnavailable): keying the marker under its own
 // primary would let it and a node that holds the secret both win.
 func (pa *modelPath) markerKey(s *engine.Slot, keyID string) (string, error) {
 	e := pa.e
@@ -370,12 +370,12 @@ func (pa *modelPath) markerKey(s *engine.Slot, keyID string) (string, error) {
 	}
 	key, ok := e.keys.StoreKeyUnder(id, s.Binding(engine.PurposeUsed))
 	if !ok {
-		return "", ErrSecretUnavailable
+		return "", errSecretUnavailable
 	}
 	return key, nil
 }
 
-// toolError is err as the tool error result of FallbackTool. Every error
+// toolError is err as the tool error result of fallbackTool. Every error
 // of this package is free of session IDs, subjects and answers.
 func toolError(err error) *engine.Answer {
 	return &engine.Answer{ToolError: err.Error()}
@@ -383,7 +383,7 @@ func toolError(err error) *engine.Answer {
 
 // urlViaModel is URL mode for a client without it, with the LLMMediated
 // fallback (within rd.replay): the model is given the link, and, once the
-// user is done on the page, calls FallbackTool with the elicitation's ID,
+// user is done on the page, calls fallbackTool with the elicitation's ID,
 // as for a form. Only that call continues the tool, with the answer the
 // page gave: a link answers only the call that asked for it, never another
 // call of the same tool, another client's included.
@@ -406,8 +406,8 @@ func pendingURL(p *modelAsk) *engine.Pending {
 		fmt.Sprintf("When the user says they are done, call the tool %q with {\"elicitId\": %q, \"action\": \"accept\"}; "+
 			"use \"action\": \"decline\" if they refuse to open the page, or \"cancel\" if they dismiss it. "+
 			"The page decides: the result of that call is the result of this tool, with the user's choice there. "+
-			"Calling this tool again asks again, with a new link.", FallbackTool, p.id),
-		Meta: map[string]any{MetaElicitationPending: map[string]any{
+			"Calling this tool again asks again, with a new link.", engine.FallbackTool, p.id),
+		Meta: map[string]any{metaElicitationPending: map[string]any{
 			"elicitId":      p.id,
 			"elicitationId": p.id,
 			"mode":          string(ModeURL),

@@ -110,7 +110,7 @@ type round struct {
 	still bool
 
 	// continued marks the continuation of an LLM-mediated elicitation.
-	// It answers a tool call of its own (FallbackTool), so it cannot stop
+	// It answers a tool call of its own (fallbackTool), so it cannot stop
 	// for input requests: there the client is treated as unable to elicit.
 	continued bool
 
@@ -401,7 +401,7 @@ func (pa *inputPath) continueRound(ctx context.Context, call *Call, requestState
 	c, use, err := e.engine.ClaimState(ctx, b, requestState)
 	switch {
 	case errors.Is(err, token.ErrInProgress):
-		return nil, nil, 0, nil, ErrAnswerInProgress
+		return nil, nil, 0, nil, errAnswerInProgress
 	case errors.Is(err, engine.ErrBadState):
 		return nil, nil, 0, nil, errBadState
 	case err != nil:

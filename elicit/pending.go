@@ -64,7 +64,7 @@ func (e *Elicitor) encodePending(ctx context.Context, rec *pendingRecord) ([]byt
 }
 
 // begin writes rec, the pending record of the elicitation of s, counted
-// for the client of ctx (WithClientID), and subscribes to its channel
+// for the client of ctx (contextWithClientID), and subscribes to its channel
 // (engine.Slot.Begin). The caller must end s.
 func (e *Elicitor) begin(ctx context.Context, s *engine.Slot, rec *pendingRecord) (store.Subscription, error) {
 	b, err := e.encodePending(ctx, rec)

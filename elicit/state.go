@@ -6,8 +6,9 @@ import (
 	"fmt"
 )
 
-// MaxStateSize bounds the JSON encoding of a call's state (SaveState).
-const MaxStateSize = 4 << 10
+// maxStateSize bounds the JSON encoding of a call's state (SaveState):
+// 4 KiB.
+const maxStateSize = 4 << 10
 
 // SaveState keeps v, encoded as JSON, with the tool call whose handler
 // ctx belongs to, for the next run of the same handler: the run that
@@ -24,8 +25,9 @@ const MaxStateSize = 4 << 10
 // elicitation the handler may stop at; a later SaveState replaces the
 // state.
 //
-// It returns ErrNotInstalled outside a tool call of a server the Elicitor
-// is installed on, and ErrTooLarge beyond MaxStateSize.
+// It returns [ErrNotInstalled] outside a tool call of a server the
+// Elicitor is installed on, and [ErrTooLarge] when v's JSON encoding is
+// larger than 4 KiB.
 func SaveState(ctx context.Context, v any) error {
 	rd, ok := ctx.Value(roundKey{}).(*round)
 	if !ok {
@@ -35,7 +37,7 @@ func SaveState(ctx context.Context, v any) error {
 	if err != nil {
 		return fmt.Errorf("elicit: state: %w", err)
 	}
-	if len(b) > MaxStateSize {
+	if len(b) > maxStateSize {
 		return ErrTooLarge
 	}
 	rd.state = b
@@ -43,7 +45,7 @@ func SaveState(ctx context.Context, v any) error {
 }
 
 // LoadState decodes into v the state an earlier run of this tool call saved
-// with SaveState, and reports whether there was one. On the first run
+// with [SaveState], and reports whether there was one. On the first run
 // there is none.
 func LoadState(ctx context.Context, v any) (bool, error) {
 	rd, ok := ctx.Value(roundKey{}).(*round)

@@ -16,13 +16,13 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TasksExtension is the name of the tasks extension (SEP-2663) in the
+// tasksExtension is the name of the tasks extension (SEP-2663) in the
 // capabilities' extensions.
-const TasksExtension = "io.modelcontextprotocol/tasks"
+const tasksExtension = "io.modelcontextprotocol/tasks"
 
-// DefaultTaskTTL is how long a task, its input requests and its result
+// defaultTaskTTL is how long a task, its input requests and its result
 // are kept, from its creation.
-const DefaultTaskTTL = time.Hour
+const defaultTaskTTL = time.Hour
 
 // taskPollInterval is the interval between two tasks/get a task suggests
 // to its client.
@@ -51,9 +51,9 @@ type taskTable struct {
 }
 
 // The bounds of the tasks a node runs at once, in total and per client
-// (as the pending quotas count clients): DefaultMaxPending and
-// DefaultMaxPendingPerSubject.
-var maxTasks, maxTasksPerClient = DefaultMaxPending, DefaultMaxPendingPerSubject
+// (as the pending quotas count clients): defaultMaxPending and
+// defaultMaxPendingPerSubject.
+var maxTasks, maxTasksPerClient = defaultMaxPending, defaultMaxPendingPerSubject
 
 // admit counts a task of client, or refuses it beyond the bounds.
 func (tt *taskTable) admit(client string) (release func(), err error) {
@@ -106,10 +106,10 @@ func (tt *taskTable) enabled() bool {
 // against the schema it was asked with before it is written, and is used
 // once.
 //
-// A task is kept for DefaultTaskTTL. Its handler runs on the node that
+// A task is kept for an hour. Its handler runs on the node that
 // received the call, with a context that ends when the task is cancelled,
 // when its TTL passes, or when the Elicitor is closed. A node runs at most
-// DefaultMaxPending tasks at once, DefaultMaxPendingPerSubject of one
+// 10000 tasks at once, 100 of one
 // client (counted as the pending quotas count clients); a call beyond
 // either fails with ErrTooManyPending before anything is written.
 func (e *Elicitor) RunAsTask(s *mcp.Server, tool string, support TaskSupport) error {
@@ -194,7 +194,7 @@ func tasksNegotiated(ss *mcp.ServerSession, meta mcp.Meta) bool {
 			if err != nil || json.Unmarshal(b, &c) != nil {
 				return false
 			}
-			_, ok := c.Extensions[TasksExtension]
+			_, ok := c.Extensions[tasksExtension]
 			return ok
 		}
 	}
@@ -202,7 +202,7 @@ func tasksNegotiated(ss *mcp.ServerSession, meta mcp.Meta) bool {
 		return false
 	}
 	if init := ss.InitializeParams(); init != nil && init.Capabilities != nil {
-		_, ok := init.Capabilities.Extensions[TasksExtension]
+		_, ok := init.Capabilities.Extensions[tasksExtension]
 		return ok
 	}
 	return false
@@ -211,11 +211,11 @@ func tasksNegotiated(ss *mcp.ServerSession, meta mcp.Meta) bool {
 // errNoTasks is -32021 for a client that did not negotiate the extension.
 func errNoTasks() error {
 	data, _ := json.Marshal(map[string]any{
-		"requiredCapabilities": map[string]any{"extensions": map[string]any{TasksExtension: map[string]any{}}},
+		"requiredCapabilities": map[string]any{"extensions": map[string]any{tasksExtension: map[string]any{}}},
 	})
 	return &jsonrpc.Error{
 		Code:    mcp.CodeMissingRequiredClientCapabilities,
-		Message: "the client did not declare the " + TasksExtension + " extension",
+		Message: "the client did not declare the " + tasksExtension + " extension",
 		Data:    data,
 	}
 }
@@ -239,7 +239,7 @@ func (pa *taskPath) advertiseTasks(res mcp.Result, err error) (mcp.Result, error
 			ext[k] = v
 		}
 		out.Extensions = ext
-		out.AddExtension(TasksExtension, nil)
+		out.AddExtension(tasksExtension, nil)
 		return &out
 	}
 	switch r := res.(type) {
@@ -345,7 +345,7 @@ func (pa *taskPath) checkTaskAnswer(input, answer json.RawMessage) (json.RawMess
 		if err != nil {
 			return nil, err
 		}
-		if out.Content, err = s.ValidateJSON(a.Content); err != nil {
+		if out.Content, err = s.validateJSON(a.Content); err != nil {
 			return nil, invalidParams(err.Error())
 		}
 	default:
@@ -440,7 +440,7 @@ func (pa *taskPath) launch(ctx context.Context, c *Call, body func(context.Conte
 		return nil, err, true
 	}
 	done := func() { untrack(); release() }
-	t, rec, err := e.engine.CreateTask(ctx, who, DefaultTaskTTL, taskPollInterval)
+	t, rec, err := e.engine.CreateTask(ctx, who, defaultTaskTTL, taskPollInterval)
 	if err != nil {
 		done()
 		return nil, err, true
@@ -713,7 +713,7 @@ func (pa *taskPath) taskInput(ctx context.Context, run *taskRun, r *Request, ttl
 		if raw, err := run.t.PeekAnswer(ctx, key); err == nil {
 			var a taskAnswer
 			if json.Unmarshal(raw, &a) != nil {
-				return nil, ErrMalformed
+				return nil, errMalformed
 			}
 			// A URL-mode elicitation accepted in tasks/update is answered
 			// on its page: wait for that.
@@ -724,7 +724,7 @@ func (pa *taskPath) taskInput(ctx context.Context, run *taskRun, r *Request, ttl
 				}
 				defer clear(raw)
 				if json.Unmarshal(raw, &a) != nil {
-					return nil, ErrMalformed
+					return nil, errMalformed
 				}
 				return &Response{Action: a.Action, Content: a.Content}, nil
 			}

@@ -24,7 +24,7 @@ const codeHeaderMismatch = -32020
 // methods.
 func checkTaskHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Body == nil || r.Header.Get("Mcp-Protocol-Version") < ProtocolInputRequests {
+		if r.Method != http.MethodPost || r.Body == nil || r.Header.Get("Mcp-Protocol-Version") < protocolInputRequests {
 			h.ServeHTTP(w, r)
 			return
 		}

@@ -248,7 +248,7 @@ func (pa *urlRequiredPath) takeDone(ctx context.Context, call *Call, fp string) 
 	case errors.Is(err, oneshot.ErrUsed), errors.Is(err, store.ErrInvalidArgument):
 		return nil, nil // used by an earlier retry, or expired: ask again
 	case errors.Is(err, oneshot.ErrBusy):
-		return nil, ErrAnswerInProgress
+		return nil, errAnswerInProgress
 	case err != nil:
 		return nil, fmt.Errorf("elicit: store: %w", err)
 	}

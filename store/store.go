@@ -12,7 +12,7 @@
 // operation returns [ErrClosed].
 //
 // A backend is a [Driver] of raw operations; every backend returns it
-// wrapped in a [Portable], which does what all backends must do alike
+// wrapped by [New] in a Store, which does what all backends must do alike
 // (argument checks, closed state, errors named by operation, subscription
 // buffers), as gocloud.dev's portable types do over their drivers.
 //
@@ -122,8 +122,8 @@ type Message struct {
 	Resubscribed bool
 }
 
-// CheckWrite validates the arguments of a write, for backends.
-func CheckWrite(key string, value []byte, expiry time.Time, now time.Time) error {
+// checkWriteArgs validates the arguments of a write.
+func checkWriteArgs(key string, value []byte, expiry time.Time, now time.Time) error {
 	if key == "" || value == nil || expiry.IsZero() || !expiry.After(now) {
 		return ErrInvalidArgument
 	}

@@ -73,10 +73,11 @@ type URLUI interface {
 	ConsentURL(ctx context.Context, u *URLRequest) (elicit.Action, error)
 }
 
-// Answer is the user's answer to a form.
+// Answer is the user's answer: what a FormUI returns, and what
+// [Handler.Answer] sends back for a Request.
 type Answer struct {
 	Action  elicit.Action
-	Content map[string]any // for Accept
+	Content map[string]any // for Accept in form mode: exactly what the user submitted, checked
 }
 
 // Options configure a Handler. A nil Form or URL means the UI cannot ask
@@ -224,12 +225,6 @@ type Request struct {
 	ElicitationID string // URL mode
 }
 
-// Reply is the answer to send back for a Request.
-type Reply struct {
-	Action  elicit.Action
-	Content map[string]any // for Accept in form mode: exactly what the user submitted, checked
-}
-
 // Elicit answers one elicitation request: an mcp.ClientOptions
 // ElicitationHandler.
 func (h *Handler) Elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -267,7 +262,7 @@ func invalidParams(err error) error {
 // one for mcp-go clients). An error that refuses the request matches one
 // of ErrSecretField, ErrInvalidAnswer, ErrRefusedURL or ErrInvalidRequest
 // with errors.Is; a UI's error comes back as it is.
-func (h *Handler) Answer(ctx context.Context, r *Request) (*Reply, error) {
+func (h *Handler) Answer(ctx context.Context, r *Request) (*Answer, error) {
 	if r == nil {
 		return nil, refuse(ErrInvalidRequest)
 	}
@@ -293,10 +288,10 @@ func (h *Handler) Answer(ctx context.Context, r *Request) (*Reply, error) {
 	}
 }
 
-func decline() *Reply { return &Reply{Action: elicit.Decline} }
+func decline() *Answer { return &Answer{Action: elicit.Decline} }
 
-func (h *Handler) form(ctx context.Context, r *Request) (*Reply, error) {
-	f, err := NewFormRequest(r.Message, r.Schema)
+func (h *Handler) form(ctx context.Context, r *Request) (*Answer, error) {
+	f, err := newFormRequest(r.Message, r.Schema)
 	if err != nil {
 		return nil, refuse(err)
 	}
@@ -305,16 +300,16 @@ func (h *Handler) form(ctx context.Context, r *Request) (*Reply, error) {
 		ans, err := h.o.Form.Form(ctx, f)
 		if err != nil {
 			if ctx.Err() != nil {
-				return &Reply{Action: elicit.Cancel}, nil
+				return &Answer{Action: elicit.Cancel}, nil
 			}
 			return nil, err
 		}
 		if ans == nil {
-			return &Reply{Action: elicit.Cancel}, nil
+			return &Answer{Action: elicit.Cancel}, nil
 		}
 		switch ans.Action {
 		case elicit.Decline, elicit.Cancel:
-			return &Reply{Action: ans.Action}, nil
+			return &Answer{Action: ans.Action}, nil
 		case elicit.Accept:
 		default:
 			return nil, fmt.Errorf("client: the form UI answered %q", ans.Action)
@@ -324,7 +319,7 @@ func (h *Handler) form(ctx context.Context, r *Request) (*Reply, error) {
 		// (the UI showed the default pre-filled; removing it was a choice).
 		content, err := f.schema.Check(ans.Content)
 		if err == nil {
-			return &Reply{Action: elicit.Accept, Content: wire(content)}, nil
+			return &Answer{Action: elicit.Accept, Content: wire(content)}, nil
 		}
 		if attempt >= h.o.MaxAttempts {
 			return nil, refuse(fmt.Errorf("%w: %w", ErrInvalidAnswer, err))
@@ -348,8 +343,8 @@ func wire(content map[string]any) map[string]any {
 	return content
 }
 
-func (h *Handler) url(ctx context.Context, r *Request) (*Reply, error) {
-	u, err := CheckURL(r.URL, h.o.AllowedHosts)
+func (h *Handler) url(ctx context.Context, r *Request) (*Answer, error) {
+	u, err := checkURL(r.URL, h.o.AllowedHosts)
 	if err != nil {
 		return nil, refuse(err)
 	}
@@ -357,7 +352,7 @@ func (h *Handler) url(ctx context.Context, r *Request) (*Reply, error) {
 	action, err := h.o.URL.ConsentURL(ctx, u)
 	if err != nil {
 		if ctx.Err() != nil {
-			return &Reply{Action: elicit.Cancel}, nil
+			return &Answer{Action: elicit.Cancel}, nil
 		}
 		return nil, err
 	}
@@ -366,9 +361,9 @@ func (h *Handler) url(ctx context.Context, r *Request) (*Reply, error) {
 		if err := h.o.Open(ctx, u.URL); err != nil {
 			return nil, fmt.Errorf("client: opening the link: %w", err)
 		}
-		return &Reply{Action: elicit.Accept}, nil
+		return &Answer{Action: elicit.Accept}, nil
 	case elicit.Decline, elicit.Cancel:
-		return &Reply{Action: action}, nil
+		return &Answer{Action: action}, nil
 	default:
 		return nil, fmt.Errorf("client: the URL UI answered %q", action)
 	}
@@ -387,13 +382,13 @@ type FormRequest struct {
 	schema *form.Schema
 }
 
-// NewFormRequest parses a requested schema (a JSON object, or a value that
+// newFormRequest parses a requested schema (a JSON object, or a value that
 // encodes to one) within the MCP subset, and refuses a form that asks for
 // a secret. Errors match ErrInvalidRequest or ErrSecretField.
 //
 // The go-sdk decodes a request's schema into a map, so the order of the
 // fields as the server wrote them is lost: they come sorted by name.
-func NewFormRequest(message string, schema any) (*FormRequest, error) {
+func newFormRequest(message string, schema any) (*FormRequest, error) {
 	raw, ok := schema.(json.RawMessage)
 	if !ok {
 		var err error

@@ -2,6 +2,29 @@
 // tool: OAuth 2.0 authorization code with PKCE, through URL-mode
 // elicitation, with the credential sealed per user in the store.
 //
+// Beside a server's Elicitor ev:
+//
+//	conn, err := oauth.New(&oauth.Config{Elicitor: ev, StartURL: "https://mcp.example.com/oauth/start"},
+//		&oauth.Provider{Name: "github", Config: &oauth2.Config{
+//			ClientID:     os.Getenv("GITHUB_CLIENT_ID"),
+//			ClientSecret: os.Getenv("GITHUB_CLIENT_SECRET"),
+//			Endpoint:     github.Endpoint, // golang.org/x/oauth2/github
+//			RedirectURL:  "https://mcp.example.com/oauth/callback/github",
+//			Scopes:       []string{"repo"},
+//		}})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	mux.Handle("/oauth/", conn.Handler()) // the start page and the callback
+//
+// and in a tool handler:
+//
+//	c, err := conn.Connect(ctx, "github")
+//	if err != nil {
+//		return nil, nil, err // ErrDeclined, or elicit's errors: return them unchanged
+//	}
+//	resp, err := c.Client(ctx).Get("https://api.github.com/user")
+//
 // A tool calls Connect with the name of a registered Provider. If the user
 // already connected that provider, Connect returns at once a Connection
 // whose token source refreshes the access token as needed; otherwise it
@@ -32,6 +55,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/elicitlink"
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/epoch"
@@ -84,21 +108,21 @@ type Config struct {
 	// for.
 	User func(*http.Request) (string, bool)
 	// CredentialTTL is how long a credential is kept after it was obtained
-	// or last refreshed (DefaultCredentialTTL when zero), or until its
+	// or last refreshed (90 days when zero), or until its
 	// access token expires when it has no refresh token.
 	CredentialTTL time.Duration
 	// HTTPClient talks to the providers (http.DefaultClient when nil).
 	HTTPClient *http.Client
 	// RefreshLease is how long the refresh lock outlives a node that
-	// stopped renewing it (DefaultRefreshLease when zero). The node that
+	// stopped renewing it (30 seconds when zero). The node that
 	// refreshes renews it every third of it while the provider answers,
 	// so a slow provider never lets a second node send the same refresh
 	// token.
 	RefreshLease time.Duration
 }
 
-// DefaultCredentialTTL is the default of Config.CredentialTTL.
-const DefaultCredentialTTL = 90 * 24 * time.Hour
+// defaultCredentialTTL is the default of Config.CredentialTTL.
+const defaultCredentialTTL = 90 * 24 * time.Hour
 
 // Errors of Connect and of the token source. A provider's refusal is a
 // *ProviderError.
@@ -115,9 +139,11 @@ var (
 	// session to bind a credential to (a stateless server without
 	// authentication).
 	ErrNoIdentity = errors.New("oauth: no user or session to bind the credential to")
-	// ErrUnknownProvider: no provider of that name is registered.
-	ErrUnknownProvider = errors.New("oauth: unknown provider")
 )
+
+// errUnknownProvider: no provider of that name is registered (a bug of the
+// caller's).
+var errUnknownProvider = errors.New("oauth: unknown provider")
 
 // ProviderError is an error response of the provider (RFC 6749 §4.1.2.1,
 // §5.2): Code is its error code ("access_denied", "invalid_grant", ...).
@@ -159,7 +185,7 @@ func New(cfg *Config, providers ...*Provider) (*Connector, error) {
 	if cfg == nil || cfg.Elicitor == nil {
 		return nil, errors.New("oauth: New needs an Elicitor")
 	}
-	eng := cfg.Elicitor.Engine()
+	eng := elicitlink.Engine(cfg.Elicitor)
 	if eng == nil {
 		return nil, errors.New("oauth: New needs an Elicitor made by elicit.New")
 	}
@@ -178,10 +204,10 @@ func New(cfg *Config, providers ...*Provider) (*Connector, error) {
 		hosts: map[string]string{start.Path: start.Host},
 	}
 	if c.ttl <= 0 {
-		c.ttl = DefaultCredentialTTL
+		c.ttl = defaultCredentialTTL
 	}
 	if c.lease <= 0 {
-		c.lease = DefaultRefreshLease
+		c.lease = defaultRefreshLease
 	}
 	if c.hc == nil {
 		c.hc = http.DefaultClient
@@ -251,7 +277,7 @@ func (c *Connection) Client(ctx context.Context) *http.Client {
 func (c *Connector) Connect(ctx context.Context, provider string, opts ...elicit.Option) (*Connection, error) {
 	p, ok := c.providers[provider]
 	if !ok {
-		return nil, ErrUnknownProvider
+		return nil, errUnknownProvider
 	}
 	id, err := identityOf(ctx)
 	if err != nil {
@@ -309,7 +335,7 @@ func (c *Connector) Connect(ctx context.Context, provider string, opts ...elicit
 func (c *Connector) Stored(ctx context.Context, subject, provider string) (*Connection, error) {
 	p, ok := c.providers[provider]
 	if !ok {
-		return nil, ErrUnknownProvider
+		return nil, errUnknownProvider
 	}
 	if subject == "" {
 		return nil, ErrNoIdentity
@@ -331,7 +357,7 @@ func (c *Connector) Stored(ctx context.Context, subject, provider string) (*Conn
 func (c *Connector) Save(ctx context.Context, subject, provider string, t *oauth2.Token) error {
 	p, ok := c.providers[provider]
 	if !ok {
-		return ErrUnknownProvider
+		return errUnknownProvider
 	}
 	if subject == "" {
 		return ErrNoIdentity
@@ -357,7 +383,7 @@ func (c *Connector) Save(ctx context.Context, subject, provider string, t *oauth
 func (c *Connector) Disconnect(ctx context.Context, provider string) error {
 	p, ok := c.providers[provider]
 	if !ok {
-		return ErrUnknownProvider
+		return errUnknownProvider
 	}
 	id, err := identityOf(ctx)
 	if err != nil {

@@ -303,7 +303,9 @@ func TestACLUser(t *testing.T) {
 	check("CompareAndSwap (delete)", err)
 	_, err = s.PutIfAbsent(ctx, "k", []byte("v"), expiry)
 	check("PutIfAbsent", err)
-	_, _, err = s.PutIfAbsentGet(ctx, "k2", []byte("v"), expiry, "k")
+	_, _, err = s.(interface {
+		PutIfAbsentGet(context.Context, string, []byte, time.Time, string) (bool, []byte, error)
+	}).PutIfAbsentGet(ctx, "k2", []byte("v"), expiry, "k")
 	check("PutIfAbsentGet", err)
 	_, _, err = s.Scan(ctx, "", 10)
 	check("Scan", err)
