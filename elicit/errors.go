@@ -63,10 +63,12 @@ var (
 	ErrUnknownElicitation = engine.ErrUnknownElicitation
 
 	// ErrInputRequired is matched by the error Form, Confirm and URL return
-	// on protocol 2026-07-28 when the answer is not in the request yet. The
-	// handler must return it (or an error wrapping it): the installed
-	// middleware then replaces the tool result with input requests, and the
-	// handler runs again when the client calls with the answers.
+	// when the answer is not in the request yet: on protocol 2026-07-28,
+	// with the LLMMediated fallback, and with
+	// [WithURLElicitationRequiredError]. The handler must return it (or an
+	// error wrapping it): the installed middleware then answers the call
+	// with input requests (or the error -32042), and the handler runs
+	// again when the client calls with the answers.
 	ErrInputRequired = errors.New("elicit: input required from the client (the tool call will be retried with the answer)")
 )
 

@@ -46,11 +46,12 @@ func AllowSensitiveFieldsInFormMode() Option {
 	return func(o *options) { o.allowSensitive = true }
 }
 
-// WithURLElicitationRequiredError makes URL, instead of sending the
+// WithURLElicitationRequiredError makes [URL], instead of sending the
 // elicitation and waiting, fail the tool call with the protocol error
 // -32042 (URL elicitation required) that carries it. The client opens the
 // URL and retries the call once notifications/elicitation/complete
-// arrives. The handler must return the error unchanged.
+// arrives. The handler must return the error unchanged: it matches
+// [ErrInputRequired].
 func WithURLElicitationRequiredError() Option {
 	return func(o *options) { o.requiredError = true }
 }

@@ -320,7 +320,7 @@ func (rd *round) Settle(ctx context.Context) { rd.settle(ctx) }
 // Stop turns the end of a run into what the client gets instead of the
 // handler's result: input requests with a requestState, or the
 // instructions of an LLM-mediated elicitation, or -32042 for a
-// *URLRequiredError; nil for the handler's result as it is.
+// *urlRequiredError; nil for the handler's result as it is.
 //
 // The round decides, not what the handler returned: a handler that turned
 // ErrInputRequired into a result of its own (a CallToolResult with
@@ -331,7 +331,7 @@ func (rd *round) Stop(ctx context.Context, p engine.Peer, cause error) (*engine.
 	e := rd.e
 	call := newCall(p)
 	if !rd.stopped() {
-		var ue *URLRequiredError
+		var ue *urlRequiredError
 		if errors.As(cause, &ue) {
 			return &engine.Stop{URLRequired: []*engine.ElicitParams{ue.params}}, nil
 		}

@@ -144,16 +144,20 @@ func notifyCompleteLater(p engine.Peer, id string) {
 	p.NotifyComplete(ctx, id)
 }
 
-// URLRequiredError is what URL returns with WithURLElicitationRequiredError:
+// urlRequiredError is what URL returns with WithURLElicitationRequiredError:
 // the handler returns it, and the installed middleware answers the call
-// with the protocol error -32042 carrying the elicitation.
-type URLRequiredError struct {
+// with the protocol error -32042 carrying the elicitation. It matches
+// ErrInputRequired, which is the rule the handler follows: return it
+// unchanged.
+type urlRequiredError struct {
 	params *engine.ElicitParams
 }
 
-func (e *URLRequiredError) Error() string {
+func (e *urlRequiredError) Error() string {
 	return "elicit: URL elicitation required (the client retries the call once it completes)"
 }
+
+func (e *urlRequiredError) Is(target error) bool { return target == ErrInputRequired }
 
 // urlFingerprint identifies a URL elicitation across the retries of a
 // call: the tool, its arguments and the message.
@@ -169,7 +173,7 @@ func urlFingerprint(r *Request) string {
 // the elicitation of an earlier try of this call completed, it is the
 // answer; otherwise a new one is registered, a watcher waits for its
 // callback in the background to notify the client, and the call fails with
-// a *URLRequiredError.
+// a *urlRequiredError.
 func (pa *urlRequiredPath) urlRequired(ctx context.Context, r *Request, ttl time.Duration, o *options) (*Response, error) {
 	e := pa.e
 	call := r.Call
@@ -207,7 +211,7 @@ func (pa *urlRequiredPath) urlRequired(ctx context.Context, r *Request, ttl time
 			notifyCompleteLater(peer, r.ID)
 		}
 	}()
-	return nil, &URLRequiredError{params: &engine.ElicitParams{Mode: string(ModeURL), Message: r.Message, URL: link, ElicitationID: r.ID}}
+	return nil, &urlRequiredError{params: &engine.ElicitParams{Mode: string(ModeURL), Message: r.Message, URL: link, ElicitationID: r.ID}}
 }
 
 // takeDone returns the answer a page left for a retry of the call

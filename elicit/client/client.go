@@ -120,9 +120,9 @@ func New(opts *Options) *Handler {
 	return &Handler{o: o}
 }
 
-// Capabilities returns the elicitation capability to declare: form, url,
+// capabilities returns the elicitation capability to declare: form, url,
 // both, or nil when the Handler has no UI.
-func (h *Handler) Capabilities() *mcp.ElicitationCapabilities {
+func (h *Handler) capabilities() *mcp.ElicitationCapabilities {
 	if h.o.Form == nil && h.o.URL == nil {
 		return nil
 	}
@@ -140,7 +140,7 @@ func (h *Handler) Capabilities() *mcp.ElicitationCapabilities {
 // capabilities. Without a UI it sets nothing: the client does not declare
 // elicitation, and the go-sdk refuses any request.
 func (h *Handler) Install(o *mcp.ClientOptions) {
-	caps := h.Capabilities()
+	caps := h.capabilities()
 	if caps == nil {
 		return
 	}
@@ -166,7 +166,7 @@ func (h *Handler) Install(o *mcp.ClientOptions) {
 // exactly what its user chose turns that middleware off
 // (mcp.MultiRoundTripOptions Disabled) and calls tools with h.CallTool.
 func (h *Handler) Attach(c *mcp.Client) {
-	if h.Capabilities() == nil {
+	if h.capabilities() == nil {
 		return
 	}
 	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {

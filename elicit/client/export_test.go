@@ -1,5 +1,7 @@
 package client
 
+import "github.com/modelcontextprotocol/go-sdk/mcp"
+
 // Names the package keeps unexported, for its external tests.
 var (
 	CheckURL       = checkURL
@@ -7,3 +9,6 @@ var (
 )
 
 const MaxRounds = maxRounds
+
+// Capabilities is what Install declares.
+func (h *Handler) Capabilities() *mcp.ElicitationCapabilities { return h.capabilities() }

@@ -271,7 +271,7 @@ func (c *Connection) Client(ctx context.Context) *http.Client {
 //
 // A refusal is ErrDeclined (errors.Is), a failed flow ErrCanceled or a
 // *ProviderError; the errors of elicit.URL (elicit.ErrInputRequired on
-// 2026-07-28, *elicit.URLRequiredError with
+// 2026-07-28, the -32042 error with
 // elicit.WithURLElicitationRequiredError, ...) are returned for the
 // handler to return as they are.
 func (c *Connector) Connect(ctx context.Context, provider string, opts ...elicit.Option) (*Connection, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -181,9 +182,8 @@ func TestScanCursor(t *testing.T) {
 // ends while the server does not answer, and that Close then leaves nothing
 // running.
 func TestSubscribeServerDown(t *testing.T) {
-	storetest.CheckNoLeaks(t)
+	before := runtime.NumGoroutine()
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
-	defer client.Close()
 	s, err := evredis.NewFromClient(client, nil)
 	if err != nil {
 		t.Fatalf("NewFromClient: %v", err)
@@ -203,6 +203,12 @@ func TestSubscribeServerDown(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Errorf("Close: %v", err)
+	}
+	client.Close()
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines left running: %d before, %d after Close", before, runtime.NumGoroutine())
+		}
 	}
 }
 

@@ -202,7 +202,7 @@ func crossProcessChild(t *testing.T, b Backend, ns string) {
 func testSubscriptionsCut(t *testing.T, b Backend) {
 	// Counted before the store opens its connections, which are closed
 	// before the count is checked.
-	CheckNoLeaks(t)
+	checkNoLeaks(t)
 	s, _, cut := b.Open(t)
 	ctx := t.Context()
 

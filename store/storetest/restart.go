@@ -39,7 +39,7 @@ type Server struct {
 // resubscribed, and the waiter gets the result the other store writes
 // after the last restart. Nothing is left running after Close.
 func RunRestart(t *testing.T, srv Server) {
-	CheckNoLeaks(t)
+	checkNoLeaks(t)
 	ctx := t.Context()
 	node, resolver := srv.Open(t), srv.Open(t)
 	defer node.Close()
@@ -151,7 +151,7 @@ func checkResult(t *testing.T, resolver store.Store, waiter *waiter) {
 // after, the waiter is resubscribed after each round, and it gets the
 // result written after the last. Nothing is left running after Close.
 func testTerminated(t *testing.T, b Backend) {
-	CheckNoLeaks(t)
+	checkNoLeaks(t)
 	ctx := t.Context()
 	s, ns, cut := b.Open(t)
 	resolver := b.Reopen(t, ns)
