@@ -52,7 +52,7 @@ func (e *Elicitor) ask(ctx context.Context, r *Request, o *options) (*Response, 
 // path is one way an elicitation reaches the user: the blocking request
 // (blockingPath), input requests (inputPath), a task's input (taskPath),
 // -32042 (urlRequiredPath), the fallbacks (modelPath, browserPath) and the
-// Policy (policyPath). Each has its file and its state; choose picks one
+// unsupported (policyPath). Each has its file and its state; choose picks one
 // per elicitation.
 type path interface {
 	deliver(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error)
@@ -60,7 +60,7 @@ type path interface {
 
 // choose returns the path of the elicitation r: the client's own, when it
 // can receive it (supported); otherwise the first fallback that applies,
-// else the Policy. run is the task the call runs as, or nil.
+// else an *unsupportedError (policyPath). run is the task the call runs as, or nil.
 func (e *Elicitor) choose(rd *round, run *taskRun, r *Request, supported bool, o *options) path {
 	inputRequests := r.Call.inputRequests()
 	switch {

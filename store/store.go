@@ -1,6 +1,16 @@
 // Package store defines the storage contract elicitvault's backends
 // implement.
 //
+// An Elicitor takes a Store of any backend; nodes that share one share
+// their elicitations:
+//
+//	st, err := redis.New(ctx, "redis://localhost:6379/0", nil) // or memory.New(nil), postgres.New
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer st.Close()
+//	ev, err := elicit.New(keys, st, nil)
+//
 // A store holds opaque keys and opaque values. Callers pass keys that are
 // already blinded (keyed HMACs) and values that are already sealed: a store
 // never sees a session ID, a subject or a plaintext, and this package and its

@@ -2,6 +2,13 @@
 // client, with the rules the MCP specification sets for the client end
 // built in.
 //
+//	h := client.New(&client.Options{Form: formUI, URL: urlUI}) // your UIs
+//	opts := &mcp.ClientOptions{}
+//	h.Install(opts) // the handler and the capabilities it declares
+//	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, opts)
+//	h.Attach(c) // what the user submitted is sent as is
+//	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "https://mcp.example.com/mcp"}, nil)
+//
 // A Handler is made from a UI that asks the user: a FormUI fills in forms,
 // a URLUI asks consent to open a link. The Handler declares exactly the
 // elicitation modes its UI supports, and

@@ -7,6 +7,13 @@
 // and the user's consent before the browser opens, and a mode without a
 // UI is neither declared nor answered (it is declined).
 //
+//	h := client.New(&evclient.Options{Form: formUI, URL: urlUI}) // elicit/client's UIs
+//	tr, err := transport.NewStreamableHTTP("https://mcp.example.com/mcp")
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	c := mcpclient.NewClient(tr, h.Options(mcp.ClientCapabilities{})...)
+//
 // Options gives the mcp-go client options that install a Handler and
 // declare its modes. The mcp-go client then uses it for elicitation/create
 // requests (protocol 2025-06-18 and 2025-11-25) and for the elicitations

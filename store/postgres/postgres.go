@@ -1,6 +1,20 @@
 // Package postgres implements elicitvault's store.Store on PostgreSQL, with
 // github.com/jackc/pgx/v5.
 //
+//	pool, err := pgxpool.New(ctx, "postgres://elicitvault@localhost/elicitvault")
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	if err := postgres.Migrate(ctx, pool, nil); err != nil { // or schema.sql, at deployment
+//		log.Fatal(err)
+//	}
+//	st, err := postgres.NewFromPool(ctx, pool, nil)
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer st.Close()
+//	ev, err := elicit.New(keys, st, nil)
+//
 // # Schema
 //
 // Entries live in one table, elicitvault_entries, created by Migrate or by

@@ -1,6 +1,13 @@
 // Package redis implements elicitvault's store.Store on Redis, with
 // github.com/redis/go-redis/v9.
 //
+//	st, err := redis.New(ctx, "redis://localhost:6379/0", nil) // rediss://, redis+cluster://: see New
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer st.Close()
+//	ev, err := elicit.New(keys, st, nil)
+//
 // # Key layout
 //
 // Every entry is one Redis string, written with an absolute expiry in
