@@ -6,14 +6,6 @@ import (
 	"github.com/elicitvault/elicitvault/internal/engine"
 )
 
-// Protocol versions the flow distinguishes.
-const (
-	// protocolInputRequests is the first protocol version in which a server
-	// must not send requests to the client during a tool call: it returns
-	// input requests instead and the client calls again (SEP-2322).
-	protocolInputRequests = "2026-07-28"
-)
-
 // Call describes the tool call an elicitation belongs to, as hooks and
 // policies see it. It never holds the session ID or the subject.
 type Call struct {
@@ -29,10 +21,6 @@ type Call struct {
 	info *engine.CallInfo
 	who  engine.Identity
 }
-
-// inputRequests reports whether the call's protocol forbids requests to the
-// client and uses input requests instead.
-func (c *Call) inputRequests() bool { return c.Protocol >= protocolInputRequests }
 
 // newCall describes the call p, as its front-end presents it.
 func newCall(p engine.Peer) *Call {

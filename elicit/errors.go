@@ -2,7 +2,6 @@ package elicit
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/form"
@@ -19,7 +18,7 @@ var (
 	// called with a context that carries no Elicitor: call them with the
 	// context of a tool handler of a server the Elicitor is installed on
 	// ([Elicitor.Install]).
-	ErrNotInstalled = errors.New("elicit: no Elicitor installed on this server (call Elicitor.Install)")
+	ErrNotInstalled = engine.ErrNotInstalled
 
 	// ErrUnsupported is returned when the client cannot receive the
 	// elicitation in the mode it needs and none of the Elicitor's
@@ -69,7 +68,7 @@ var (
 	// error wrapping it): the installed middleware then answers the call
 	// with input requests (or the error -32042), and the handler runs
 	// again when the client calls with the answers.
-	ErrInputRequired = errors.New("elicit: input required from the client (the tool call will be retried with the answer)")
+	ErrInputRequired = engine.ErrInputRequired
 )
 
 // Errors kept inside the package: what a caller could do about them, it
@@ -78,27 +77,11 @@ var (
 	// errNoSession is returned for a request without a session or params.
 	errNoSession = errors.New("elicit: request has no session")
 
-	// errClientCancelled: the client cancelled the tool call while it
-	// waited for the user. It matches context.Canceled.
-	errClientCancelled = engine.ErrClientCancelled
-
-	// errSecretUnavailable is returned for an answer that this node cannot
-	// use up safely: the secret the elicitation was asked under, which
-	// keys its one-shot marker, is not in this node's keyring (removed
-	// too early after a rotation). Nothing was consumed; the answer may be
-	// sent again to a node that holds the secret.
-	errSecretUnavailable = errors.New("elicit: the secret this elicitation was asked under is not loaded on this node")
-
 	// errMalformed is returned for an answer that is not one: an unknown
 	// action, or content that is not a JSON object. It matches
 	// ErrInvalidContent.
-	errMalformed error = malformedError{}
+	errMalformed = engine.ErrMalformed
 )
-
-type malformedError struct{}
-
-func (malformedError) Error() string        { return "elicit: malformed answer" }
-func (malformedError) Is(target error) bool { return target == ErrInvalidContent }
 
 // unsupportedError reports the mode the client lacks. It matches
 // ErrUnsupported.
@@ -116,14 +99,3 @@ func (e *unsupportedError) Error() string {
 }
 
 func (e *unsupportedError) Unwrap() error { return ErrUnsupported }
-
-// clientCodeError reports that the client answered an elicitation with a
-// JSON-RPC error. Only the code is kept: the message may quote the user's
-// answer.
-type clientCodeError struct {
-	Code int64
-}
-
-func (e *clientCodeError) Error() string {
-	return fmt.Sprintf("elicit: the client answered with error code %d", e.Code)
-}

@@ -1,6 +1,7 @@
 package elicit
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -11,7 +12,10 @@ import (
 
 // ResolveURL lets the tests complete a URL-mode elicitation with claims of
 // their own making, as a page would after verifying a token.
-var ResolveURL = (*Elicitor).resolveURL
+func ResolveURL(e *Elicitor, ctx context.Context, c *token.Claims, action Action) error {
+	_, _, err := e.engine.ResolveURL(ctx, c, string(action))
+	return err
+}
 
 // IssueURLToken issues a URL-mode token for subject, for an elicitation
 // that does not exist.
@@ -20,7 +24,7 @@ func IssueURLToken(e *Elicitor, subject string) (string, error) {
 }
 
 // ClaimLease is the lease of answer claims.
-const ClaimLease = claimLease
+const ClaimLease = token.DefaultClaimLease
 
 // WithDeadlines is Handler's per-request deadlines around any handler.
 var WithDeadlines = withDeadlines
@@ -34,13 +38,13 @@ var (
 	CallbackURL         = callbackURL
 	CheckInputResponses = checkHTTPInputResponses
 	ForwardedFor        = forwardedFor
-	WithClientID        = contextWithClientID
+	WithClientID        = engine.WithClientID
 	WithInputKey        = withInputKey
 
-	ErrAnswerInProgress  = errAnswerInProgress
-	ErrAnswered          = errAnswered
-	ErrMalformed         = errMalformed
-	ErrSecretUnavailable = errSecretUnavailable
+	ErrAnswerInProgress  = engine.ErrAnswerInProgress
+	ErrAnswered          = engine.ErrAnswered
+	ErrMalformed         = engine.ErrMalformed
+	ErrSecretUnavailable = engine.ErrSecretUnavailable
 	ErrSessionEvicted    = errSessionEvicted
 	ErrSensitiveField    = form.ErrSensitiveField
 	ErrInvalidParams     = form.ErrInvalidSchema
@@ -57,9 +61,9 @@ const (
 	DefaultMaxSessionsPerClient      = defaultMaxSessionsPerClient
 	FallbackTool                     = engine.FallbackTool
 	MaxCarried                       = maxCarried
-	MetaElicitationPending           = metaElicitationPending
-	MetaElicitationReplayed          = metaElicitationReplayed
-	ProtocolInputRequests            = protocolInputRequests
+	MetaElicitationPending           = engine.MetaElicitationPending
+	MetaElicitationReplayed          = engine.MetaElicitationReplayed
+	ProtocolInputRequests            = engine.ProtocolInputRequests
 	TasksExtension                   = tasksExtension
 )
 

@@ -37,14 +37,14 @@ func (pa *goSDK) newPeer(ctx context.Context, req *mcp.CallToolRequest) (*gosdkP
 	p := &gosdkPeer{e: e, ss: req.Session}
 	in := &p.info
 	in.Who = e.sdk.identity(req)
-	in.ClientID = clientID(ctx)
+	in.ClientID = engine.ClientID(ctx)
 	in.Tool, in.Arguments = req.Params.Name, req.Params.Arguments
 	meta := req.Params.GetMeta()
 	var caps *mcp.ClientCapabilities
 	in.Protocol, caps = clientCapabilities(req.Session, meta)
 	in.FormMode, in.URLMode = modes(caps)
 	in.LogLevel = e.sessions.info(req.Session).level()
-	if meta != nil && in.Protocol >= protocolInputRequests {
+	if meta != nil && in.Protocol >= engine.ProtocolInputRequests {
 		// On 2026-07-28 the level is per request (and none is none).
 		//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
 		in.LogLevel, _ = meta[mcp.MetaKeyLogLevel].(string)
@@ -131,7 +131,7 @@ func sdkParams(ep *engine.ElicitParams) *mcp.ElicitParams {
 func (pa *goSDK) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 	e := pa.e
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ctx = (*flow)(e).Prepare(ctx)
+		ctx = e.prepare(ctx)
 		switch method {
 		case "tools/call":
 		case "tasks/get", "tasks/update", "tasks/cancel":
@@ -211,7 +211,7 @@ func (pa *goSDK) serveAnswer(ctx context.Context, peer *gosdkPeer, req *mcp.Call
 	case ans.Replayed != nil:
 		var r mcp.CallToolResult
 		if json.Unmarshal(ans.Replayed, &r) != nil {
-			return toolErrorResult(call, errAnswered.Error()), nil
+			return toolErrorResult(call, engine.ErrAnswered.Error()), nil
 		}
 		return &r, nil
 	case ans.Stop != nil:
@@ -466,7 +466,7 @@ func callComplete(c *Call) bool {
 		return true
 	}
 	init := p.ss.InitializeParams()
-	return init == nil || init.ProtocolVersion >= protocolInputRequests
+	return init == nil || init.ProtocolVersion >= engine.ProtocolInputRequests
 }
 
 // needsFallbackTool reports whether a client should see fallbackTool.

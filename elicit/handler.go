@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -112,7 +113,7 @@ func (e *Elicitor) Handler(s *mcp.Server, opts *HandlerOptions) http.Handler {
 	// the client the session caps count too (HandlerOptions.TrustedProxies).
 	stateless := checkTaskHeaders(withClientID(clientOf(o.TrustedProxies), mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true})))
 	endpoint := checkHTTPInputResponses(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Mcp-Protocol-Version") >= protocolInputRequests {
+		if r.Header.Get("Mcp-Protocol-Version") >= engine.ProtocolInputRequests {
 			stateless.ServeHTTP(w, r)
 			return
 		}

@@ -1,7 +1,6 @@
 package elicit
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
@@ -36,32 +35,14 @@ func limits(cfg *Config) engine.Limits {
 	return l
 }
 
-// clientID is the client ID ctx carries (contextWithClientID), which the pending
-// quotas count an unauthenticated call on a stateless server against
-// (engine.Identity.Client).
-func clientID(ctx context.Context) string {
-	id, _ := ctx.Value(clientIDKey{}).(string)
-	return id
-}
-
-type clientIDKey struct{}
-
-// contextWithClientID returns ctx carrying id, the identity of the client of an
-// unauthenticated request on a stateless server (2026-07-28), which the
-// Elicitor's pending quotas count per client (see Config.MaxPending). Handler
-// does this for every request; a server that mounts the go-sdk's handler
-// itself calls it in an HTTP middleware around it, with a value the
-// client cannot choose (its address, or what a trusted proxy forwarded).
-func contextWithClientID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, clientIDKey{}, id)
-}
-
 // withClientID wraps h, so that its requests carry their client's
-// identity (contextWithClientID): the authenticated user, or the address client
-// returns (see HandlerOptions.Client), as the session caps count it.
+// identity (engine.WithClientID), which the pending quotas count an
+// unauthenticated call on a stateless server against: the authenticated
+// user, or the address client returns (HandlerOptions.TrustedProxies), as
+// the session caps count it.
 func withClientID(client func(*http.Request) string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, _ := sessionClientOf(r, client)
-		h.ServeHTTP(w, r.WithContext(contextWithClientID(r.Context(), id)))
+		h.ServeHTTP(w, r.WithContext(engine.WithClientID(r.Context(), id)))
 	})
 }
