@@ -120,9 +120,6 @@ func startBurst(ctx context.Context, workers int, stores []store.Store, check fu
 	return b
 }
 
-// Failures returns how many operations have failed so far.
-func (b *burst) failureCount() int64 { return b.failures.Load() }
-
 // awaitRecovered waits until every worker has succeeded after since. It
 // returns -1 when they all have, or the first worker that had not by
 // deadline.
