@@ -48,6 +48,7 @@ import (
 	"fmt"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/clientlink"
 	"github.com/elicitvault/elicitvault/internal/form"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,8 +81,8 @@ type URLUI interface {
 	ConsentURL(ctx context.Context, u *URLRequest) (elicit.Action, error)
 }
 
-// Answer is the user's answer: what a FormUI returns, and what
-// [Handler.Answer] sends back for a Request.
+// Answer is the user's answer, as a FormUI returns it, and as the Handler
+// sends it back.
 type Answer struct {
 	Action  elicit.Action
 	Content map[string]any // for Accept in form mode: exactly what the user submitted, checked
@@ -222,14 +223,17 @@ func (r *refused) Unwrap() error { return r.err }
 
 func refuse(err error) error { return &refused{err} }
 
-// Request is one elicitation request, as any MCP SDK's client receives it.
-type Request struct {
-	Server        string // the server's name, as it introduced itself (unverified); may be empty
-	Mode          string // "form" (or empty) or "url"
-	Message       string
-	Schema        any    // form mode: the requested schema (a JSON object, or a value that encodes to one)
-	URL           string // URL mode
-	ElicitationID string // URL mode
+// request is one elicitation request, as any MCP SDK's client receives it.
+type request = clientlink.Request
+
+func init() {
+	clientlink.Answer = func(ctx context.Context, h any, r *request) (string, map[string]any, error) {
+		a, err := h.(*Handler).answer(ctx, r)
+		if err != nil {
+			return "", nil, err
+		}
+		return string(a.Action), a.Content, nil
+	}
 }
 
 // Elicit answers one elicitation request: an mcp.ClientOptions
@@ -239,13 +243,13 @@ func (h *Handler) Elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elic
 		return nil, invalidParams(ErrInvalidRequest)
 	}
 	p := req.Params
-	r := &Request{Mode: p.Mode, Message: p.Message, Schema: p.RequestedSchema, URL: p.URL, ElicitationID: p.ElicitationID}
+	r := &request{Mode: p.Mode, Message: p.Message, Schema: p.RequestedSchema, URL: p.URL, ElicitationID: p.ElicitationID}
 	if req.Session != nil {
 		if ir := req.Session.InitializeResult(); ir != nil && ir.ServerInfo != nil {
 			r.Server = ir.ServerInfo.Name
 		}
 	}
-	rep, err := h.Answer(ctx, r)
+	rep, err := h.answer(ctx, r)
 	if err != nil {
 		var rf *refused
 		if errors.As(err, &rf) {
@@ -264,12 +268,12 @@ func invalidParams(err error) error {
 	return &refusal{rpc: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}, err: err}
 }
 
-// Answer answers one elicitation request through the UI, whatever the SDK
-// it came through (Elicit is Answer for the go-sdk; the mcpgo module has
-// one for mcp-go clients). An error that refuses the request matches one
-// of ErrSecretField, ErrInvalidAnswer, ErrRefusedURL or ErrInvalidRequest
-// with errors.Is; a UI's error comes back as it is.
-func (h *Handler) Answer(ctx context.Context, r *Request) (*Answer, error) {
+// answer answers one elicitation request through the UI, whatever the SDK
+// it came through (Elicit is answer for the go-sdk; mcpgo/client calls it
+// through clientlink for mcp-go clients). An error that refuses the
+// request matches one of ErrSecretField, ErrInvalidAnswer, ErrRefusedURL
+// or ErrInvalidRequest with errors.Is; a UI's error comes back as it is.
+func (h *Handler) answer(ctx context.Context, r *request) (*Answer, error) {
 	if r == nil {
 		return nil, refuse(ErrInvalidRequest)
 	}
@@ -297,7 +301,7 @@ func (h *Handler) Answer(ctx context.Context, r *Request) (*Answer, error) {
 
 func decline() *Answer { return &Answer{Action: elicit.Decline} }
 
-func (h *Handler) form(ctx context.Context, r *Request) (*Answer, error) {
+func (h *Handler) form(ctx context.Context, r *request) (*Answer, error) {
 	f, err := newFormRequest(r.Message, r.Schema)
 	if err != nil {
 		return nil, refuse(err)
@@ -350,7 +354,7 @@ func wire(content map[string]any) map[string]any {
 	return content
 }
 
-func (h *Handler) url(ctx context.Context, r *Request) (*Answer, error) {
+func (h *Handler) url(ctx context.Context, r *request) (*Answer, error) {
 	u, err := checkURL(r.URL, h.o.AllowedHosts)
 	if err != nil {
 		return nil, refuse(err)

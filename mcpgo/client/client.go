@@ -33,6 +33,7 @@ import (
 	"context"
 
 	evclient "github.com/elicitvault/elicitvault/elicit/client"
+	"github.com/elicitvault/elicitvault/internal/clientlink"
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -99,7 +100,7 @@ func (h *Handler) Options(caps mcp.ClientCapabilities) []mcpclient.ClientOption 
 // ErrInvalidRequest) with errors.Is.
 func (h *Handler) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	p := req.Params
-	rep, err := h.h.Answer(ctx, &evclient.Request{
+	action, content, err := clientlink.Answer(ctx, h.h, &clientlink.Request{
 		Mode: p.Mode, Message: p.Message, Schema: p.RequestedSchema,
 		URL: p.URL, ElicitationID: p.ElicitationID,
 	})
@@ -107,9 +108,9 @@ func (h *Handler) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.
 		return nil, err
 	}
 	res := &mcp.ElicitationResult{}
-	res.Action = mcp.ElicitationResponseAction(rep.Action)
-	if rep.Content != nil {
-		res.Content = rep.Content
+	res.Action = mcp.ElicitationResponseAction(action)
+	if content != nil {
+		res.Content = content
 	}
 	return res, nil
 }
