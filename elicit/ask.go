@@ -47,12 +47,8 @@ func (e *Elicitor) engineAsk(ctx context.Context, r *Request, ttl time.Duration,
 		ID: r.ID, Mode: string(r.Mode), Message: r.Message,
 		TTL: ttl, Key: o.key, Link: o.link, RequiredError: o.requiredError,
 	}
-	if s := r.Schema; s != nil {
-		q.Schema, q.Fields = s.raw, s.Fields()
-		q.Validate = func(content map[string]any) error {
-			_, err := s.Validate(content)
-			return err
-		}
+	if r.Schema != nil {
+		q.Schema = r.Schema.raw
 	}
 	if o.fallbacks != nil {
 		q.Fallbacks = make([]string, len(o.fallbacks))

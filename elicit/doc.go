@@ -8,7 +8,7 @@
 //	if err != nil {
 //		log.Fatal(err)
 //	}
-//	ev, err := elicit.New(keys, memory.New(nil), &elicit.Config{BaseURL: "https://mcp.example.com"})
+//	ev, err := elicit.New(keys, memory.New(nil), &elicit.Config{BaseURL: "https://mcp.example.com", ServerName: "Contacts"})
 //	if err != nil {
 //		log.Fatal(err)
 //	}
@@ -68,9 +68,9 @@
 //
 // # Waiting
 //
-// A call waits up to the TTL (Config.TTL, WithTTL). While it waits, a tool
+// A call waits up to the TTL ([Config].TTL, [WithTTL]). While it waits, a tool
 // call that carries a progress token gets a progress notification every
-// Config.ProgressInterval, so that a client which resets its request
+// [Config].ProgressInterval, so that a client which resets its request
 // timeout on progress keeps waiting while the user reads. A client that
 // gives up cancels the call (the error matches context.Canceled); a second
 // elicitation in the same session replaces the first ([ErrReplaced]): a
@@ -81,8 +81,8 @@
 // On 2025-06-18 and 2025-11-25 the call sends elicitation/create and waits.
 //
 // On 2026-07-28, the go-sdk's default, a server must not send requests
-// during a call. There the first call of Form, Confirm or URL without an
-// answer returns an error matching ErrInputRequired; the handler returns
+// during a call. There the first call of [Form], [Confirm] or URL without an
+// answer returns an error matching [ErrInputRequired]; the handler returns
 // it, and the installed middleware answers the tool call with input
 // requests and a sealed requestState (a request-state token bound to the
 // tool name, the hash of its arguments and the subject, valid for the TTL,
@@ -96,13 +96,25 @@
 // -32602 naming the key; on stdio, serve through [CheckTransport].
 // The tool author writes the same code for both; two things follow:
 //
-//   - What the handler does before it asks runs once per round. Keep it
-//     idempotent, move side effects after the last elicitation, or carry
-//     progress in the call's sealed state (SaveState, LoadState).
+//   - What the handler does before it asks runs once per round: see
+//     Reruns.
 //   - Elicitations are matched to answers by their position in the handler
 //     and by what they ask (mode, message, schema): ask the same questions
 //     in the same order on every run. An answer to a different question is
 //     refused (ErrUnknownElicitation).
+//
+// # Reruns
+//
+// A tool handler that asks may run more than once for one tool call: on
+// 2026-07-28 it runs again from the start with each round of answers (see
+// Protocols), and so it does when the [LLMMediated] fallback continues the
+// call with the model's answer (see Clients that cannot elicit). Only the
+// blocking request of older protocols and the [BrowserForm] fallback run it
+// once. So code before an elicitation must be safe to rerun: keep it
+// idempotent, move side effects after the last elicitation, or carry
+// progress in the call's sealed state ([SaveState], [LoadState]). Ask the
+// same questions in the same order on every run: [Form], [Confirm] and
+// [URL] find their answers by position and by what they ask.
 //
 // # State
 //
@@ -135,14 +147,14 @@
 // # Clients that cannot elicit
 //
 // Two fallbacks reach the user of a client without form elicitation
-// (Config.Fallbacks, in order; WithFallbacks per call):
+// ([Config].Fallbacks, in order; [WithFallbacks] per call):
 //
 //	ev, err := elicit.New(keys, store, &elicit.Config{
 //		Fallbacks: []elicit.Fallback{elicit.LLMMediated, elicit.BrowserForm},
 //	})
 //
-// LLMMediated hands the question to the model. The handler's Form or
-// Confirm returns an error matching ErrInputRequired, which the handler
+// [LLMMediated] hands the question to the model. The handler's [Form] or
+// [Confirm] returns an error matching [ErrInputRequired], which the handler
 // returns unchanged; the tool call then returns instructions (text for the
 // model: ask the user, then call sendElicitationResult) and
 // _meta.elicitationPending with the elicitation ID (elicitId), the message
@@ -154,30 +166,29 @@
 // session's one pending elicitation. The tool sendElicitationResult,
 // listed only to clients without form or URL mode,
 // takes {elicitId, action, content} on any node: from another session or
-// another user it finds nothing (ErrUnknownElicitation); invalid content
+// another user it finds nothing ([ErrUnknownElicitation]); invalid content
 // is a tool error naming the JSON path, and the elicitation stays open for
 // a corrected answer; the first valid answer wins (the others get a tool
 // error saying it was already answered). It then continues the original tool: the handler runs again
 // from the start, its Form or Confirm returns the answer, and the result
 // of sendElicitationResult is the tool's result. As with the rounds of
-// 2026-07-28, what the handler did before it asked runs again on
-// continuation: carry its progress in the sealed state (see the example of
-// SaveState) or keep it idempotent. The answer comes from the model; a
+// 2026-07-28, what the handler did before it asked runs again (see
+// Reruns). The answer comes from the model; a
 // confirmation that guards something dangerous should not accept it
 // (WithFallbacks(elicit.BrowserForm), or none).
 //
-// BrowserForm, for servers that run on the user's machine, serves the form
+// [BrowserForm], for servers that run on the user's machine, serves the form
 // on 127.0.0.1 at a random port, with a per-form nonce in its URL and a
 // verification code (like BLUE-TIGER-42) on the page. The URL and the code
 // go to the client in a log message (notifications/message, level notice)
 // and, when the call has a progress token, in a progress notification;
 // never in a tool result, which the model reads, since the URL is the
 // form's key. It applies only when the client will show one of them (its
-// logging level is notice or below) or Config.OpenBrowser opens the page.
+// logging level is notice or below) or [Config].OpenBrowser opens the page.
 // The call waits for one submission, validated by the form's schema on the
-// server, until the TTL (ErrTimeout) or the end of the call. Close the
+// server, until the TTL ([ErrTimeout]) or the end of the call. Close the
 // Elicitor to stop its form server.
 //
-// Confirm returns true only on an explicit accept with the box ticked,
+// [Confirm] returns true only on an explicit accept with the box ticked,
 // whichever path the answer took; every other end is false.
 package elicit

@@ -50,6 +50,13 @@ type Config struct {
 	// Set it to use URL without [WithLink].
 	BaseURL string
 
+	// ServerName is how the consent page names the server that asks,
+	// above the elicitation's message: "Example Mail asks you to
+	// confirm". Use the name of your mcp.Implementation (the go-sdk does
+	// not let the Elicitor read it). When empty, the page names the host
+	// of BaseURL.
+	ServerName string
+
 	// Fallbacks enables, in order of preference, the ways to reach a user
 	// whose client cannot receive an elicitation in the mode it needs
 	// (see Fallback): LLMMediated, BrowserForm. Each is tried only where it
@@ -57,7 +64,7 @@ type Config struct {
 	// applies, the call fails with an error matching [ErrUnsupported].
 	Fallbacks []Fallback
 
-	// OpenBrowser, when set, is called with the page of a BrowserForm
+	// OpenBrowser, when set, is called with the page of a [BrowserForm]
 	// fallback, for a local server to open it in the user's browser (the
 	// page is also announced to the client; see BrowserForm). The URL is a
 	// bearer capability for the form: give it to the local user only.
@@ -110,6 +117,14 @@ type Config struct {
 	// the go-sdk client's limit, and then waits until the TTL.
 	URLRoundWait time.Duration
 
+	// Clock, when set, is the time every expiry the Elicitor seals or
+	// checks is judged by: pending records, answers, tokens and their
+	// claims' leases, on this Elicitor and on what is built on it
+	// (elicit/oauth's Connector). For tests that reach an expiry without
+	// waiting for it; nil is the wall clock. Timers still run on the wall
+	// clock: a call that waits ends a TTL after it began.
+	Clock func() time.Time
+
 	// Logger receives the Elicitor's warnings: a handler that hid the
 	// stop of an elicitation in a result of its own, a page request that
 	// failed. Nothing it logs carries an answer, a token, a session ID or
@@ -119,7 +134,7 @@ type Config struct {
 
 // Elicitor holds what every elicitation of a server shares: the keyring,
 // the store, the token service, the TTL, the content limit and the hooks.
-// Create one per server with New and install it with Install. It is safe
+// Create one per server with New and install it with [Elicitor.Install]. It is safe
 // for concurrent use.
 type Elicitor struct {
 	engine   *engine.Engine
@@ -134,9 +149,10 @@ type Elicitor struct {
 	fallbacks []Fallback
 	browser   browserServer
 
-	baseURL   string
-	takenWait time.Duration // how long the consent page waits for the call to take an answer
-	log       *slog.Logger
+	baseURL    string
+	serverName string        // Config.ServerName
+	takenWait  time.Duration // how long the consent page waits for the call to take an answer
+	log        *slog.Logger
 
 	mu   sync.Mutex
 	caps []*sessionCap // the session tables of its Handlers
@@ -157,15 +173,20 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 	if cfg == nil {
 		cfg = &Config{}
 	}
+	rk := (*ring.Keyring)(keys)
+	if cfg.Clock != nil {
+		rk = rk.WithClock(cfg.Clock)
+	}
 	e := &Elicitor{
-		keys:    (*ring.Keyring)(keys),
+		keys:    rk,
 		store:   st,
 		ttl:     cfg.TTL,
 		maxSize: cfg.MaxContentSize,
 		hooks:   append([]Hooks(nil), cfg.Hooks...),
 
-		baseURL: strings.TrimRight(cfg.BaseURL, "/"),
-		log:     cfg.Logger,
+		baseURL:    strings.TrimRight(cfg.BaseURL, "/"),
+		serverName: cfg.ServerName,
+		log:        cfg.Logger,
 	}
 	e.task, e.sdk = &taskPath{e}, &goSDK{e}
 	ecfg := engine.Config{
@@ -174,6 +195,7 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		ClaimLease:       cfg.ClaimLease,
 		ProgressInterval: cfg.ProgressInterval,
 		OpenBrowser:      cfg.OpenBrowser,
+		ServerName:       cfg.ServerName,
 		Forms:            e.browser.forms,
 		Prepare:          e.prepare,
 		Carry:            func(ctx context.Context) map[string]string { return carry(ctx, e.hooks) },
@@ -231,10 +253,10 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 }
 
 // Close ends every tool call of the Elicitor's servers that is in progress:
-// a waiting elicitation returns ErrClosed to its handler, and the request
+// a waiting elicitation returns [ErrClosed] to its handler, and the request
 // to the client is cancelled (notifications/cancelled). It waits until
 // those calls have returned, then releases what the Elicitor started on
-// its own (the server of the BrowserForm fallback). Calls that arrive
+// its own (the server of the [BrowserForm] fallback). Calls that arrive
 // after Close fail with ErrClosed. The keyring and the store are the
 // caller's to close.
 func (e *Elicitor) Close() error {
@@ -250,7 +272,7 @@ func (e *Elicitor) prepare(ctx context.Context) context.Context {
 }
 
 // Install adds the Elicitor's middleware to s. Every tool handler of s can
-// then call Form, Confirm and URL with the context it was given.
+// then call [Form], [Confirm] and URL with the context it was given.
 //
 // The receiving middleware makes the Elicitor available to handlers and,
 // on protocol 2026-07-28, turns an elicitation into input requests and

@@ -94,10 +94,11 @@ func collect(opts []Option) *options {
 // with the answer.
 //
 // On protocol 2026-07-28 a server must not send requests during a call.
-// There Form returns an error matching ErrInputRequired, which the handler
+// There [Form] returns an error matching [ErrInputRequired], which the handler
 // returns; the client answers and calls the tool again, and the handler
 // runs again from the start: this time Form returns the answer. Work done
-// before Form therefore runs twice; keep it idempotent, or do it after.
+// before Form therefore runs again: see Reruns in the package
+// documentation.
 // Several elicitations in one handler are answered one round each, in
 // order, and each must be asked again, identically, on every run.
 func Form[T any](ctx context.Context, message string, opts ...Option) (Result[T], error) {
@@ -130,7 +131,7 @@ func Form[T any](ctx context.Context, message string, opts ...Option) (Result[T]
 	return out, nil
 }
 
-// confirmSchema is the one-field form Confirm asks with.
+// confirmSchema is the one-field form [Confirm] asks with.
 var confirmSchema = mustSchema(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Confirm","default":false}},"required":["confirm"]}`)
 
 func mustSchema(raw string) *Schema {
@@ -144,7 +145,9 @@ func mustSchema(raw string) *Schema {
 // Confirm asks the user a yes/no question. It returns true only when the
 // user explicitly accepted with the confirmation set; decline, cancel, a
 // timeout and a client that cannot elicit all return false (the error says
-// which, for the last two).
+// which, for the last two). It asks as [Form] does, and like [Form] the
+// handler may run again before Confirm returns: see Reruns in the package
+// documentation.
 func Confirm(ctx context.Context, message string, opts ...Option) (bool, error) {
 	type confirmation struct {
 		Confirm bool `json:"confirm"`

@@ -37,6 +37,11 @@ type ContentError = form.ContentError
 type Schema struct {
 	f   *form.Schema
 	raw []byte
+	// sensitive are the fields whose name or title says they hold a
+	// secret (password, passwd, secret, API key, token, card number, CVV,
+	// SSN, private key, and the like), found once: a Schema does not
+	// change, and a form checks them each time it asks.
+	sensitive []string
 }
 
 // ParseSchema parses a form schema written as JSON, for [WithSchema],
@@ -51,7 +56,13 @@ func ParseSchema(raw []byte) (*Schema, error) {
 		return nil, err
 	}
 	enc, _ := f.MarshalJSON()
-	return &Schema{f: f, raw: enc}, nil
+	s := &Schema{f: f, raw: enc}
+	for i := range f.Fields {
+		if form.Sensitive(&f.Fields[i]) {
+			s.sensitive = append(s.sensitive, f.Fields[i].Name)
+		}
+	}
+	return s, nil
 }
 
 // SchemaFor derives the schema of a form from the Go type T, a struct, as
@@ -135,26 +146,13 @@ func (s *Schema) Fields() []string {
 	return names
 }
 
-// sensitiveFields returns the fields whose name or title says they hold a
-// secret (password, passwd, secret, API key, token, card number, CVV, SSN,
-// private key, and the like).
-func (s *Schema) sensitiveFields() []string {
-	var out []string
-	for i := range s.f.Fields {
-		if form.Sensitive(&s.f.Fields[i]) {
-			out = append(out, s.f.Fields[i].Name)
-		}
-	}
-	return out
-}
-
 // checkFormMode refuses a form with sensitive fields unless allowed.
 func (s *Schema) checkFormMode(allowSensitive bool) error {
 	if allowSensitive {
 		return nil
 	}
-	if names := s.sensitiveFields(); len(names) > 0 {
-		return &SchemaError{Field: names[0], Sensitive: true,
+	if len(s.sensitive) > 0 {
+		return &SchemaError{Field: s.sensitive[0], Sensitive: true,
 			Reason: "looks like a secret, which must not pass through the MCP client: ask for it in URL mode (elicit.URL), or opt out with AllowSensitiveFieldsInFormMode"}
 	}
 	return nil

@@ -22,8 +22,8 @@ const maxStateSize = 4 << 10
 // requestState on 2026-07-28, in the pending record of an LLM-mediated
 // elicitation. It is bound to the call (subject, session, tool, arguments)
 // and expires with the elicitation. Where the handler does not run again
-// (the blocking request of older protocols, a browser form) SaveState
-// costs nothing and LoadState sees what this run saved. Save before the
+// (the blocking request of older protocols, a browser form) [SaveState]
+// costs nothing and [LoadState] sees what this run saved. Save before the
 // elicitation the handler may stop at; a later SaveState replaces the
 // state.
 //

@@ -19,9 +19,10 @@ import (
 // elicitation's TTL.
 //
 // Decline and Cancel are also the user's refusal to open the page. The
-// waiting, TTL, cancellation and protocol rules are those of Form; on
-// 2026-07-28 the handler runs again once the user opened the page, and URL
-// waits there for the page, in retries of at most [Config.URLRoundWait].
+// waiting, TTL, cancellation and protocol rules are those of [Form]; on
+// 2026-07-28 the handler runs again once the user opened the page (see
+// Reruns in the package documentation), and URL waits there for the page,
+// in retries of at most [Config.URLRoundWait].
 // With [WithURLElicitationRequiredError] (before 2026-07-28) URL does not
 // wait: it returns an error matching [ErrInputRequired] for the handler to
 // return, which becomes the protocol error -32042; when the page completes

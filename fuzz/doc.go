@@ -46,10 +46,11 @@
 // (the inputResponses check and the X-Forwarded-For reading of elicit's
 // Handler, in elicit), FuzzAppend
 // (internal/token/internal/jcs), FuzzReadString and FuzzAppendString
-// (internal/token/internal/wire), FuzzParseContent (the browser form's posted
-// fields, elicit/internal/browserform), FuzzParseURL (the Redis store's
-// URL forms, store/redis), FuzzClean (the terminal sanitizer,
+// (internal/token/internal/wire), FuzzParseContent (the browser form's
+// posted fields, elicit/internal/browserform), FuzzParseURL (the Redis
+// store's URL forms, store/redis), FuzzClean (the terminal sanitizer,
 // internal/termtext), FuzzParse (the store epoch record, internal/epoch),
-// FuzzSensitive (the secret-field check,
-// internal/form).
+// FuzzParse and FuzzSensitive (the form schema and content parser and the
+// secret-field check, internal/form), FuzzIsMarker (one-shot markers,
+// internal/oneshot).
 package fuzz

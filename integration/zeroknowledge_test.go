@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
@@ -75,24 +75,14 @@ func TestZeroKnowledge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		forbidden := []string{
+		forbidden := &forbiddenValues{values: []string{
 			zkSessionForm, zkSubjectForm, zkSessionURL, zkSubjectURL,
 			zkMessageForm, zkMessageURL, zkField, zkAnswer,
 			zkSessionSealed, zkSubjectSealed, zkRecordSealed, zkContentSealed,
 			zkToolName, zkState, zkVerifier,
 			zkSubjectTask, zkMessageTask, zkAnswerTask,
-		}
-		var mu sync.Mutex
-		forbid := func(s ...string) {
-			mu.Lock()
-			forbidden = append(forbidden, s...)
-			mu.Unlock()
-		}
-		snapshot := func() []string {
-			mu.Lock()
-			defer mu.Unlock()
-			return slices.Clone(forbidden)
-		}
+		}}
+		forbid, snapshot := forbidden.add, forbidden.snapshot
 
 		// The server: an Elicitor over the backend, whose hook learns
 		// every elicitation ID.
@@ -222,7 +212,7 @@ func TestZeroKnowledge(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the callback token: %v", err)
 		}
-		if claims.SessionID != "s:"+zkSessionURL || claims.Subject != zkSubjectURL {
+		if claims.SessionID != engine.TransportSession(zkSessionURL) || claims.Subject != zkSubjectURL {
 			t.Fatalf("the flow bound its token to session %q, subject %q; want the known ones", claims.SessionID, claims.Subject)
 		}
 		forbid(sent.ElicitationID, callbackToken, string(claims.ID[:]))
@@ -384,6 +374,32 @@ func text(s string) *mcp.CallToolResult {
 }
 
 // callTool calls a tool and returns its text, or an error for a tool error.
+// callLater calls the tool name in the background, and sends its text,
+// or "error: " and the error, on the channel it returns.
+func callLater(cs *mcp.ClientSession, name string) <-chan string {
+	done := make(chan string, 1)
+	go func() {
+		s, err := callTool(cs, name)
+		if err != nil {
+			s = "error: " + err.Error()
+		}
+		done <- s
+	}()
+	return done
+}
+
+// nextLink returns the next link sent on links, or fails t after 15s.
+func nextLink(t *testing.T, links <-chan string) string {
+	t.Helper()
+	select {
+	case link := <-links:
+		return link
+	case <-time.After(15 * time.Second):
+		t.Fatal("no URL-mode elicitation")
+	}
+	return ""
+}
+
 func callTool(cs *mcp.ClientSession, name string) (string, error) {
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name})
 	if err != nil {

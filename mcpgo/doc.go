@@ -23,6 +23,17 @@
 // its tool handlers as they do on the go-sdk; Handler and ServeStdio
 // serve it. mcpgo/client holds elicit/client's checks as an mcp-go
 // client.ElicitationHandler.
+// The package is the server front-end: [New] installs an Elicitor on an
+// mcp-go server, and [elicit.Confirm], [elicit.Form] and [elicit.URL] work
+// in its tool handlers as they do on the go-sdk; [Server.Handler] and
+// [Server.ServeStdio] serve it. mcpgo/client holds elicit/client's checks as an
+// mcp-go client.ElicitationHandler.
+//
+// As on the go-sdk, a tool handler that asks may run more than once for
+// one tool call, so code before an elicitation must be safe to rerun: see
+// Reruns in the documentation of package [elicit]. The consent page of
+// URL mode names the server by [elicit.Config].ServerName (mcp-go does
+// not let the Elicitor read the server's name).
 //
 // mcp-go has no authenticated user: a server that authenticates its
 // clients sets Options.Subject, which reads the user from the request's

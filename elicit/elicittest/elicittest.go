@@ -16,8 +16,11 @@
 //	}
 //
 // The client declares form and URL mode. Every elicitation is recorded,
-// as the server asked it, in Run.Asked. An elicitation beyond the script
-// fails the test and is cancelled.
+// as the server asked it, in [Run].Asked. An elicitation beyond the script
+// fails the test and is cancelled. On 2026-07-28 the tool's handler runs
+// again for each answer, as it does for real clients (see Reruns in the
+// documentation of package elicit): a side effect before the elicitation
+// happens twice in that run, which is what such a test should catch.
 package elicittest
 
 import (
