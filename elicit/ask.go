@@ -56,11 +56,8 @@ func (e *Elicitor) engineAsk(ctx context.Context, r *Request, ttl time.Duration,
 			q.Fallbacks[i] = string(f)
 		}
 	}
-	if run := taskFrom(ctx); run != nil {
-		q.Task = func(ctx context.Context) (*engine.Response, error) {
-			res, err := e.task.taskInput(ctx, run, q)
-			return toEngine(res), err
-		}
+	if run := engine.TaskRunFrom(ctx); run != nil {
+		q.Task = func(ctx context.Context) (*engine.Response, error) { return run.Ask(ctx, q) }
 	}
 	q.Unsupported = func(context.Context) (*engine.Response, error) {
 		return nil, &unsupportedError{Mode: r.Mode}

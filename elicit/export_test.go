@@ -73,7 +73,7 @@ const (
 	MetaElicitationPending           = engine.MetaElicitationPending
 	MetaElicitationReplayed          = engine.MetaElicitationReplayed
 	ProtocolInputRequests            = engine.ProtocolInputRequests
-	TasksExtension                   = tasksExtension
+	TasksExtension                   = engine.TasksExtension
 )
 
 type UnsupportedError = unsupportedError

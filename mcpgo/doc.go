@@ -129,4 +129,25 @@
 // on the same mux (its WithEndpointPath keeps MCP at /mcp), and served on
 // their own listener for a stdio server. elicitvault's hooks (and the otel
 // module) see the same events on both SDKs because they are the engine's.
+//
+// # Tasks (the tasks extension, 2026-07-28)
+//
+// Server.RunAsTask and StartTask serve io.modelcontextprotocol/tasks as
+// elicit.Elicitor.RunAsTask and elicit.StartTask do on the go-sdk, over
+// the same records (engine.Tasks: Launch, Serve): a task started
+// on an mcp-go node is polled and answered on a go-sdk node, and the
+// other way. mcp-go v1.2.1 has the task API of 2025-11-25 only, so the
+// extension is served at the transport, beside the requestState check:
+// a 2026-07-28 tasks/get, tasks/update or tasks/cancel is answered there
+// and never reaches mcp-go; a 2026-07-28 tools/call passes with a table
+// in its context, where the middleware leaves the task a call became,
+// answering mcp-go with a placeholder result that names it, and the
+// transport writes the task (a CreateTaskResult) in the place of the
+// response that carries the placeholder. The extension is advertised and
+// execution.taskSupport listed through mcp-go's AfterDiscover and
+// AfterListTools hooks (not in initialize: the extension is served on
+// 2026-07-28 requests only). A task's handler (the tool
+// handler middleware's next) runs with the call's context values, not
+// its cancellation; within it elicit.Form, elicit.Confirm and elicit.URL
+// are the task's input requests.
 package mcpgo
