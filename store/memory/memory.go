@@ -75,7 +75,7 @@ type Options struct {
 }
 
 // New returns an empty store. Its background sweeper runs until Close.
-func New(opts *Options) *store.Portable {
+func New(opts *Options) store.Store {
 	d := newDriver(opts)
 	return store.New("memory", d, d.now)
 }
