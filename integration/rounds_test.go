@@ -34,7 +34,7 @@ const longRoundsEnv = "ELICITVAULT_LONG_ROUNDS"
 // completes: the retries of the URL-mode round answer "still waiting"
 // before the timeout, and the page says "Done".
 func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
-	roundWait, accept, tsTimeout := 2*time.Second, 7*time.Second, any(5000)
+	roundWait, accept, tsTimeout := 600*time.Millisecond, 2500*time.Millisecond, any(2000)
 	if os.Getenv(longRoundsEnv) == "1" {
 		roundWait, accept, tsTimeout = 0, 70*time.Second, "default"
 	}
@@ -57,6 +57,9 @@ func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
 	acceptLater := func(start time.Time, link string) <-chan string {
 		title := make(chan string, 1)
 		go func() {
+			// The person answers after the client's real timeout, in
+			// another process (Node): real time is the subject, so the
+			// sleep stays (CONTRIBUTING.md).
 			time.Sleep(time.Until(start.Add(accept)))
 			resp, err := http.PostForm(link, url.Values{"action": {"accept"}})
 			if err != nil {
@@ -152,10 +155,10 @@ func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
 // waiting" result (mcp-go v1.2.1 drops an empty inputRequests, and the
 // go-sdk client then reads the result as complete and empty), so there a
 // URL-mode round holds until the page is answered, however short the
-// round wait. A go-sdk client on 2026-07-28 whose user accepts after two
+// round wait. A go-sdk client on 2026-07-28 whose user accepts after four
 // round waits gets the tool's result, not an empty one.
 func TestURLRoundsHoldOnMCPGo(t *testing.T) {
-	const roundWait, accept = 500 * time.Millisecond, 2 * time.Second
+	const roundWait, accept = 100 * time.Millisecond, 400 * time.Millisecond
 	ev, srv := newRoundsElicitor(t, roundWait)
 	m := mgserver.NewMCPServer("rounds", "1")
 	front := mcpgo.New(ev, m, nil)
@@ -190,6 +193,10 @@ func TestURLRoundsHoldOnMCPGo(t *testing.T) {
 	go func() {
 		select {
 		case link := <-links:
+			// The person answers after four of the Elicitor's round
+			// waits, which run on real timers beside a real HTTP
+			// server: real time is the subject, the sleep stays
+			// (CONTRIBUTING.md).
 			time.Sleep(time.Until(start.Add(accept)))
 			if resp, err := http.PostForm(link, url.Values{"action": {"accept"}}); err == nil {
 				resp.Body.Close()
