@@ -1,8 +1,8 @@
 // Package elicittest runs the tools of a go-sdk MCP server in-process
 // against a scripted user, for the tests of tool authors.
 //
-// Call connects a go-sdk client to the server over in-memory transports,
-// once for each protocol version of Protocols (2025-11-25, where the
+// [Call] connects a go-sdk client to the server over in-memory transports,
+// once for each protocol version of [Protocols] (2025-11-25, where the
 // server sends elicitation/create in the middle of the call, and
 // 2026-07-28, where the call returns input requests and is called again
 // with the answers and the requestState), calls the tool, and answers each
@@ -16,8 +16,11 @@
 //	}
 //
 // The client declares form and URL mode. Every elicitation is recorded,
-// as the server asked it, in Run.Asked. An elicitation beyond the script
-// fails the test and is cancelled.
+// as the server asked it, in [Run].Asked. An elicitation beyond the script
+// fails the test and is cancelled. On 2026-07-28 the tool's handler runs
+// again for each answer, as it does for real clients (see Reruns in the
+// documentation of package elicit): a side effect before the elicitation
+// happens twice in that run, which is what such a test should catch.
 package elicittest
 
 import (

@@ -1,4 +1,4 @@
-// Package memory implements store.Store in the memory of one process.
+// Package memory implements [store.Store] in the memory of one process.
 //
 // It suits a single instance and tests: entries and subscriptions are not
 // shared between processes and do not survive a restart.
