@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/procusage"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -79,31 +80,6 @@ func openSession(hc *http.Client, url string) (id string, status int, body strin
 	}
 	return resp.Header.Get("Mcp-Session-Id"), resp.StatusCode, string(b), nil
 }
-
-// usage is what the process holds: goroutines, heap in use after a GC,
-// and resident memory.
-type usage struct {
-	goroutines int
-	heap, rss  uint64
-}
-
-func measure() usage {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	u := usage{goroutines: runtime.NumGoroutine(), heap: ms.HeapInuse}
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		for line := range strings.SplitSeq(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-				u.rss = kb << 10
-			}
-		}
-	}
-	return u
-}
-
-func mib(n uint64) float64 { return float64(n) / (1 << 20) }
 
 // abandon opens n sessions from hc, with workers at once, and abandons
 // them; it fails on any refusal.
@@ -185,7 +161,7 @@ func TestAbandonedSessionsBounded(t *testing.T) {
 	user := fromAddr("127.0.0.1", 2)
 	elicitFrom(t, user, url) // warm up what a session needs once
 	user.CloseIdleConnections()
-	base := measure()
+	base := procusage.Measure()
 
 	attacker := fromAddr("127.0.0.2", 8)
 	start := time.Now()
@@ -202,31 +178,12 @@ func TestAbandonedSessionsBounded(t *testing.T) {
 	elicitFrom(t, user, url) // and after it
 	user.CloseIdleConnections()
 
-	// Evicted sessions close in the background: poll for the bound.
-	maxGoroutines := base.goroutines + 3*elicit.DefaultMaxSessionsPerClient + 20
-	var after usage
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		after = measure()
-		if after.goroutines <= maxGoroutines || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Logf("%d sessions opened and abandoned in %v (%.0f/s); above baseline: %d goroutines (baseline %d), heap %+.1f MiB, RSS %+.1f MiB (baseline %.1f MiB)",
-		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), after.goroutines-base.goroutines, base.goroutines,
-		mib(after.heap)-mib(base.heap), mib(after.rss)-mib(base.rss), mib(base.rss))
-	if after.goroutines > maxGoroutines {
-		t.Errorf("%d goroutines above baseline, want at most %d", after.goroutines-base.goroutines, maxGoroutines-base.goroutines)
-	}
-	// Without the cap, each session holds about 15 KiB.
-	if after.heap > base.heap+16<<20 {
-		t.Errorf("heap grew by %.1f MiB, want at most 16", mib(after.heap-base.heap))
-	}
-	// The race detector's shadow memory is most of RSS under -race (some
-	// 90 MiB here, 5 MiB without it).
-	if after.rss > base.rss+192<<20 {
-		t.Errorf("RSS grew by %.1f MiB, want at most 192", mib(after.rss-base.rss))
-	}
+	// Evicted sessions close in the background (Check waits for them).
+	// Without the cap, each session holds about 15 KiB. The race
+	// detector's shadow memory is most of RSS under -race (some 90 MiB
+	// here, 5 MiB without it).
+	procusage.Check(t, fmt.Sprintf("%d sessions opened and abandoned in %v (%.0f/s)", n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds()),
+		base, procusage.Limits{Goroutines: 3*elicit.DefaultMaxSessionsPerClient + 20, HeapMiB: 16, RSSMiB: 192})
 }
 
 // askRaw starts a tools/call of "ask" in session id and returns once the
