@@ -300,11 +300,9 @@ func (p *pages) answer(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 		taken, expiry, err = p.e.completeTaken(r.Context(), c, action)
 	}
-	if errors.Is(err, token.ErrStoreReset) && p.e.engine.DeliverLocal(c, string(action)) {
-		// The store lost the records, but the call is still waiting here.
-		err, taken = nil, true
-	} else if errors.Is(err, token.ErrStoreReset) && p.e.engine.Handoff(r.Context(), c, string(action), p.e.takenWait) {
-		// Or on another node, which took the answer handed over through
+	if errors.Is(err, token.ErrStoreReset) && p.e.engine.Handoff(r.Context(), c, string(action), p.e.takenWait) {
+		// The store lost the records, but the call is still waiting, here
+		// or on another node, which took the answer handed over through
 		// the store's channel and used it.
 		err, taken = nil, true
 	}

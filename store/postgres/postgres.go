@@ -336,7 +336,7 @@ func versionTableName(schema string) string {
 // queries holds the store's SQL, with the table name filled in.
 type queries struct {
 	check, put, get, take, putIfAbsent          string
-	swap                                        string
+	takeFirst, swap                             string
 	compareAndSwap, compareAndDelete, del, scan string
 	cleanup                                     string
 }
@@ -363,6 +363,11 @@ func newQueries(t string) queries {
 			SELECT value FROM taken
 			UNION ALL
 			SELECT value FROM ` + t + ` WHERE key = $2 AND expires_at > now() AND NOT EXISTS (SELECT FROM taken)`,
+		// take's first attempt: its receipt key $2 is new (a random
+		// nonce), so there is no receipt to read, and the row itself
+		// becomes the receipt: moved to $2, its expiry cut as take's.
+		takeFirst: `UPDATE ` + t + ` SET key = $2, expires_at = least(expires_at, now() + $3 * interval '1 millisecond')
+			WHERE key = $1 AND expires_at > now() RETURNING value`,
 		putIfAbsent: `INSERT INTO ` + t + ` AS e (key, value, expires_at) VALUES ($1, $2, $3)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
 			WHERE e.expires_at <= now()`,
@@ -426,9 +431,10 @@ func (s *driver) Take(ctx context.Context, key string) ([]byte, error) {
 	rand.Read(nonce[:])
 	receipt := append([]byte(receiptPrefix), nonce[:]...)
 	delay := 20 * time.Millisecond
-	for attempt := 1; ; attempt++ {
+	q := s.q.takeFirst
+	for attempt := 1; ; attempt, q = attempt+1, s.q.take {
 		var v []byte
-		err := s.pool.QueryRow(ctx, s.q.take, []byte(key), receipt, takeReceiptTTL.Milliseconds()).Scan(&v)
+		err := s.pool.QueryRow(ctx, q, []byte(key), receipt, takeReceiptTTL.Milliseconds()).Scan(&v)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, store.ErrNotFound
 		}
