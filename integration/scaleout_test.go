@@ -55,16 +55,6 @@ func needProgram(t *testing.T, prog string) string {
 	return p
 }
 
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // startProcess starts a program of the test's own, killed when the test
 // ends (or the test binary dies).
 func startProcess(t *testing.T, name string, args ...string) *exec.Cmd {
@@ -98,7 +88,7 @@ func startKillableServeBin(t *testing.T, bin string, args ...string) *killableSe
 	t.Helper()
 	// The listening line names --base-url, the balancer: the node's own
 	// address is chosen here.
-	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", servebin.FreePort(t))
 	// Every client of these tests comes from 127.0.0.1 (through
 	// HAProxy): one client to the session caps, whose default bound is
 	// for one real client.
@@ -227,7 +217,7 @@ func runScaleOut(t *testing.T, storeURL string) {
 		sessions = v
 	}
 	const rounds = 3
-	front := freeTCPPort(t)
+	front := servebin.FreePort(t)
 	frontURL := fmt.Sprintf("http://127.0.0.1:%d", front)
 	// The nodes' fault_probe tool appends the attempt's identifier to this
 	// log each time it continues after an accepted answer: an identifier

@@ -2,7 +2,6 @@ package faults
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"sync"
 	"testing"
@@ -14,16 +13,6 @@ import (
 
 	"github.com/elicitvault/elicitvault/integration/internal/servebin"
 )
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // backend is a store server of the test's own that it can restart.
 type backend interface {
@@ -84,7 +73,7 @@ type node struct {
 
 func startNode(t *testing.T, name, sdk, storeURL string, env []string) *node {
 	t.Helper()
-	n := &node{name: name, sdk: sdk, port: freePort(t), storeURL: storeURL, env: env}
+	n := &node{name: name, sdk: sdk, port: servebin.FreePort(t), storeURL: storeURL, env: env}
 	n.start(t)
 	t.Cleanup(func() { n.stop(t) })
 	return n
