@@ -248,7 +248,7 @@ func TestConsentPageUser(t *testing.T) {
 			if p.status != c.status {
 				t.Fatalf("%d %q, want %d", p.status, p.title(), c.status)
 			}
-			if err := e.ev.CompleteURL(t.Context(), tok, c.header, elicit.Accept); c.header != "ann" && !errors.Is(err, elicit.ErrWrongUser) {
+			if _, err := e.ev.CompleteURL(t.Context(), tok, c.header, elicit.Accept); c.header != "ann" && !errors.Is(err, elicit.ErrWrongUser) {
 				t.Fatalf("CompleteURL as %q: %v", c.header, err)
 			}
 		})

@@ -83,6 +83,14 @@
 // the connection's table, by requestState. Every other call begins in the
 // middleware.
 //
+// A URL-mode round whose page is not done answers "still waiting" after
+// elicit.Config.URLRoundWait: an input-required result with an empty
+// inputRequests and a new requestState. mcp-go v1.2.1 drops the empty map
+// when it encodes the result (omitempty), which a client reads as a final,
+// empty result; the transports (Handler's, ServeStdio's) put
+// "inputRequests": {} back into such a result of elicitvault's on its way
+// out, in a JSON response, an SSE event or a stdio line.
+//
 // mcp-go v1.2.1 drops a notification of a 2026-07-28 call that its
 // forwarder takes off the session's channel just as the call returns; the
 // peer gives the forwarder a moment after notifications/elicitation/

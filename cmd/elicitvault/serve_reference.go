@@ -26,6 +26,8 @@ type referenceOptions struct {
 	BaseURL string
 	// TTL is how long an elicitation waits (elicit.DefaultTTL when zero).
 	TTL time.Duration
+	// URLRoundWait is elicit.Config's.
+	URLRoundWait time.Duration
 	// Fallbacks are the Elicitor's, for clients that cannot elicit.
 	Fallbacks []elicit.Fallback
 	// OAuth, when set, is the provider connect_account connects to.
@@ -71,7 +73,7 @@ const instructions = "The tools of this server ask the user for input with MCP e
 func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
 	// The fallbacks need nothing of the tools: the Elicitor lists and
 	// serves sendElicitationResult itself, to the clients that need it.
-	cfg := &elicit.Config{TTL: o.TTL, BaseURL: o.BaseURL, Fallbacks: o.Fallbacks, Hooks: o.Hooks}
+	cfg := &elicit.Config{TTL: o.TTL, URLRoundWait: o.URLRoundWait, BaseURL: o.BaseURL, Fallbacks: o.Fallbacks, Hooks: o.Hooks}
 	ev, err := elicit.New(keys, st, cfg)
 	if err != nil {
 		return nil, err
