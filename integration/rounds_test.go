@@ -23,8 +23,8 @@ import (
 // longRoundsEnv, set to 1, runs TestURLRoundsOutliveClientTimeouts at
 // issue 23's size: the default round wait (20 s), the TypeScript SDK's
 // default timeout (60 s) and the user's Accept at 70 s (scripts/rounds).
-// Otherwise it runs scaled down: rounds of 2 s, a timeout of 5 s, Accept
-// at 7 s, which keep the same order.
+// Otherwise it runs scaled down: rounds of 1 s, a timeout of 3 s, Accept
+// at 4 s, which keep the same order.
 const longRoundsEnv = "ELICITVAULT_LONG_ROUNDS"
 
 // TestURLRoundsOutliveClientTimeouts (issue 23): on 2026-07-28 the user
@@ -36,7 +36,7 @@ const longRoundsEnv = "ELICITVAULT_LONG_ROUNDS"
 // (on mcp-go, with the inputRequests {} that mcp-go drops put back), and
 // the page says "Done".
 func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
-	roundWait, accept, tsTimeout := 2*time.Second, 7*time.Second, any(5000)
+	roundWait, accept, tsTimeout := time.Second, 4*time.Second, any(3000)
 	if os.Getenv(longRoundsEnv) == "1" {
 		roundWait, accept, tsTimeout = 0, 70*time.Second, "default"
 	}
