@@ -126,19 +126,19 @@ func checkStoreRatios(t *testing.T, ops []storeOp, limit float64) {
 }
 
 // TestRedisRatios checks the design's bound for Redis: each operation
-// through the store costs at most 1.2 times the raw go-redis commands it
+// through the store costs at most 1.1 times the raw go-redis commands it
 // needs, on the same client.
 func TestRedisRatios(t *testing.T) {
 	measuring(t)
 	url := backendURL(t, redisURLEnv, true)
-	checkStoreRatios(t, redisOps(t, url), 1.2)
+	checkStoreRatios(t, redisOps(t, url), 1.1)
 }
 
 // TestPostgresRatios checks the design's bound for PostgreSQL: each
-// operation through the store costs at most 1.3 times the raw pgx
+// operation through the store costs at most 1.1 times the raw pgx
 // statements it needs, on the same pool.
 func TestPostgresRatios(t *testing.T) {
 	measuring(t)
 	url := backendURL(t, postgresURLEnv, true)
-	checkStoreRatios(t, postgresOps(t, url), 1.3)
+	checkStoreRatios(t, postgresOps(t, url), 1.1)
 }

@@ -226,7 +226,7 @@ func raceEnabled() bool {
 // pins its allocations.
 const (
 	designCompactOverRaw = 2.0
-	maxCompactOverFloor  = 2.4
+	maxCompactOverFloor  = 2.0
 	minJWEOverCompact    = 8.0
 )
 

@@ -9,8 +9,9 @@ import (
 	"github.com/elicitvault/elicitvault/internal/engine"
 )
 
-// ask runs one elicitation: the request flow (through the hooks) to get a
-// raw answer, then the result flow to validate it.
+// ask runs one elicitation: the request flow (the hooks, around the
+// engine's delivery) to get a raw answer, then the result flow to
+// validate it.
 func (e *Elicitor) ask(ctx context.Context, r *Request, o *options) (*Response, error) {
 	call, err := callFrom(ctx)
 	if err != nil {
@@ -22,25 +23,16 @@ func (e *Elicitor) ask(ctx context.Context, r *Request, o *options) (*Response, 
 	if ttl <= 0 {
 		ttl = e.ttl
 	}
-
-	rd, _ := ctx.Value(roundKey{}).(*round)
-	supported := (r.Mode == ModeForm && call.FormMode) || (r.Mode == ModeURL && call.URLMode)
-	inputRequests := call.inputRequests()
-	if rd != nil && rd.continued && inputRequests {
-		// The continuation of an LLM-mediated elicitation answers a tool
-		// call of its own: it cannot stop for input requests.
-		supported = false
+	send := func(ctx context.Context, r *Request) (*Response, error) {
+		// After the hooks of the request flow, which see the request
+		// first. The engine replays an earlier run's answer (under its
+		// ID), or chooses the path, once.
+		q := e.engineAsk(ctx, r, ttl, o)
+		res, err := e.engine.Deliver(ctx, q)
+		r.ID = q.ID
+		return fromEngine(res), err
 	}
-
-	run := taskFrom(ctx)
-	var send RequestFunc = func(ctx context.Context, r *Request) (*Response, error) {
-		// After the hooks of the request flow, which see the request first.
-		return e.choose(rd, run, r, supported, o).deliver(ctx, rd, r, ttl, o)
-	}
-	if rd != nil {
-		send = rd.replay(e, ttl, send)
-	}
-	stop := e.reportProgress(ctx, call)
+	stop := e.engine.ReportProgress(ctx, call.peer)
 	raw, err := wrapRequest(e.hooks, send)(ctx, r)
 	stop()
 	if err != nil {
@@ -49,44 +41,56 @@ func (e *Elicitor) ask(ctx context.Context, r *Request, o *options) (*Response, 
 	return wrapResult(e.hooks, e.check)(ctx, r, raw)
 }
 
-// path is one way an elicitation reaches the user: the blocking request
-// (blockingPath), input requests (inputPath), a task's input (taskPath),
-// -32042 (urlRequiredPath), the fallbacks (modelPath, browserPath) and the
-// Policy (policyPath). Each has its file and its state; choose picks one
-// per elicitation.
-type path interface {
-	deliver(ctx context.Context, rd *round, r *Request, ttl time.Duration, o *options) (*Response, error)
-}
-
-// choose returns the path of the elicitation r: the client's own, when it
-// can receive it (supported); otherwise the first fallback that applies,
-// else the Policy. run is the task the call runs as, or nil.
-func (e *Elicitor) choose(rd *round, run *taskRun, r *Request, supported bool, o *options) path {
-	inputRequests := r.Call.inputRequests()
-	switch {
-	case supported && run != nil:
-		return e.task
-	case supported && r.Mode == ModeURL && o.requiredError && !inputRequests:
-		return e.urlReq
-	case supported && inputRequests:
-		return e.input
-	case supported:
-		return e.block
+// engineAsk is the elicitation r as the engine delivers it.
+func (e *Elicitor) engineAsk(ctx context.Context, r *Request, ttl time.Duration, o *options) *engine.Ask {
+	q := &engine.Ask{
+		ID: r.ID, Mode: string(r.Mode), Message: r.Message,
+		TTL: ttl, Key: o.key, Link: o.link, RequiredError: o.requiredError,
 	}
-	order := e.fallbacks
-	if o.fallbacks != nil {
-		order = o.fallbacks
-	}
-	for _, f := range order {
-		switch {
-		case !e.enabled(f):
-		case f == LLMMediated && rd != nil:
-			return e.model
-		case f == BrowserForm && e.browse.canAnnounce(r.Call):
-			return e.browse
+	if s := r.Schema; s != nil {
+		q.Schema, q.Fields = s.raw, s.Fields()
+		q.Validate = func(content map[string]any) error {
+			_, err := s.Validate(content)
+			return err
 		}
 	}
-	return policyPath{e}
+	if o.fallbacks != nil {
+		q.Fallbacks = make([]string, len(o.fallbacks))
+		for i, f := range o.fallbacks {
+			q.Fallbacks[i] = string(f)
+		}
+	}
+	if run := taskFrom(ctx); run != nil {
+		q.Task = func(ctx context.Context) (*engine.Response, error) {
+			res, err := e.task.taskInput(ctx, run, q)
+			return toEngine(res), err
+		}
+	}
+	q.Unsupported = func(ctx context.Context) (*engine.Response, error) {
+		// The Policy, else an *UnsupportedError.
+		if e.fallback != nil {
+			res, err := e.fallback(ctx, r.Call, r)
+			return toEngine(res), err
+		}
+		return nil, &UnsupportedError{Mode: r.Mode}
+	}
+	return q
+}
+
+// fromEngine is an answer the engine delivered, as the flow's Response.
+func fromEngine(r *engine.Response) *Response {
+	if r == nil {
+		return nil
+	}
+	return &Response{Action: Action(r.Action), Content: r.Content, handed: r.Handed}
+}
+
+// toEngine is fromEngine's inverse.
+func toEngine(r *Response) *engine.Response {
+	if r == nil {
+		return nil
+	}
+	return &engine.Response{Action: string(r.Action), Content: r.Content, Handed: r.handed}
 }
 
 // check is the core of the result flow: the action is known, content comes
@@ -127,45 +131,4 @@ func checkSize(content map[string]any, maxSize int) error {
 		return ErrTooLarge
 	}
 	return nil
-}
-
-// fromReply converts a client's reply. Content that is not a JSON object
-// is malformed.
-func fromReply(rp *engine.Reply) (*Response, error) {
-	res := &Response{Action: Action(rp.Action)}
-	if len(rp.Content) > 0 {
-		if err := json.Unmarshal(rp.Content, &res.Content); err != nil {
-			return nil, fmt.Errorf("%w: content is not a JSON object", ErrMalformed)
-		}
-	}
-	return res, nil
-}
-
-// reportProgress sends a progress notification every ProgressInterval
-// while an elicitation waits, when the call carries a progress token: a
-// client that resets its request timeout on progress then keeps waiting
-// while the user reads the question. The returned func stops it.
-func (e *Elicitor) reportProgress(ctx context.Context, c *Call) (stop func()) {
-	if c.info.ProgressToken == nil || e.progressEvery <= 0 {
-		return func() {}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(e.progressEvery)
-		defer t.Stop()
-		for n := 1; ; n++ {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				c.peer.Progress(ctx, float64(n), "waiting for the user's answer")
-			}
-		}
-	}()
-	return func() {
-		cancel()
-		<-done
-	}
 }

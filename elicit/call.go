@@ -11,7 +11,7 @@ const (
 	// ProtocolInputRequests is the first protocol version in which a server
 	// must not send requests to the client during a tool call: it returns
 	// input requests instead and the client calls again (SEP-2322).
-	ProtocolInputRequests = "2026-07-28"
+	ProtocolInputRequests = engine.ProtocolInputRequests
 )
 
 // Call describes the tool call an elicitation belongs to, as hooks and
@@ -29,10 +29,6 @@ type Call struct {
 	info *engine.CallInfo
 	who  engine.Identity
 }
-
-// inputRequests reports whether the call's protocol forbids requests to the
-// client and uses input requests instead.
-func (c *Call) inputRequests() bool { return c.Protocol >= ProtocolInputRequests }
 
 // newCall describes the call p, as its front-end presents it.
 func newCall(p engine.Peer) *Call {

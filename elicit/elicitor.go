@@ -157,32 +157,22 @@ type Elicitor struct {
 	fallback Policy
 	sessions sessions
 
-	maxPendingSize int
-	claimLease     time.Duration
+	fallbacks []Fallback
+	browser   browserServer
 
-	fallbacks   []Fallback
-	openBrowser func(context.Context, string) error
-	browser     browserServer
-
-	baseURL       string
-	progressEvery time.Duration
-	roundWait     time.Duration // URLRoundWait; 0 when rounds are not bounded
-	takenWait     time.Duration // how long the consent page waits for the call to take an answer
-	log           *slog.Logger
+	baseURL   string
+	takenWait time.Duration // how long the consent page waits for the call to take an answer
+	log       *slog.Logger
 
 	mu   sync.Mutex
 	caps []*sessionCap // the session tables of its Handlers
 
 	tasks taskTable // the tools that run as tasks (RunAsTask)
 
-	// The delivery paths, each with its file, and the go-sdk front-end.
-	block  *blockingPath
-	input  *inputPath
-	model  *modelPath
-	browse *browserPath
-	urlReq *urlRequiredPath
-	task   *taskPath
-	sdk    *goSDK
+	// The tasks extension, and the go-sdk front-end. The delivery paths
+	// are the engine's.
+	task *taskPath
+	sdk  *goSDK
 }
 
 // New returns an Elicitor that seals its state with keys into st.
@@ -201,25 +191,31 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		hooks:    append([]Hooks(nil), cfg.Hooks...),
 		fallback: cfg.Unsupported,
 
-		maxPendingSize: cfg.MaxPendingSize,
-		claimLease:     cfg.ClaimLease,
-
-		openBrowser: cfg.OpenBrowser,
-
-		baseURL:       strings.TrimRight(cfg.BaseURL, "/"),
-		progressEvery: cfg.ProgressInterval,
-		log:           cfg.Logger,
+		baseURL: strings.TrimRight(cfg.BaseURL, "/"),
+		log:     cfg.Logger,
 	}
-	e.block, e.input, e.model, e.browse = &blockingPath{e}, &inputPath{e}, &modelPath{e}, &browserPath{e}
-	e.urlReq, e.task, e.sdk = &urlRequiredPath{e}, &taskPath{e}, &goSDK{e}
-	if e.progressEvery == 0 {
-		e.progressEvery = DefaultProgressInterval
+	e.task, e.sdk = &taskPath{e}, &goSDK{e}
+	ecfg := engine.Config{
+		Limits:           limits(cfg),
+		MaxPendingSize:   cfg.MaxPendingSize,
+		ClaimLease:       cfg.ClaimLease,
+		ProgressInterval: cfg.ProgressInterval,
+		OpenBrowser:      cfg.OpenBrowser,
+		Forms:            e.browser.forms,
+		Prepare:          e.prepare,
+		Carry:            func(ctx context.Context) map[string]string { return carry(ctx, e.hooks) },
+		Resume: func(ctx context.Context, m string, carried map[string]string) (context.Context, func(error)) {
+			return resume(ctx, e.hooks, Mode(m), carried)
+		},
+	}
+	if ecfg.ProgressInterval == 0 {
+		ecfg.ProgressInterval = DefaultProgressInterval
 	}
 	switch {
 	case cfg.URLRoundWait == 0:
-		e.roundWait = DefaultURLRoundWait
+		ecfg.URLRoundWait = DefaultURLRoundWait
 	case cfg.URLRoundWait > 0:
-		e.roundWait = cfg.URLRoundWait
+		ecfg.URLRoundWait = cfg.URLRoundWait
 	}
 	e.takenWait = takenWait
 	if e.log == nil {
@@ -231,27 +227,29 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		}
 		if !slices.Contains(e.fallbacks, f) {
 			e.fallbacks = append(e.fallbacks, f)
+			ecfg.Fallbacks = append(ecfg.Fallbacks, string(f))
 		}
 	}
 	if e.ttl <= 0 {
 		e.ttl = DefaultTTL
 	}
-	if e.maxPendingSize <= 0 {
-		e.maxPendingSize = DefaultMaxPendingSize
+	if ecfg.MaxPendingSize <= 0 {
+		ecfg.MaxPendingSize = DefaultMaxPendingSize
 	}
 	if e.maxSize <= 0 {
 		e.maxSize = DefaultMaxContentSize
 	}
+	ecfg.MaxContentSize, ecfg.Logger = e.maxSize, e.log
 	if cfg.BaseURL != "" {
 		if u, err := url.Parse(cfg.BaseURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			return nil, errors.New("elicit: Config.BaseURL must be an absolute http:// or https:// URL")
 		}
 	}
 	topts := []token.Option{token.WithEpoch(e.newEpochWatcher())}
-	if e.claimLease > 0 {
-		topts = append(topts, token.WithClaimLease(e.claimLease))
+	if cfg.ClaimLease > 0 {
+		topts = append(topts, token.WithClaimLease(cfg.ClaimLease))
 	}
-	eng, err := engine.New(e.keys, st, (*flow)(e), limits(cfg), topts...)
+	eng, err := engine.New(e.keys, st, ecfg, topts...)
 	if err != nil {
 		return nil, err
 	}
@@ -277,6 +275,11 @@ func (e *Elicitor) Close() error {
 }
 
 type elicitorKey struct{}
+
+// prepare puts e in ctx, for Form, Confirm and URL (engine.Config.Prepare).
+func (e *Elicitor) prepare(ctx context.Context) context.Context {
+	return context.WithValue(ctx, elicitorKey{}, e)
+}
 
 // Install adds the Elicitor's middleware to s. Every tool handler of s can
 // then call Form, Confirm and URL with the context it was given.

@@ -2,7 +2,6 @@ package elicit
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/form"
@@ -27,7 +26,7 @@ var (
 var (
 	// ErrNotInstalled is returned when Form, Confirm or URL is called with a
 	// context that carries no Elicitor: install one with Elicitor.Install.
-	ErrNotInstalled = errors.New("elicit: no Elicitor installed on this server (call Elicitor.Install)")
+	ErrNotInstalled = engine.ErrNotInstalled
 
 	// ErrNoSession is returned for a request without a session or params.
 	ErrNoSession = errors.New("elicit: request has no session")
@@ -71,7 +70,7 @@ var (
 	// keys its one-shot marker, is not in this node's keyring (removed
 	// too early after a rotation). Nothing was consumed; the answer may be
 	// sent again to a node that holds the secret.
-	ErrSecretUnavailable = errors.New("elicit: the secret this elicitation was asked under is not loaded on this node")
+	ErrSecretUnavailable = engine.ErrSecretUnavailable
 
 	// ErrTooLarge is returned for an answer whose content is larger than
 	// the configured limit. It also matches ErrInvalidContent.
@@ -79,7 +78,7 @@ var (
 
 	// ErrMalformed is returned for an answer that is not one: an unknown
 	// action, or content that is not a JSON object.
-	ErrMalformed = errors.New("elicit: malformed answer")
+	ErrMalformed = engine.ErrMalformed
 
 	// ErrUnknownElicitation is returned for an answer to an elicitation that
 	// does not exist (any more), or that belongs to another session or
@@ -91,7 +90,7 @@ var (
 	// handler must return it (or an error wrapping it): the installed
 	// middleware then replaces the tool result with input requests, and the
 	// handler runs again when the client calls with the answers.
-	ErrInputRequired = errors.New("elicit: input required from the client (the tool call will be retried with the answer)")
+	ErrInputRequired = engine.ErrInputRequired
 )
 
 // UnsupportedError reports the mode the client lacks.
@@ -114,10 +113,4 @@ func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
 // ClientError reports that the client answered an elicitation with a
 // JSON-RPC error. Only the code is kept: the message may quote the user's
 // answer.
-type ClientError struct {
-	Code int64
-}
-
-func (e *ClientError) Error() string {
-	return fmt.Sprintf("elicit: the client answered with error code %d", e.Code)
-}
+type ClientError = engine.ClientError

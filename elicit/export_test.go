@@ -1,6 +1,7 @@
 package elicit
 
 import (
+	"context"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/token"
@@ -8,7 +9,10 @@ import (
 
 // ResolveURL lets the tests complete a URL-mode elicitation with claims of
 // their own making, as a page would after verifying a token.
-var ResolveURL = (*Elicitor).resolveURL
+func ResolveURL(e *Elicitor, ctx context.Context, c *token.Claims, action Action) error {
+	_, _, err := e.engine.ResolveURL(ctx, c, string(action))
+	return err
+}
 
 // IssueURLToken issues a URL-mode token for subject, for an elicitation
 // that does not exist.
@@ -17,7 +21,7 @@ func IssueURLToken(e *Elicitor, subject string) (string, error) {
 }
 
 // ClaimLease is the lease of answer claims.
-const ClaimLease = claimLease
+const ClaimLease = DefaultClaimLease
 
 // WithDeadlines is Handler's per-request deadlines around any handler.
 var WithDeadlines = withDeadlines

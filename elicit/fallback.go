@@ -1,9 +1,9 @@
 package elicit
 
 import (
-	"context"
 	"slices"
-	"time"
+
+	"github.com/elicitvault/elicitvault/internal/engine"
 )
 
 // Fallback is a way to reach a user whose client cannot receive an
@@ -34,7 +34,7 @@ const (
 	// comes from the model, which may have made it up: for a confirmation
 	// that guards something dangerous, narrow the call to BrowserForm, or to
 	// no fallback, with WithFallbacks.
-	LLMMediated Fallback = "llm"
+	LLMMediated Fallback = engine.FallbackLLM
 
 	// BrowserForm serves the form on 127.0.0.1, on a random port, for a
 	// server that runs on the user's own machine: a page with a per-form
@@ -54,14 +54,14 @@ const (
 	// In URL mode it announces the link of the URL-mode page (the consent
 	// page, or WithLink's) the same way, without a code, and the call
 	// waits for the user's answer there.
-	BrowserForm Fallback = "browser"
+	BrowserForm Fallback = engine.FallbackBrowser
 )
 
 // FallbackTool is the name of the tool through which the model sends the
 // answer of an LLMMediated elicitation. The Elicitor lists it only to
 // clients that lack form mode or URL mode, and only when LLMMediated is
 // enabled; it refuses it for an elicitation in a mode the client has.
-const FallbackTool = "sendElicitationResult"
+const FallbackTool = engine.FallbackTool
 
 // WithFallbacks sets the fallbacks this call may use, in order, instead of
 // the Elicitor's. Only fallbacks the Elicitor enables (Config.Fallbacks)
@@ -72,29 +72,3 @@ func WithFallbacks(f ...Fallback) Option {
 
 // enabled reports whether the Elicitor enables f.
 func (e *Elicitor) enabled(f Fallback) bool { return slices.Contains(e.fallbacks, f) }
-
-// policyPath is the request flow of a call whose client cannot receive
-// the elicitation and no fallback applies: the Policy, else an
-// *UnsupportedError.
-type policyPath struct{ e *Elicitor }
-
-func (pa policyPath) deliver(ctx context.Context, _ *round, r *Request, _ time.Duration, _ *options) (*Response, error) {
-	if pa.e.fallback != nil {
-		return pa.e.fallback(ctx, r.Call, r)
-	}
-	return nil, &UnsupportedError{Mode: r.Mode}
-}
-
-// canAnnounce reports whether the user of a call can be told where a
-// browser form is.
-func (pa *browserPath) canAnnounce(c *Call) bool {
-	e := pa.e
-	if e.openBrowser != nil || c.info.ProgressToken != nil {
-		return true
-	}
-	switch c.info.LogLevel {
-	case "debug", "info", "notice":
-		return true
-	}
-	return false
-}

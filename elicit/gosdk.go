@@ -37,7 +37,7 @@ func (pa *goSDK) newPeer(ctx context.Context, req *mcp.CallToolRequest) (*gosdkP
 	p := &gosdkPeer{e: e, ss: req.Session}
 	in := &p.info
 	in.Who = e.sdk.identity(req)
-	in.ClientID = clientID(ctx)
+	in.ClientID = engine.ClientID(ctx)
 	in.Tool, in.Arguments = req.Params.Name, req.Params.Arguments
 	meta := req.Params.GetMeta()
 	var caps *mcp.ClientCapabilities
@@ -131,7 +131,7 @@ func sdkParams(ep *engine.ElicitParams) *mcp.ElicitParams {
 func (pa *goSDK) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 	e := pa.e
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		ctx = (*flow)(e).Prepare(ctx)
+		ctx = e.prepare(ctx)
 		switch method {
 		case "tools/call":
 		case "tasks/get", "tasks/update", "tasks/cancel":

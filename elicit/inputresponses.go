@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/elicitvault/elicitvault/internal/httpbody"
 )
 
 // invalidParams is the JSON-RPC error -32602 with msg.
@@ -49,36 +50,43 @@ func CheckInputResponses(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxChecked+1))
-		rest := r.Body
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), rest), rest}
-		if err != nil || len(body) > maxChecked || !mayHaveInputResponses(body) {
+		body, ok := httpbody.Peek(r, maxChecked)
+		if !ok || !mayHaveInputResponses(body) {
 			h.ServeHTTP(w, r)
 			return
 		}
-		m, err := jsonrpc.DecodeMessage(body)
-		req, ok := m.(*jsonrpc.Request)
-		if err != nil || !ok || !req.IsCall() {
+		req := decodeCall(body)
+		if req == nil || !refuseCall(w, req.ID, checkInputResponses(req.Method, req.Params)) {
 			h.ServeHTTP(w, r)
-			return
 		}
-		werr := checkInputResponses(req.Method, req.Params)
-		if werr == nil {
-			h.ServeHTTP(w, r)
-			return
-		}
-		out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: werr})
-		if err != nil {
-			h.ServeHTTP(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		w.Write(out)
 	})
+}
+
+// decodeCall decodes body as a JSON-RPC call, or returns nil.
+func decodeCall(body []byte) *jsonrpc.Request {
+	m, err := jsonrpc.DecodeMessage(body)
+	req, ok := m.(*jsonrpc.Request)
+	if err != nil || !ok || !req.IsCall() {
+		return nil
+	}
+	return req
+}
+
+// refuseCall answers the call id with werr and HTTP 400, and reports
+// whether it did: not for a nil werr, nor one that does not encode (the
+// handler then answers the call).
+func refuseCall(w http.ResponseWriter, id jsonrpc.ID, werr *jsonrpc.Error) bool {
+	if werr == nil {
+		return false
+	}
+	out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: werr})
+	if err != nil {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(out)
+	return true
 }
 
 // mayHaveInputResponses reports whether a JSON body can have the key

@@ -110,13 +110,13 @@ func (e *Elicitor) CompleteURL(ctx context.Context, tok, subject string, action 
 // elicitation is gone).
 //
 // It returns the elicitation's expiry, and whether a call may take the
-// answer now (see resolveURLUntil).
+// answer now (see engine.Engine.ResolveURL).
 func (e *Elicitor) completeOnce(ctx context.Context, c *token.Claims, action Action) (expiry time.Time, waited bool, err error) {
 	use, err := e.tokens.Claim(ctx, c)
 	if err != nil {
 		return time.Time{}, false, err
 	}
-	expiry, waited, err = e.resolveURLUntil(ctx, c, action)
+	expiry, waited, err = e.engine.ResolveURL(ctx, c, string(action))
 	if err != nil {
 		if errors.Is(err, ErrUnknownElicitation) {
 			use.Commit(ctx) // nothing left to resolve
@@ -176,7 +176,7 @@ func pageErr(err error) error {
 	case errors.Is(err, token.ErrInProgress):
 		return ErrAnswerInProgress
 	case errors.Is(err, token.ErrExpired), errors.Is(err, token.ErrReplayed):
-		return errGone
+		return engine.ErrGone
 	case errors.Is(err, token.ErrInvalid), errors.Is(err, token.ErrUnknownKey):
 		return ErrMalformed
 	}

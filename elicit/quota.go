@@ -44,16 +44,6 @@ func limits(cfg *Config) engine.Limits {
 	return l
 }
 
-// clientID is the client ID ctx carries (WithClientID), which the pending
-// quotas count an unauthenticated call on a stateless server against
-// (engine.Identity.Client).
-func clientID(ctx context.Context) string {
-	id, _ := ctx.Value(clientIDKey{}).(string)
-	return id
-}
-
-type clientIDKey struct{}
-
 // WithClientID returns ctx carrying id, the identity of the client of an
 // unauthenticated request on a stateless server (2026-07-28), which the
 // Elicitor's pending quotas count per client (see Config.MaxPending). Handler
@@ -61,7 +51,7 @@ type clientIDKey struct{}
 // itself calls it in an HTTP middleware around it, with a value the
 // client cannot choose (its address, or what a trusted proxy forwarded).
 func WithClientID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, clientIDKey{}, id)
+	return engine.WithClientID(ctx, id)
 }
 
 // withClientID wraps h, so that its requests carry their client's

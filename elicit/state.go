@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/elicitvault/elicitvault/internal/engine"
 )
 
 // MaxStateSize bounds the JSON encoding of a call's state (SaveState).
@@ -27,8 +29,7 @@ const MaxStateSize = 4 << 10
 // It returns ErrNotInstalled outside a tool call of a server the Elicitor
 // is installed on, and ErrTooLarge beyond MaxStateSize.
 func SaveState(ctx context.Context, v any) error {
-	rd, ok := ctx.Value(roundKey{}).(*round)
-	if !ok {
+	if _, ok := engine.LoadState(ctx); !ok {
 		return ErrNotInstalled
 	}
 	b, err := json.Marshal(v)
@@ -38,7 +39,7 @@ func SaveState(ctx context.Context, v any) error {
 	if len(b) > MaxStateSize {
 		return ErrTooLarge
 	}
-	rd.state = b
+	engine.SaveState(ctx, b)
 	return nil
 }
 
@@ -46,11 +47,11 @@ func SaveState(ctx context.Context, v any) error {
 // with SaveState, and reports whether there was one. On the first run
 // there is none.
 func LoadState(ctx context.Context, v any) (bool, error) {
-	rd, ok := ctx.Value(roundKey{}).(*round)
-	if !ok || rd.state == nil {
+	state, _ := engine.LoadState(ctx)
+	if state == nil {
 		return false, nil
 	}
-	if err := json.Unmarshal(rd.state, v); err != nil {
+	if err := json.Unmarshal(state, v); err != nil {
 		return false, fmt.Errorf("elicit: state: %w", err)
 	}
 	return true, nil

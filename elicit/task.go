@@ -640,35 +640,26 @@ func (closedSubscription) Close() error                   { return nil }
 // waits, at most ttl, for the answer tasks/update writes on any node,
 // which it takes once. A URL-mode elicitation is answered on its page
 // (whose callback may reach any node), or declined with tasks/update.
-func (pa *taskPath) taskInput(ctx context.Context, run *taskRun, r *Request, ttl time.Duration, o *options) (*Response, error) {
+func (pa *taskPath) taskInput(ctx context.Context, run *taskRun, q *engine.Ask) (*Response, error) {
 	e := pa.e
-	key := o.key
-	if key == "" {
-		key = "elicit-" + r.ID[:8]
-	}
-	p := &engine.ElicitParams{Mode: string(r.Mode), Message: r.Message}
+	key := q.InputKey()
+	p := q.Params()
 	var page <-chan urlOutcome
-	switch r.Mode {
-	case ModeForm:
-		p.RequestedSchema = r.Schema.raw
-	case ModeURL:
-		expiry := e.engine.Now().Add(ttl)
-		link, err := e.issueURL(r, ttl, o)
+	switch q.Mode {
+	case engine.ModeForm:
+	case engine.ModeURL:
+		link, s, err := e.engine.PendURL(ctx, q)
 		if err != nil {
 			return nil, err
 		}
-		s := e.engine.Slot(r.Call.who, r.ID, expiry)
-		if err := e.putPending(ctx, s, &pendingRecord{Mode: ModeURL, Tool: r.Call.Tool, Expiry: expiry.UnixMilli()}); err != nil {
-			return nil, err
-		}
 		defer s.End(ctx)
-		p.URL, p.ElicitationID = link, r.ID
+		p.URL, p.ElicitationID = link, q.ID
 		pctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		ch := make(chan urlOutcome, 1)
 		go func() {
-			res, _, err := e.input.awaitURL(pctx, r, 0) // a task waits until the TTL
-			ch <- urlOutcome{res, err}
+			res, _, err := e.engine.AwaitURL(pctx, q, 0) // a task waits until the TTL
+			ch <- urlOutcome{fromEngine(res), err}
 		}()
 		page = ch
 	default:
@@ -706,7 +697,7 @@ func (pa *taskPath) taskInput(ctx context.Context, run *taskRun, r *Request, ttl
 		}
 		return run.t.TakeAnswer(ctx, key)
 	}
-	timeout := time.NewTimer(ttl)
+	timeout := time.NewTimer(q.TTL)
 	defer timeout.Stop()
 	for {
 		woken := run.woken()
@@ -816,9 +807,6 @@ func (l *taskToolList) MarshalJSON() ([]byte, error) {
 }
 
 // taskPath is the tasks extension: the tools that run as tasks, and the
-// input a task asks for while it runs.
+// input a task asks for while it runs (taskInput, the engine.Ask.Task of
+// its elicitations).
 type taskPath struct{ e *Elicitor }
-
-func (pa *taskPath) deliver(ctx context.Context, _ *round, r *Request, ttl time.Duration, o *options) (*Response, error) {
-	return pa.taskInput(ctx, taskFrom(ctx), r, ttl, o)
-}

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/elicitvault/elicitvault/internal/httpbody"
 )
 
 // codeHeaderMismatch is the JSON-RPC error of a request whose routing
@@ -28,19 +29,13 @@ func checkTaskHeaders(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxChecked+1))
-		rest := r.Body
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), rest), rest}
-		if err != nil || len(body) > maxChecked || !bytes.Contains(body, []byte("tasks/")) {
+		body, ok := httpbody.Peek(r, maxChecked)
+		if !ok || !bytes.Contains(body, []byte("tasks/")) {
 			h.ServeHTTP(w, r)
 			return
 		}
-		m, err := jsonrpc.DecodeMessage(body)
-		req, ok := m.(*jsonrpc.Request)
-		if err != nil || !ok || !req.IsCall() {
+		req := decodeCall(body)
+		if req == nil {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -60,14 +55,9 @@ func checkTaskHeaders(h http.Handler) http.Handler {
 			return
 		}
 		msg := "Mcp-Name header does not match params.taskId"
-		out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: codeHeaderMismatch, Message: msg}})
-		if err != nil {
+		if !refuseCall(w, req.ID, &jsonrpc.Error{Code: codeHeaderMismatch, Message: msg}) {
 			h.ServeHTTP(w, r)
-			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		w.Write(out)
 	})
 }
 

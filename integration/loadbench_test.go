@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/integration/internal/rediscluster"
+	"github.com/elicitvault/elicitvault/store/redis/redistest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -321,7 +321,7 @@ func TestLoadBench(t *testing.T) {
 		n := startKillableServe(t, "--store", "memory")
 		run(t, "memory, 1 node", n.base+"/mcp", []int{n.cmd.Process.Pid}, 0, saturated)
 	})
-	cluster := rediscluster.Start(t)
+	cluster := redistest.StartCluster(t)
 	storeURL := func(prefix string) string { return cluster.URL("wait_replicas=1&prefix=" + prefix + ":") }
 	var one, three, oneAtRate, threeAtRate []*loadResult
 	rates := make([]int, len(versions))

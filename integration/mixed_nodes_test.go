@@ -33,30 +33,37 @@ func TestMixedSDKNodes(t *testing.T) {
 				{"asked on go-sdk, answered on mcp-go", gosdk, mcpgo},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
-					urlAcrossNodes(t, tc.ask, tc.ans)
+					urlAcrossNodes(t, tc.ask, tc.ans, "2025-11-25")
 				})
 			}
 		})
 	}
 }
 
-// urlAcrossNodes calls connect_account on a with a go-sdk client of
-// 2025-11-25 whose user's browser opens the link on b.
-func urlAcrossNodes(t *testing.T, a, b *serveProc) {
-	onB := func(t *testing.T, raw string) string {
-		v, err := url.Parse(raw)
-		if err != nil || !strings.HasPrefix(raw, a.base+"/elicit/consent?") {
-			t.Fatalf("the link %q is not the asking node's consent page", raw)
-		}
-		bu, _ := url.Parse(b.base)
-		v.Host = bu.Host
-		return v.String()
+// onNode returns raw, a link to a's consent page, with b's origin: the
+// browser is sent to b.
+func onNode(t *testing.T, raw string, a, b *serveProc) string {
+	t.Helper()
+	v, err := url.Parse(raw)
+	if err != nil || !strings.HasPrefix(raw, a.base+"/elicit/consent?") {
+		t.Fatalf("the link %q is not the asking node's consent page", raw)
 	}
+	bu, _ := url.Parse(b.base)
+	v.Host = bu.Host
+	return v.String()
+}
+
+// urlAcrossNodes calls connect_account on a with a go-sdk client of
+// version whose user's browser opens the link on b: the call must complete
+// and b's consent page and callback answer 200. It returns the session and
+// the elicitation, complete.
+func urlAcrossNodes(t *testing.T, a, b *serveProc, version string) (*mcp.ClientSession, *mcp.ElicitParams) {
+	t.Helper()
 	c := newGoClient(t)
-	cs := c.connect(a.mcpURL(), "2025-11-25")
+	cs := c.connect(a.mcpURL(), version)
 	statuses := make(chan [2]int, 1)
 	c.setVisit(func(u string) {
-		p, cb := browse(t, onB(t, u), "")
+		p, cb := browse(t, onNode(t, u, a, b), "")
 		statuses <- [2]int{p, cb}
 	})
 	c.answer(&mcp.ElicitResult{Action: "accept"})
@@ -68,5 +75,7 @@ func urlAcrossNodes(t *testing.T, a, b *serveProc) {
 		t.Errorf("the other node's consent page and callback answered %v", s)
 	}
 	asked := c.elicitations()
-	c.waitComplete(asked[len(asked)-1].ElicitationID)
+	el := asked[len(asked)-1]
+	c.waitComplete(el.ElicitationID)
+	return cs, el
 }

@@ -22,11 +22,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/integration/internal/rediscluster"
+	"github.com/elicitvault/elicitvault/store/redis/redistest"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/elicitvault/elicitvault/integration/internal/servebin"
 )
 
 // scaleoutSessionsEnv sets the number of concurrent client sessions of
@@ -92,7 +94,7 @@ var serveListenRE = regexp.MustCompile(`elicitvault: serve: MCP at (http://\S+)/
 
 func startKillableServe(t *testing.T, args ...string) *killableServe {
 	t.Helper()
-	return startKillableServeBin(t, elicitvaultBin(t), args...)
+	return startKillableServeBin(t, servebin.Path(t), args...)
 }
 
 // startKillableServeBin is startKillableServe with the elicitvault binary
@@ -229,7 +231,7 @@ backend nodes
 // for sessions of live nodes), and what the clients of the dead node saw.
 func TestScaleOut(t *testing.T) {
 	t.Run("redis-cluster", func(t *testing.T) {
-		runScaleOut(t, rediscluster.Start(t).URL("wait_replicas=1&prefix=scaleout:"))
+		runScaleOut(t, redistest.StartCluster(t).URL("wait_replicas=1&prefix=scaleout:"))
 	})
 	t.Run("postgres", func(t *testing.T) {
 		// serve migrates the schema itself.

@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/elicitvault/elicitvault/integration/internal/servebin"
 )
 
 // The conformance suite takes only a --url; TestServeConformanceStdio
@@ -159,7 +161,7 @@ func conformanceClient() *mcp.Client {
 // version.
 func connectStdio(t *testing.T, ctx context.Context, version string, c *mcp.Client, args ...string) (*mcp.ClientSession, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(elicitvaultBin(t), append([]string{"serve", "--stdio", "--addr", "127.0.0.1:0", "--conformance"}, args...)...)
+	cmd := exec.Command(servebin.Path(t), append([]string{"serve", "--stdio", "--addr", "127.0.0.1:0", "--conformance"}, args...)...)
 	cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS=")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -187,7 +189,7 @@ func manualClient() *mcp.Client {
 // Malformed inputResponses over stdio (what the go-sdk client cannot
 // send): -32602 naming the key, and quoting nothing else.
 func TestServeConformanceStdioMalformedInputResponses(t *testing.T) {
-	cmd := exec.Command(elicitvaultBin(t), "serve", "--stdio", "--addr", "127.0.0.1:0", "--conformance")
+	cmd := exec.Command(servebin.Path(t), "serve", "--stdio", "--addr", "127.0.0.1:0", "--conformance")
 	cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS=")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

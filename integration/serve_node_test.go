@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/elicitvault/elicitvault/integration/internal/servebin"
 )
 
 // requireNodeEnv, set to 1 (as CI sets it), turns a missing node or a
@@ -324,7 +326,7 @@ func serveTypeScriptStdio(t *testing.T, args ...string) {
 	nodeClient(t)
 	rep, stderr := runTS(t, &tsPlan{
 		Transport: "stdio",
-		Command:   elicitvaultBin(t),
+		Command:   servebin.Path(t),
 		Args:      append([]string{"serve", "--stdio", "--addr", "127.0.0.1:0", "--conformance"}, args...),
 		Env:       map[string]string{"MCP_ELICITATION_SECRET": serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS": ""},
 		Steps:     tsSteps,

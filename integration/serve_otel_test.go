@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -146,38 +145,12 @@ func serveTraceAcrossNodes(t *testing.T, aArgs ...string) {
 	}
 	a := startServe(t, env("node-a"), append([]string{"--store", storeURL}, aArgs...)...)
 	b := startServe(t, env("node-b"), "--store", storeURL)
-	onB := func(t *testing.T, raw string) string {
-		v, err := url.Parse(raw)
-		if err != nil || !strings.HasPrefix(raw, a.base+"/elicit/consent?") {
-			t.Fatalf("the link %q is not A's consent page", raw)
-		}
-		bu, _ := url.Parse(b.base)
-		v.Host = bu.Host
-		return v.String()
-	}
 
 	// What no attribute may hold, per protocol path.
 	secrets := map[string][]string{}
 	for _, v := range goVersions {
 		t.Run(v.name, func(t *testing.T) {
-			c := newGoClient(t)
-			cs := c.connect(a.mcpURL(), v.version)
-			statuses := make(chan [2]int, 1)
-			c.setVisit(func(u string) {
-				p, cb := browse(t, onB(t, u), "")
-				statuses <- [2]int{p, cb}
-			})
-			c.answer(&mcp.ElicitResult{Action: "accept"})
-			out, isErr, err := callText(t.Context(), cs, "connect_account", nil)
-			if err != nil || isErr || out != "Your Example account is connected." {
-				t.Fatalf("got %q (error %v, %v)", out, isErr, err)
-			}
-			if s := <-statuses; s != [2]int{200, 200} {
-				t.Fatalf("B's consent page and callback answered %v", s)
-			}
-			asked := c.elicitations()
-			el := asked[len(asked)-1]
-			c.waitComplete(el.ElicitationID)
+			cs, el := urlAcrossNodes(t, a, b, v.version)
 			lu, _ := url.Parse(el.URL)
 			secrets[v.name] = []string{cs.ID(), el.Message, el.URL, lu.RawQuery}
 			for _, tv := range lu.Query() {

@@ -2,8 +2,6 @@ package integration
 
 import (
 	"encoding/json"
-	"net/url"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,36 +23,9 @@ func TestServeTwoNodesRedis(t *testing.T) {
 	if a.base == b.base {
 		t.Fatal("both servers listen on one address")
 	}
-	// onB returns u with B's origin: the browser is sent to B.
-	onB := func(t *testing.T, raw string) string {
-		v, err := url.Parse(raw)
-		if err != nil || !strings.HasPrefix(raw, a.base+"/elicit/consent?") {
-			t.Fatalf("the link %q is not A's consent page", raw)
-		}
-		bu, _ := url.Parse(b.base)
-		v.Host = bu.Host
-		return v.String()
-	}
-
 	for _, v := range goVersions {
 		t.Run(v.name, func(t *testing.T) {
-			c := newGoClient(t)
-			cs := c.connect(a.mcpURL(), v.version)
-			statuses := make(chan [2]int, 1)
-			c.setVisit(func(u string) {
-				p, cb := browse(t, onB(t, u), "")
-				statuses <- [2]int{p, cb}
-			})
-			c.answer(&mcp.ElicitResult{Action: "accept"})
-			out, isErr, err := callText(t.Context(), cs, "connect_account", nil)
-			if err != nil || isErr || out != "Your Example account is connected." {
-				t.Fatalf("got %q (error %v, %v)", out, isErr, err)
-			}
-			if s := <-statuses; s != [2]int{200, 200} {
-				t.Errorf("B's consent page and callback answered %v", s)
-			}
-			asked := c.elicitations()
-			c.waitComplete(asked[len(asked)-1].ElicitationID)
+			urlAcrossNodes(t, a, b, v.version)
 		})
 	}
 
@@ -73,7 +44,7 @@ func TestServeTwoNodesRedis(t *testing.T) {
 			t.Fatalf("-32042 data: %s", errData(err))
 		}
 		el := data.Elicitations[0]
-		if p, cb := browse(t, onB(t, el.URL), ""); p != 200 || cb != 200 {
+		if p, cb := browse(t, onNode(t, el.URL, a, b), ""); p != 200 || cb != 200 {
 			t.Fatalf("B's consent page %d, callback %d", p, cb)
 		}
 		c.waitComplete(el.ElicitationID)

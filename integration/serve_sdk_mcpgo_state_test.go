@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"regexp"
 	"testing"
+
+	"github.com/elicitvault/elicitvault/integration/internal/servebin"
 )
 
 // The requestState of 2026-07-28 as a client that does not play along
@@ -186,7 +188,7 @@ func TestMixedSDKNodesRotate(t *testing.T) {
 	mcpgo := startServe(t, env, "--store", storeURL, "--sdk", "mcp-go")
 	rotate := func(t *testing.T) string {
 		t.Helper()
-		cmd := exec.Command(elicitvaultBin(t), "rotate", "--store", storeURL)
+		cmd := exec.Command(servebin.Path(t), "rotate", "--store", storeURL)
 		cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+newSecret, "MCP_ELICITATION_SECRET_PREVIOUS="+oldSecret)
 		out, err := cmd.CombinedOutput()
 		if err != nil {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/elicitvault/elicitvault/internal/webdriver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/elicitvault/elicitvault/integration/internal/servebin"
 )
 
 // The reference server on mark3labs/mcp-go (serve --sdk mcp-go), driven
@@ -60,7 +62,7 @@ func TestServeSDKMCPGoChromium(t *testing.T) {
 func TestServeSDKMCPGoStdio(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.Command(elicitvaultBin(t), "serve", "--stdio", "--sdk", "mcp-go")
+	cmd := exec.Command(servebin.Path(t), "serve", "--stdio", "--sdk", "mcp-go")
 	cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS=")
 	client := mcp.NewClient(&mcp.Implementation{Name: "stdio-client", Version: "1"}, &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{

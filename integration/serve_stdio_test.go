@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/elicitvault/elicitvault/integration/internal/servebin"
 )
 
 // Two `serve --stdio` at once, beside a listener on 127.0.0.1:8080 (the
@@ -25,7 +27,7 @@ func TestServeStdioTwoAtOnce(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	bin := elicitvaultBin(t)
+	bin := servebin.Path(t)
 	var links []string
 	for i := range 2 {
 		cmd := exec.Command(bin, "serve", "--stdio")
@@ -78,7 +80,7 @@ func TestServeStdioTakenPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	cmd := exec.Command(elicitvaultBin(t), "serve", "--stdio", "--addr", ln.Addr().String())
+	cmd := exec.Command(servebin.Path(t), "serve", "--stdio", "--addr", ln.Addr().String())
 	cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+serveSecret)
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {

@@ -5,13 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -21,6 +19,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/elicitvault/elicitvault/integration/internal/servebin"
 )
 
 // The tests in the serve_*_test.go files run `elicitvault serve`, the
@@ -34,52 +34,13 @@ import (
 // test says otherwise.
 const serveSecret = "integration serve secret: 32 bytes or more, fixed"
 
-var (
-	binOnce sync.Once
-	binDir  string
-	binPath string
-	binErr  error
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	servebin.Remove()
 	if bareDir != "" {
 		os.RemoveAll(bareDir)
 	}
 	os.Exit(code)
-}
-
-// elicitvaultBin returns the path of the elicitvault binary: $ELICITVAULT_BIN
-// when set, else one built on first use from ../cmd (with the workspace's
-// go.work, when there is one).
-func elicitvaultBin(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		// A binary built elsewhere (scripts/loadbench profiles one whose
-		// symbols stay on disk).
-		if p := os.Getenv("ELICITVAULT_BIN"); p != "" {
-			binPath = p
-			return
-		}
-		binDir, binErr = os.MkdirTemp("", "elicitvault-integration-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "elicitvault")
-		cmd := exec.Command("go", "build", "-o", binPath, "./elicitvault")
-		cmd.Dir = filepath.Join("..", "cmd")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build ./cmd/elicitvault: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
 }
 
 // serveProc is a running `elicitvault serve`.
@@ -111,7 +72,7 @@ var listeningRE = regexp.MustCompile(`elicitvault: serve: MCP at (http://\S+)/mc
 // without writing a secret, a token or a session ID to stderr.
 func startServe(t *testing.T, env []string, args ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(elicitvaultBin(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(servebin.Path(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS=")
 	cmd.Env = append(cmd.Env, env...)
 	stderr, err := cmd.StderrPipe()

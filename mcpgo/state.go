@@ -13,6 +13,8 @@ import (
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/elicitvault/elicitvault/internal/httpbody"
 )
 
 // The requestState of 2026-07-28 is checked before mcp-go reads the
@@ -197,13 +199,8 @@ func (f *Server) checkHTTP(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxChecked+1))
-		rest := r.Body
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), rest), rest}
-		if err != nil || len(body) > maxChecked {
+		body, ok := httpbody.Peek(r, maxChecked)
+		if !ok {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -9,16 +9,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/ring"
-	"github.com/elicitvault/elicitvault/internal/token"
 )
-
-// noURLs is an engine.Flow for an engine of tasks alone: it ends no
-// URL-mode elicitation, and nothing calls the rest of a Flow.
-type noURLs struct{ engine.Flow }
-
-func (noURLs) EndURL(context.Context, *token.Claims, string) error {
-	return engine.ErrUnknownElicitation
-}
 
 // TestRotateTaskRecords: rotate rewraps a task's records (the task, with
 // its pending input request, and the answer tasks/update wrote), which
@@ -45,7 +36,7 @@ func TestRotateTaskRecords(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := engine.New(k, st, noURLs{}, limits)
+		e, err := engine.New(k, st, engine.Config{Limits: limits})
 		if err != nil {
 			t.Fatal(err)
 		}

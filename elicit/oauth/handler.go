@@ -232,7 +232,7 @@ func (c *Connector) serveCallback(w http.ResponseWriter, r *http.Request, p *Pro
 		if code != "" {
 			c.putOutcome(ctx, id, p, code, cl.Expiry.Add(time.Minute))
 		}
-		err := c.eng.EndURL(ctx, cl, string(a))
+		_, _, err := c.eng.ResolveURL(ctx, cl, string(a))
 		if errors.Is(err, elicit.ErrUnknownElicitation) {
 			pd = pageExpired
 		} else if err != nil {

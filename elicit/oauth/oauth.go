@@ -439,10 +439,11 @@ func identityOf(ctx context.Context) (identity, error) {
 
 // claimsIdentity is the identity of a state token's claims.
 func claimsIdentity(cl *token.Claims) identity {
-	if cl.Subject != "" {
-		return identity{subject: cl.Subject}
+	who := engine.ClaimsIdentity(cl)
+	if who.Subject != "" {
+		return identity{subject: who.Subject}
 	}
-	return identity{session: cl.SessionID}
+	return identity{session: who.Session}
 }
 
 // link returns the link builder for elicit.URL: it trades the elicitation's

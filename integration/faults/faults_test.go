@@ -44,6 +44,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/elicitvault/elicitvault/integration/internal/servebin"
 )
 
 const (
@@ -144,7 +146,7 @@ func runFaults(t *testing.T, b backend, sessions int, rotate bool) {
 	if rotate {
 		bg.Go(func() {
 			for ctx.Err() == nil {
-				cmd := exec.CommandContext(ctx, elicitvaultBin(t), "rotate", "--store", b.url(b.addr()))
+				cmd := exec.CommandContext(ctx, servebin.Path(t), "rotate", "--store", b.url(b.addr()))
 				cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+secretNew, "MCP_ELICITATION_SECRET_PREVIOUS="+secretOld)
 				if cmd.Run() == nil {
 					rotations.Add(1)

@@ -15,16 +15,26 @@
 //     and the quota client (Identity.Client) derive from it.
 //   - Engine: the keyring, the store, the token service, the pending
 //     quotas and the tool calls in progress (Track, Close, EndCalls) of
-//     one server. New takes package elicit's Flow, which also ends the
-//     URL-mode elicitations (EndURL) for callbacks served elsewhere
-//     (elicit/oauth).
+//     one server, configured by Config (elicit.New maps its Config onto
+//     it; its functions reach what stays in package elicit: the hooks'
+//     Carry and Resume, the Elicitor in the handler's context, the
+//     browser form's page).
+//   - Ask, Deliver: one elicitation, after the front-end's hooks. Deliver
+//     replays the answer of an earlier run of the call (round.go), or
+//     chooses its delivery path once (ask.go), one type and file each:
+//     the blocking request (blocking.go), input requests with a sealed
+//     requestState (input.go), -32042 (urlrequired.go), the LLM-mediated
+//     fallback (model.go), the browser form (browser.go), a task's input
+//     and the policy (the front-end's functions in Ask). ResolveURL
+//     completes a URL-mode elicitation, for the front-end's pages and
+//     for callbacks served elsewhere (elicit/oauth).
 //   - Peer: one tool call as its front-end presents it (peer.go); the
 //     operations around a call (Begin, Run, Answer; frontend.go).
 //   - Slot: one elicitation's place in the store. Begin subscribes to its
 //     channel, writes the sealed pending record (counted against the
 //     quotas, per Identity.Client) and makes it the session's one pending
 //     elicitation, superseding the previous one; Get, Take, Put, Resolve
-//     and Publish read and write its records; End removes them. Leave and
+//     and Publish read and write its records; End removes them. LeaveFor and
 //     SessionEnded delete what a session left pending when it ends. A
 //     Local slot (a blocking form) writes nothing: its session lives in
 //     this process, which keeps its place and tells it on Superseded.
@@ -43,8 +53,7 @@
 //     ErrUnknownTask.
 //
 // How a front-end plugs in. Package elicit builds the Engine (elicit.New
-// calls New with its Flow: the hooks, the schemas, the delivery paths);
-// a front-end takes it from the Elicitor ((*elicit.Elicitor).Engine) and
+// calls New with its Config); a front-end takes it from the Elicitor ((*elicit.Elicitor).Engine) and
 // calls the same operations the go-sdk front-end (elicit/gosdk.go) calls:
 //
 //   - Per tool call, implement Peer: compute the Identity once (the
@@ -82,9 +91,8 @@
 //
 // The engine also holds the wait for an answer (Slot.Await, ResultReader,
 // WaitLocal/DeliverLocal, WaitErr) and the validation of an answer
-// against its form (ValidateAnswer, over internal/form). Still in package
-// elicit, behind Flow: the rounds of a call and the delivery paths (one
-// type each there: blocking request, input requests, a task's input,
-// LLM-mediated, browser form, -32042), which speak elicit's vocabulary
-// (Request, Response, the hooks).
+// against its form (ValidateAnswer, over internal/form). What stays in
+// package elicit is its vocabulary (Request, Response, options), the
+// hooks around Deliver and the result flow, the tasks extension (whose
+// input is an Ask.Task), and the pages.
 package engine

@@ -1,8 +1,9 @@
 package engine
 
 import (
-	"context"
 	"errors"
+	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/ring"
@@ -17,8 +18,7 @@ type Engine struct {
 	keys   *ring.Keyring
 	store  store.Store
 	tokens *token.Service
-	flow   Flow
-	ends   URLEnder
+	cfg    Config
 	quota  *quota
 	left   leftover
 	calls  calls
@@ -27,25 +27,15 @@ type Engine struct {
 	local   localSessions
 }
 
-// URLEnder ends URL-mode elicitations: the front-end that asked them,
-// which holds their pending records.
-type URLEnder interface {
-	// EndURL ends the URL-mode elicitation that verified, consumed
-	// claims c name, with action "accept", "decline" or "cancel",
-	// whichever node asked. One that is no longer pending is an error
-	// that is elicit.ErrUnknownElicitation.
-	EndURL(ctx context.Context, c *token.Claims, action string) error
-}
-
-// New returns an Engine that seals with keys into st, counting its
-// pending elicitations within limits; flow is package elicit's part of
-// every elicitation (elicit.New passes it), which also ends the URL-mode
-// elicitations. opts configure its token service (the store's epoch
+// New returns an Engine that seals with keys into st, configured by cfg
+// (elicit.New maps its Config onto it), counting its pending elicitations
+// within cfg.Limits. opts configure its token service (the store's epoch
 // watcher).
-func New(keys *ring.Keyring, st store.Store, flow Flow, limits Limits, opts ...token.Option) (*Engine, error) {
-	if keys == nil || st == nil || flow == nil {
-		return nil, errors.New("engine: New needs a keyring, a store and a Flow")
+func New(keys *ring.Keyring, st store.Store, cfg Config, opts ...token.Option) (*Engine, error) {
+	if keys == nil || st == nil {
+		return nil, errors.New("engine: New needs a keyring and a store")
 	}
+	limits := cfg.Limits
 	if limits.Max <= 0 || limits.PerClient <= 0 || limits.MaxBytes <= 0 || limits.PerClientBytes <= 0 {
 		return nil, errors.New("engine: New needs positive limits")
 	}
@@ -53,7 +43,11 @@ func New(keys *ring.Keyring, st store.Store, flow Flow, limits Limits, opts ...t
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{keys: keys, store: st, tokens: ts, flow: flow, ends: flow, quota: newQuota(limits)}, nil
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	cfg.Fallbacks = slices.Clone(cfg.Fallbacks)
+	return &Engine{keys: keys, store: st, tokens: ts, cfg: cfg, quota: newQuota(limits)}, nil
 }
 
 // Now is the keyring's clock.
@@ -67,14 +61,3 @@ func (e *Engine) Store() store.Store { return e.store }
 
 // Tokens returns the token service, over the keyring and the store.
 func (e *Engine) Tokens() *token.Service { return e.tokens }
-
-// EndURL ends the URL-mode elicitation that verified, consumed claims c
-// name (see URLEnder), for callbacks that are not the front-end's own
-// pages (elicit/oauth's).
-func (e *Engine) EndURL(ctx context.Context, c *token.Claims, action string) error {
-	switch action {
-	case "accept", "decline", "cancel":
-		return e.ends.EndURL(ctx, c, action)
-	}
-	return errors.New("engine: EndURL needs accept, decline or cancel")
-}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -11,20 +10,6 @@ import (
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store/memory"
 )
-
-// noEnder is a Flow that knows no elicitation: the engine's own records
-// are tested without package elicit.
-type noEnder struct{}
-
-func (noEnder) EndURL(context.Context, *token.Claims, string) error { return ErrUnknownElicitation }
-func (noEnder) Prepare(ctx context.Context) context.Context         { return ctx }
-func (noEnder) Open(context.Context, Peer, string, map[string]json.RawMessage) (Round, error) {
-	return nil, errors.New("no rounds here")
-}
-func (noEnder) Answer(context.Context, Peer, Continue) (*Answer, error) {
-	return nil, errors.New("no answers here")
-}
-func (noEnder) LLMMediated() bool { return false }
 
 func newTestEngine(t *testing.T, l Limits) *Engine {
 	t.Helper()
@@ -37,7 +22,7 @@ func newTestEngine(t *testing.T, l Limits) *Engine {
 	if l == (Limits{}) {
 		l = Limits{Max: 100, PerClient: 100, MaxBytes: 1 << 20, PerClientBytes: 1 << 20}
 	}
-	e, err := New(keys, st, noEnder{}, l)
+	e, err := New(keys, st, Config{Limits: l, MaxPendingSize: 1 << 20, MaxContentSize: 1 << 16})
 	if err != nil {
 		t.Fatal(err)
 	}

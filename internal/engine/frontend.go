@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -105,38 +106,6 @@ type SessionWatcher interface {
 	WatchEnd(ended func())
 }
 
-// Flow is the part of an elicitation that lives in package elicit, whose
-// vocabulary it speaks (hooks, schemas, answers): elicit.New gives it to
-// New. Front-ends never call it; they call Begin, Run and Answer.
-type Flow interface {
-	URLEnder
-
-	// Prepare returns ctx carrying what elicit's calls need besides the
-	// Peer.
-	Prepare(ctx context.Context) context.Context
-
-	// Open starts the round of the call p: on 2026-07-28, with the
-	// answers the requestState state and the responses bring.
-	Open(ctx context.Context, p Peer, state string, responses map[string]json.RawMessage) (Round, error)
-
-	// Answer serves FallbackTool (see Engine.Answer).
-	Answer(ctx context.Context, p Peer, cont Continue) (*Answer, error)
-
-	// LLMMediated reports whether the LLM-mediated fallback is enabled.
-	LLMMediated() bool
-}
-
-// Round is one run of a tool handler, as Flow.Open started it.
-type Round interface {
-	// Context returns the handler's context.
-	Context(ctx context.Context) context.Context
-	// Settle gives back what the run did not use (the requestState's
-	// claim).
-	Settle(ctx context.Context)
-	// Stop turns the end of the run into the Stop to answer with, or nil.
-	Stop(ctx context.Context, p Peer, cause error) (*Stop, error)
-}
-
 // OwnsState reports whether a requestState is the engine's, or none: one
 // that is not was issued by something else on the server, and the call
 // passes the engine by (the front-end runs the handler alone).
@@ -146,7 +115,7 @@ func OwnsState(state string) bool {
 
 // Run is a tool call between Begin and Finish.
 type Run struct {
-	round  Round
+	round  *round
 	p      Peer
 	done   func()
 	settle sync.Once
@@ -169,13 +138,13 @@ func (e *Engine) Begin(ctx context.Context, p Peer, state string, responses map[
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx = WithPeer(e.flow.Prepare(ctx), p)
-	rd, err := e.flow.Open(ctx, p, state, responses)
+	ctx = WithPeer(e.cfg.prepare(ctx), p)
+	rd, err := openRound(ctx, e, p, state, responses)
 	if err != nil {
 		done()
 		return nil, nil, err
 	}
-	return rd.Context(ctx), &Run{round: rd, p: p, done: done}, nil
+	return rd.context(ctx), &Run{round: rd, p: p, done: done}, nil
 }
 
 // Finish ends the run, once its handler returned; ctx is Begin's. cause
@@ -186,15 +155,15 @@ func (e *Engine) Begin(ctx context.Context, p Peer, state string, responses map[
 // asked.
 func (r *Run) Finish(ctx context.Context, cause error) (*Stop, error) {
 	defer r.End(ctx)
-	r.settle.Do(func() { r.round.Settle(ctx) })
-	return r.round.Stop(ctx, r.p, cause)
+	r.settle.Do(func() { r.round.settle(ctx) })
+	return r.round.stop(ctx, r.p, cause)
 }
 
 // End ends the run without a result (the handler panicked): it gives
 // back what the run did not use and stops tracking the call. Finish
 // calls it; calling it again does nothing.
 func (r *Run) End(ctx context.Context) {
-	r.settle.Do(func() { r.round.Settle(ctx) })
+	r.settle.Do(func() { r.round.settle(ctx) })
 	r.done()
 }
 
@@ -204,21 +173,22 @@ func (r *Run) End(ctx context.Context) {
 // model reads; the elicitation stays pending after an invalid answer.
 // An error is the call's (a store that failed).
 func (e *Engine) Answer(ctx context.Context, p Peer, cont Continue) (*Answer, error) {
-	ctx = WithPeer(e.flow.Prepare(ctx), p)
-	return e.flow.Answer(ctx, p, cont)
+	ctx = WithPeer(e.cfg.prepare(ctx), p)
+	return modelPath{e}.answer(ctx, p, cont)
 }
 
 // ListsFallbackTool reports whether tools/list shows FallbackTool to a
 // client with these elicitation modes (read per request).
 func (e *Engine) ListsFallbackTool(formMode, urlMode bool) bool {
-	return e.flow.LLMMediated() && (!formMode || !urlMode)
+	return slices.Contains(e.cfg.Fallbacks, FallbackLLM) && (!formMode || !urlMode)
 }
 
 // LeaveFor records that the call p left the elicitation of s pending
-// (Leave), and makes sure the end of its session deletes it: through p
-// when p is a SessionWatcher, else the front-end calls SessionEnded.
+// (nothing waits for it), and makes sure the end of its session deletes
+// it: through p when p is a SessionWatcher, else the front-end calls
+// SessionEnded.
 func (e *Engine) LeaveFor(p Peer, s *Slot) {
-	if !e.Leave(s) {
+	if !e.left.leave(s) {
 		return
 	}
 	if w, ok := p.(SessionWatcher); ok {

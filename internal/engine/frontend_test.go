@@ -30,88 +30,75 @@ func (p *fakePeer) Log(context.Context, string, string, string) {}
 func (p *fakePeer) WatchEnd(ended func())                       { p.mu.Lock(); p.watched++; p.ended = ended; p.mu.Unlock() }
 func (p *fakePeer) endSession()                                 { p.mu.Lock(); f := p.ended; p.mu.Unlock(); f() }
 
-// fakeFlow records what the engine asks of package elicit's part.
-type fakeFlow struct {
-	noEnder
-	opened  []string // the requestStates Open saw
-	settled int
-	stop    *Stop
-	causes  []error
-	llm     bool
-	openErr error
-}
-
 type prepared struct{}
 
-func (f *fakeFlow) Prepare(ctx context.Context) context.Context {
-	return context.WithValue(ctx, prepared{}, true)
-}
-
-func (f *fakeFlow) Open(_ context.Context, p Peer, state string, _ map[string]json.RawMessage) (Round, error) {
-	if f.openErr != nil {
-		return nil, f.openErr
-	}
-	f.opened = append(f.opened, state)
-	return fakeRound{f}, nil
-}
-
-func (f *fakeFlow) LLMMediated() bool { return f.llm }
-
-type fakeRound struct{ f *fakeFlow }
-
-type inRound struct{}
-
-func (r fakeRound) Context(ctx context.Context) context.Context {
-	return context.WithValue(ctx, inRound{}, true)
-}
-func (r fakeRound) Settle(context.Context) { r.f.settled++ }
-func (r fakeRound) Stop(_ context.Context, _ Peer, cause error) (*Stop, error) {
-	r.f.causes = append(r.f.causes, cause)
-	return r.f.stop, nil
-}
-
-func newFrontendEngine(t *testing.T, f Flow) *Engine {
+func newFrontendEngine(t *testing.T, cfg Config) *Engine {
 	t.Helper()
 	keys, err := ring.New([]byte("engine test secret of thirty-two bytes!!"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := New(keys, memory.New(nil), f, Limits{Max: 10, PerClient: 10, MaxBytes: 1 << 20, PerClientBytes: 1 << 20})
+	cfg.Limits = Limits{Max: 10, PerClient: 10, MaxBytes: 1 << 20, PerClientBytes: 1 << 20}
+	cfg.MaxPendingSize, cfg.MaxContentSize = 1<<20, 1<<16
+	cfg.Prepare = func(ctx context.Context) context.Context { return context.WithValue(ctx, prepared{}, true) }
+	e, err := New(keys, memory.New(nil), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return e
 }
 
-// TestBeginFinish runs a tool call through the operations a front-end
-// calls: the handler's context carries the call, the Flow's preparation
-// and the round; Finish settles once, passes the handler's error to the
-// round and returns its stop; the call is tracked until then.
+// TestBeginFinish runs the rounds of a 2026-07-28 tool call through the
+// operations a front-end calls, with no SDK: the handler's context
+// carries the call and the preparation; its elicitation stops the run
+// (ErrInputRequired), which Finish turns into an input request with a
+// sealed requestState; the retry with that state and the client's answer
+// gets the answer; the call is tracked until Finish; the same state sent
+// again is refused before the handler runs.
 func TestBeginFinish(t *testing.T) {
-	f := &fakeFlow{stop: &Stop{RequestState: "ev2.x"}}
-	e := newFrontendEngine(t, f)
-	p := &fakePeer{info: CallInfo{Who: Identity{Session: "s:1"}, Tool: "t"}}
-	ctx, run, err := e.Begin(context.Background(), p, "ev2.state", nil)
+	e := newFrontendEngine(t, Config{})
+	p := &fakePeer{info: CallInfo{Who: Identity{Subject: "alice", Session: Sessionless}, Tool: "t",
+		Arguments: json.RawMessage(`{"a":1}`), Protocol: ProtocolInputRequests, FormMode: true}}
+	schema := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)
+	handler := func(ctx context.Context) (*Response, error) {
+		return e.Deliver(ctx, &Ask{ID: RandomID(), Mode: ModeForm, Message: "Name?", Schema: schema, TTL: time.Minute, Key: "name"})
+	}
+
+	ctx, run, err := e.Begin(context.Background(), p, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if PeerFrom(ctx) != p || ctx.Value(prepared{}) == nil || ctx.Value(inRound{}) == nil {
-		t.Fatal("the handler's context lacks the call, the preparation or the round")
+	if PeerFrom(ctx) != p || ctx.Value(prepared{}) == nil {
+		t.Fatal("the handler's context lacks the call or the preparation")
 	}
-	if len(f.opened) != 1 || f.opened[0] != "ev2.state" {
-		t.Fatalf("Open saw %q", f.opened)
+	_, herr := handler(ctx)
+	if !errors.Is(herr, ErrInputRequired) {
+		t.Fatalf("the first run's elicitation = %v, want ErrInputRequired", herr)
 	}
-	cause := errors.New("the handler's")
-	stop, err := run.Finish(ctx, cause)
-	if err != nil || stop != f.stop {
-		t.Fatalf("Finish = %v, %v", stop, err)
-	}
-	run.End(ctx)
-	if f.settled != 1 || len(f.causes) != 1 || f.causes[0] != cause {
-		t.Fatalf("settled %d times, causes %v", f.settled, f.causes)
+	stop, err := run.Finish(ctx, herr)
+	if err != nil || stop == nil || stop.InputRequests["name"] == nil || stop.RequestState == "" {
+		t.Fatalf("Finish = %+v, %v; want an input request and a requestState", stop, err)
 	}
 	if ctx.Err() == nil {
 		t.Error("the call's context outlives Finish")
+	}
+
+	answer := map[string]json.RawMessage{"name": json.RawMessage(`{"action":"accept","content":{"name":"Ada"}}`)}
+	ctx, run, err = e.Begin(context.Background(), p, stop.RequestState, answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, herr := handler(ctx)
+	if herr != nil || res.Action != Accept || res.Content["name"] != "Ada" {
+		t.Fatalf("the retry's elicitation = %+v, %v; want the answer", res, herr)
+	}
+	if stop, err := run.Finish(ctx, nil); stop != nil || err != nil {
+		t.Fatalf("Finish after the answer = %+v, %v; want the handler's result", stop, err)
+	}
+
+	_, _, err = e.Begin(context.Background(), p, stop.RequestState, answer)
+	if !errors.Is(err, ErrBadState) {
+		t.Fatalf("the requestState replayed: Begin = %v, want ErrBadState", err)
 	}
 }
 
@@ -119,8 +106,7 @@ func TestBeginFinish(t *testing.T) {
 // ErrClosed, waits for them, and refuses new ones; and that EndCalls ends
 // only the calls of one identity.
 func TestCloseEndsCalls(t *testing.T) {
-	f := &fakeFlow{}
-	e := newFrontendEngine(t, f)
+	e := newFrontendEngine(t, Config{})
 	a := &fakePeer{info: CallInfo{Who: Identity{Subject: "alice", Session: "s:a"}}}
 	b := &fakePeer{info: CallInfo{Who: Identity{Subject: "bob", Session: "s:b"}}}
 	actx, arun, err := e.Begin(context.Background(), a, "", nil)
@@ -156,12 +142,13 @@ func TestCloseEndsCalls(t *testing.T) {
 	}
 }
 
-// TestBeginRefused holds that a call the Flow refuses (a requestState that
-// does not verify) is not left tracked: Close does not wait for it.
+// TestBeginRefused holds that a call refused before its handler runs (a
+// requestState that does not verify) is not left tracked: Close does not
+// wait for it.
 func TestBeginRefused(t *testing.T) {
-	bad := &InvalidParamsError{Message: "requestState is invalid", Err: ErrBadState}
-	e := newFrontendEngine(t, &fakeFlow{openErr: bad})
-	_, _, err := e.Begin(context.Background(), &fakePeer{}, "ev2.forged", nil)
+	e := newFrontendEngine(t, Config{})
+	p := &fakePeer{info: CallInfo{Who: Identity{Session: Sessionless}, Tool: "t", Protocol: ProtocolInputRequests}}
+	_, _, err := e.Begin(context.Background(), p, "ev2.forged", nil)
 	var ip *InvalidParamsError
 	if !errors.As(err, &ip) || !errors.Is(err, ErrBadState) {
 		t.Fatalf("Begin = %v, want an *InvalidParamsError matching ErrBadState", err)
@@ -185,7 +172,11 @@ func TestListsFallbackTool(t *testing.T) {
 		{true, false, true, true},
 		{true, false, false, true},
 	} {
-		e := newFrontendEngine(t, &fakeFlow{llm: c.llm})
+		var cfg Config
+		if c.llm {
+			cfg.Fallbacks = []string{FallbackLLM}
+		}
+		e := newFrontendEngine(t, cfg)
 		if got := e.ListsFallbackTool(c.form, c.url); got != c.want {
 			t.Errorf("LLM-mediated %v, form %v, url %v: %v, want %v", c.llm, c.form, c.url, got, c.want)
 		}
@@ -203,7 +194,7 @@ func TestOwnsState(t *testing.T) {
 // TestLeaveFor holds that a session's end, learnt through its Peer,
 // deletes what the session left pending.
 func TestLeaveFor(t *testing.T) {
-	e := newFrontendEngine(t, &fakeFlow{})
+	e := newFrontendEngine(t, Config{})
 	ctx := context.Background()
 	p := &fakePeer{info: CallInfo{Who: Identity{Session: "s:left"}}}
 	s := e.Slot(p.info.Who, "id1", e.Now().Add(time.Minute))

@@ -83,7 +83,7 @@ func (s *Slot) TakeHandoff(data []byte) {
 	if json.Unmarshal(pt, &m) != nil || (m.Action != "accept" && m.Action != "decline") {
 		return
 	}
-	if s.e.deliverLocal(s.Who, s.ID, m.Action) {
+	if s.e.waiting.deliver(s.Who, s.ID, m.Action) {
 		// The call has it (a -32042 call's wait keeps it for the retry).
 		s.Taken(context.Background())
 	}

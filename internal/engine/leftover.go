@@ -18,15 +18,13 @@ type leftRecord struct {
 	expiry  time.Time
 }
 
-// Leave records that the slot's session left its elicitation pending
-// (nothing waits for it), for SessionEnded to delete. The front-end makes
-// sure SessionEnded runs when the session ends. A slot without a session
-// is not recorded: Leave reports whether it was.
-func (e *Engine) Leave(s *Slot) bool {
+// leave records that the slot's session left its elicitation pending
+// (nothing waits for it), for SessionEnded to delete (LeaveFor). A slot
+// without a session is not recorded: leave reports whether it was.
+func (l *leftover) leave(s *Slot) bool {
 	if !s.Who.HasSession() {
 		return false
 	}
-	l := &e.left
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.m == nil {

@@ -251,11 +251,12 @@ func (s *Slot) WaitLocal() (answer <-chan *Result, done func()) {
 // DeliverLocal hands action to the call waiting on this node for the
 // elicitation of verified claims c, and reports whether one was.
 func (e *Engine) DeliverLocal(c *token.Claims, action string) bool {
-	return e.deliverLocal(ClaimsIdentity(c), c.ElicitationID, action)
+	return e.waiting.deliver(ClaimsIdentity(c), c.ElicitationID, action)
 }
 
-func (e *Engine) deliverLocal(who Identity, id, action string) bool {
-	w := &e.waiting
+// deliver hands action to the call waiting for the elicitation id of who,
+// and reports whether one was.
+func (w *waiters) deliver(who Identity, id, action string) bool {
 	k := waiterKey{who, id}
 	w.mu.Lock()
 	ch, ok := w.m[k]

@@ -246,7 +246,7 @@ func (e *cacheEntry) buildAAD(b *Binding, header []byte) (aad []byte, pooled *[]
 		return aad, pooled, err
 	}
 	aad = e.scratch
-	copy(aad, header)
+	*(*[HeaderSize]byte)(aad) = [HeaderSize]byte(header) // no call to memmove
 	aad = binary.BigEndian.AppendUint32(aad, uint32(len(b.RecordID)))
 	return append(aad, b.RecordID...), nil, nil
 }
@@ -264,8 +264,11 @@ func (e *cacheEntry) releaseAAD(aad []byte, pooled *[]byte) {
 		}
 		return
 	}
-	if cap(aad) <= 4096 {
-		e.scratch = aad[:len(e.scratch)] // keep room a long record ID made
+	if cap(aad) != cap(e.scratch) && cap(aad) <= 4096 {
+		// A long record ID moved the AAD to a larger buffer: keep it.
+		// (Only then: storing a pointer costs a write barrier while the
+		// GC runs.)
+		e.scratch = aad[:len(e.scratch)]
 	}
 	e.busy.Store(false)
 }

@@ -347,22 +347,20 @@ func (c *Claims) check() error {
 	if !c.Kind.Valid() {
 		return &ClaimsError{"kind", "unknown kind"}
 	}
-	for _, f := range [...]struct {
-		name, v  string
-		required bool
-	}{
-		{"session ID", c.SessionID, true},
-		{"subject", c.Subject, false},
-		{"elicitation ID", c.ElicitationID, true},
-		{"tool", c.Tool, c.Kind == RequestState},
-		{"provider", c.Provider, false},
-	} {
-		if f.required && f.v == "" {
-			return &ClaimsError{f.name, "is empty"}
-		}
-		if len(f.v) > MaxIDSize {
-			return &ClaimsError{f.name, "is too long"}
-		}
+	if err := checkID("session ID", c.SessionID, true); err != nil {
+		return err
+	}
+	if err := checkID("subject", c.Subject, false); err != nil {
+		return err
+	}
+	if err := checkID("elicitation ID", c.ElicitationID, true); err != nil {
+		return err
+	}
+	if err := checkID("tool", c.Tool, c.Kind == RequestState); err != nil {
+		return err
+	}
+	if err := checkID("provider", c.Provider, false); err != nil {
+		return err
 	}
 	if c.Kind != OAuthState && c.CodeVerifier != "" {
 		return &ClaimsError{"code verifier", "only an oauth-state token carries one"}
@@ -381,6 +379,18 @@ func (c *Claims) check() error {
 	}
 	if len(c.State) > MaxStateSize {
 		return &ClaimsError{"state", "is too long"}
+	}
+	return nil
+}
+
+// checkID checks a claim that is an ID: at most MaxIDSize bytes, and not
+// empty when required.
+func checkID(name, v string, required bool) error {
+	if required && v == "" {
+		return &ClaimsError{name, "is empty"}
+	}
+	if len(v) > MaxIDSize {
+		return &ClaimsError{name, "is too long"}
 	}
 	return nil
 }

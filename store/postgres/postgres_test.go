@@ -19,14 +19,6 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-func TestConformance(t *testing.T) {
-	url := serverURL(t)
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s, _ := openStore(t, url)
-		return s
-	})
-}
-
 // TestNew checks New's errors for a server that does not answer and for
 // malformed URLs, which it must not repeat: they may hold a password.
 func TestNew(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/store"
 	evredis "github.com/elicitvault/elicitvault/store/redis"
+	"github.com/elicitvault/elicitvault/store/redis/redistest"
 	"github.com/elicitvault/elicitvault/store/storetest"
 	"github.com/redis/go-redis/v9"
 )
@@ -33,10 +34,10 @@ func openPrivate(t testing.TB, rawURL string, prefix string) *store.Portable {
 // TestClusterConformance runs the conformance suite on a Redis Cluster of
 // six redis-server processes, with and without WAIT after each write.
 func TestClusterConformance(t *testing.T) {
-	c := startCluster(t)
+	c := redistest.StartCluster(t)
 	for _, query := range []string{"", "wait_replicas=1"} {
 		t.Run("query="+query, func(t *testing.T) {
-			url := c.url(query)
+			url := c.URL(query)
 			storetest.Run(t, func(t *testing.T) store.Store {
 				return openPrivate(t, url, randomName("prefix")+":")
 			})
@@ -63,9 +64,9 @@ func TestSentinelConformance(t *testing.T) {
 // instead of being broadcast over the cluster bus, and that however many
 // channels it subscribes it keeps at most 16 Pub/Sub connections.
 func TestClusterShardedPubSub(t *testing.T) {
-	c := startCluster(t)
+	c := redistest.StartCluster(t)
 	ctx := t.Context()
-	s := openPrivate(t, c.url("client_name=sharded"), "sharded:")
+	s := openPrivate(t, c.URL("client_name=sharded"), "sharded:")
 	var subs []store.Subscription
 	for i := range 100 {
 		sub, err := s.Subscribe(ctx, fmt.Sprintf("channel-%d", i))
@@ -75,8 +76,8 @@ func TestClusterShardedPubSub(t *testing.T) {
 		subs = append(subs, sub)
 	}
 	shard, classic, conns := 0, 0, 0
-	for _, n := range c.nodes {
-		cl := n.client()
+	for _, n := range c.Nodes {
+		cl := clientOf(n.Addr())
 		sc, err := cl.PubSubShardChannels(ctx, "sharded:*").Result()
 		if err != nil {
 			t.Fatal(err)
@@ -131,12 +132,12 @@ func TestClusterShardedPubSub(t *testing.T) {
 // for each of them. The channel is unsubscribed all the same, and the
 // connection still delivers after the cycles.
 func TestClusterPubSubKeepsConnection(t *testing.T) {
-	c := startCluster(t)
+	c := redistest.StartCluster(t)
 	ctx := t.Context()
-	s := openPrivate(t, c.url(""), "keep:")
+	s := openPrivate(t, c.URL(""), "keep:")
 	var admins []*redis.Client
-	for _, n := range c.nodes {
-		cl := n.client()
+	for _, n := range c.Nodes {
+		cl := clientOf(n.Addr())
 		t.Cleanup(func() { cl.Close() })
 		admins = append(admins, cl)
 	}
@@ -219,20 +220,20 @@ func TestClusterPubSubKeepsConnection(t *testing.T) {
 // write is refused with ErrNotReplicated instead of being acknowledged, and
 // a write that WAIT confirmed survives the same failover.
 func TestWaitReplicas(t *testing.T) {
-	c := startCluster(t)
+	c := redistest.StartCluster(t)
 	quietRedisLog.quiet.Store(true)
 	t.Cleanup(func() { quietRedisLog.quiet.Store(false) })
 	ctx := t.Context()
 	const prefix = "wait:"
-	plain := openPrivate(t, c.url(""), prefix)
-	waiting := openPrivate(t, c.url("wait_replicas=1&wait_timeout=300ms"), prefix)
+	plain := openPrivate(t, c.URL(""), prefix)
+	waiting := openPrivate(t, c.URL("wait_replicas=1&wait_timeout=300ms"), prefix)
 
-	primary, replica := c.primaryOf(t, prefix+"{kept}")
+	primary, replica := c.PrimaryOf(t, prefix+"{kept}")
 	// A key of the same shard for each write.
 	sameShard := func(base string) string {
 		for i := 0; ; i++ {
 			k := fmt.Sprintf("%s-%d", base, i)
-			if p, _ := c.primaryOf(t, prefix+"{"+k+"}"); p == primary {
+			if p, _ := c.PrimaryOf(t, prefix+"{"+k+"}"); p == primary {
 				return k
 			}
 		}
@@ -246,7 +247,7 @@ func TestWaitReplicas(t *testing.T) {
 	// The stopped replica's socket still takes what the primary sends
 	// until the kernel's buffers are full: a 48 MiB value fills them, so
 	// that what follows stays in the primary's memory.
-	replica.signal(syscall.SIGSTOP)
+	replica.Signal(syscall.SIGSTOP)
 	if err := plain.Put(ctx, sameShard("filler"), make([]byte, 48<<20), exp); err != nil {
 		t.Fatalf("Put of the filler: %v", err)
 	}
@@ -259,13 +260,13 @@ func TestWaitReplicas(t *testing.T) {
 	}
 	t.Logf("with the replica stopped: the write without WAIT was acknowledged; with WAIT: %v", err)
 
-	primary.kill(t)
-	replica.signal(syscall.SIGCONT)
-	took := waitPromoted(t, replica, 30*time.Second)
-	c.waitOK(t, c.without(primary))
+	primary.Kill(t)
+	replica.Signal(syscall.SIGCONT)
+	took := replica.WaitPromoted(t, 30*time.Second)
+	c.WaitOK(t) // the killed primary excepted
 	t.Logf("replica promoted %v after the primary was killed", took.Round(time.Millisecond))
 
-	after := openPrivate(t, c.url(""), prefix)
+	after := openPrivate(t, c.URL(""), prefix)
 	if v, err := after.Get(ctx, "kept"); err != nil || string(v) != "replicated" {
 		t.Errorf("the write WAIT confirmed: %q, %v after the failover", v, err)
 	}
@@ -283,19 +284,18 @@ func TestWaitReplicas(t *testing.T) {
 // each message and each resubscription. Every acknowledged answer must
 // reach its waiter, and be taken exactly once afterwards: 0 lost.
 func TestClusterFailover(t *testing.T) {
-	c := startCluster(t)
-	runFailover(t, c.url("wait_replicas=1&wait_timeout=2s"), func() {
+	c := redistest.StartCluster(t)
+	runFailover(t, c.URL("wait_replicas=1&wait_timeout=2s"), func() {
 		start := time.Now()
-		primary, replica := c.primaryOf(t, "failover:{answer-0}")
-		primary.kill(t)
-		took := waitPromoted(t, replica, 30*time.Second)
+		primary, replica := c.PrimaryOf(t, "failover:{answer-0}")
+		primary.Kill(t)
+		took := replica.WaitPromoted(t, 30*time.Second)
 		t.Logf("primary killed; replica promoted after %v", took.Round(time.Millisecond))
 		// With one replica per shard, the promoted one has none until
 		// the dead node comes back (as a process manager would restart
 		// it), as a replica: until then WAIT refuses writes to the shard.
-		primary.start(t)
-		c.waitOK(t, c.nodes)
-		waitReplicasSynced(t, c.nodes)
+		primary.Restart(t)
+		c.WaitOK(t)
 		t.Logf("the killed node is back as a replica %v after the kill", time.Since(start).Round(time.Millisecond))
 	})
 }
@@ -305,13 +305,13 @@ func TestClusterFailover(t *testing.T) {
 func TestSentinelFailover(t *testing.T) {
 	ss := startSentinel(t)
 	runFailover(t, ss.url("wait_replicas=1&wait_timeout=2s"), func() {
-		ss.primary.kill(t)
+		ss.primary.Kill(t)
 		start := time.Now()
-		cl := ss.sentinel.client()
+		cl := clientOf(ss.sentinelAddr)
 		defer cl.Close()
 		for {
 			addr, err := cl.Do(t.Context(), "SENTINEL", "GET-MASTER-ADDR-BY-NAME", "evmaster").StringSlice()
-			if err == nil && len(addr) == 2 && addr[1] != fmt.Sprint(ss.primary.port) {
+			if err == nil && len(addr) == 2 && addr[0]+":"+addr[1] != ss.primary.Addr() {
 				t.Logf("primary killed; the Sentinel promoted %s after %v", addr[1], time.Since(start).Round(time.Millisecond))
 				return
 			}
@@ -469,10 +469,10 @@ func runFailover(t *testing.T, url string, kill func()) {
 // channels (SUNSUBSCRIBE). The store must move those subscriptions to the
 // new primary: every channel then still gets its messages.
 func TestClusterManualFailover(t *testing.T) {
-	c := startCluster(t)
+	c := redistest.StartCluster(t)
 	ctx := t.Context()
-	s := openPrivate(t, c.url(""), "manual:")
-	pub := openPrivate(t, c.url(""), "manual:")
+	s := openPrivate(t, c.URL(""), "manual:")
+	pub := openPrivate(t, c.URL(""), "manual:")
 	const channels = 48
 	var subs []store.Subscription
 	for i := range channels {
@@ -484,18 +484,18 @@ func TestClusterManualFailover(t *testing.T) {
 		subs = append(subs, sub)
 	}
 	// Fail over every shard, so that every group's connection is told.
-	for _, n := range c.nodes {
-		cl := n.client()
+	for _, n := range c.Nodes {
+		cl := clientOf(n.Addr())
 		info, _ := cl.Info(ctx, "replication").Result()
 		if strings.Contains(info, "role:slave") {
 			if err := cl.Do(ctx, "CLUSTER", "FAILOVER").Err(); err != nil {
 				t.Fatal(err)
 			}
-			waitPromoted(t, n, 30*time.Second)
+			n.WaitPromoted(t, 30*time.Second)
 		}
 		cl.Close()
 	}
-	c.waitOK(t, c.nodes)
+	c.WaitOK(t)
 	for i, sub := range subs {
 		msg := fmt.Sprintf("after-%d", i)
 		deadline := time.Now().Add(20 * time.Second)

@@ -26,16 +26,15 @@ type Backend struct {
 	// and returns the namespace and the cuts of that store.
 	Open func(t *testing.T) (s store.Store, namespace string, cut Cuts)
 
-	// Reopen opens another store on namespace, which Open made; the
-	// store is closed when t ends. It also runs in a child process (the
-	// test binary started again), with the environment of the parent.
-	Reopen func(t *testing.T, namespace string) store.Store
+	// URL is the server's URL. TakeLostReply reopens the store with its
+	// host:port replaced by a TCP proxy's.
+	URL string
 
-	// ReopenAt is Reopen with the store's connections sent to addr
-	// (host:port), a TCP proxy to the server at Addr, for TakeLostReply,
-	// which skips without them.
-	ReopenAt func(t *testing.T, namespace, addr string) store.Store
-	Addr     string
+	// Reopen opens another store on namespace, which Open made, at url
+	// (URL, or URL through a proxy); RunBackend closes it when t ends. It
+	// also runs in a child process (the test binary started again), with
+	// the environment of the parent.
+	Reopen func(t *testing.T, namespace, url string) (store.Store, error)
 }
 
 // Cuts closes a store's connections at the server, as a failover, a
@@ -50,7 +49,8 @@ type Cuts struct {
 	All func(t *testing.T) int
 }
 
-// RunBackend runs the tests that need a Backend:
+// RunBackend runs the conformance suite ([Run]) on the stores of Open,
+// then the tests that need a Backend:
 //
 //   - CrossProcess: a waiter in this process and a writer in another
 //     (this test binary started again) share the server; the waiter's
@@ -76,6 +76,12 @@ func RunBackend(t *testing.T, b Backend) {
 		t.Run("CrossProcess", func(t *testing.T) { crossProcessChild(t, b, ns) })
 		return
 	}
+	t.Run("Conformance", func(t *testing.T) {
+		Run(t, func(t *testing.T) store.Store {
+			s, _, _ := b.Open(t)
+			return s
+		})
+	})
 	t.Run("CrossProcess", func(t *testing.T) { testCrossProcess(t, b) })
 	t.Run("SubscriptionsCut", func(t *testing.T) { testSubscriptionsCut(t, b) })
 	t.Run("Terminated", func(t *testing.T) { testTerminated(t, b) })
@@ -176,7 +182,7 @@ func testCrossProcess(t *testing.T, b Backend) {
 // parent's go, writes the result and announces it.
 func crossProcessChild(t *testing.T, b Backend, ns string) {
 	ctx := t.Context()
-	s := b.Reopen(t, ns)
+	s := reopen(t, b, ns, b.URL)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		_, err := s.Get(ctx, xprocGo)
@@ -240,44 +246,53 @@ func testSubscriptionsCut(t *testing.T, b Backend) {
 	}
 }
 
+// reopen opens another store of b on namespace at url, closed when t
+// ends.
+func reopen(t *testing.T, b Backend, namespace, url string) store.Store {
+	t.Helper()
+	s, err := b.Reopen(t, namespace, url)
+	if err != nil {
+		t.Fatalf("reopening the store: %v", err)
+	}
+	CloseAtEnd(t, s)
+	return s
+}
+
 // WaitResubscribed reads sub until a Resubscribed notice arrives, and
 // fails t after timeout.
 func WaitResubscribed(t testing.TB, sub store.Subscription, timeout time.Duration) {
 	t.Helper()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	for {
-		select {
-		case m, ok := <-sub.Messages():
-			if !ok {
-				t.Fatalf("subscription ended (Err: %v), want Resubscribed", sub.Err())
-			}
-			if m.Resubscribed {
-				return
-			}
-		case <-timer.C:
-			t.Fatalf("no Resubscribed notice after %v", timeout)
-		}
-	}
+	next(t, sub, timeout, true)
 }
 
 // RecvData reads sub until a data message arrives, skipping Resubscribed
 // notices, and fails t after timeout.
 func RecvData(t testing.TB, sub store.Subscription, timeout time.Duration) []byte {
 	t.Helper()
+	return next(t, sub, timeout, false).Data
+}
+
+// next reads sub until a message arrives that is a Resubscribed notice or
+// not, as resubscribed says, and fails t after timeout.
+func next(t testing.TB, sub store.Subscription, timeout time.Duration, resubscribed bool) store.Message {
+	t.Helper()
+	want := "a message"
+	if resubscribed {
+		want = "a Resubscribed notice"
+	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for {
 		select {
 		case m, ok := <-sub.Messages():
 			if !ok {
-				t.Fatalf("subscription ended (Err: %v), want a message", sub.Err())
+				t.Fatalf("subscription ended (Err: %v), want %s", sub.Err(), want)
 			}
-			if !m.Resubscribed {
-				return m.Data
+			if m.Resubscribed == resubscribed {
+				return m
 			}
 		case <-timer.C:
-			t.Fatalf("no message after %v", timeout)
+			t.Fatalf("no %s after %v", want, timeout)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -110,12 +111,14 @@ func (p *replyCutter) serve(client net.Conn) {
 // the value, once: the key is gone, a second Take finds nothing, and
 // Scan shows nothing of what the Take kept to be retried.
 func testTakeLostReply(t *testing.T, b Backend) {
-	if b.ReopenAt == nil || b.Addr == "" {
-		t.Skip("the backend gives no way to reach its server through a proxy")
+	u, err := url.Parse(b.URL)
+	if err != nil || u.Host == "" {
+		t.Fatal("Backend.URL has no host:port to put a proxy in front of")
 	}
 	_, ns, _ := b.Open(t)
-	proxy := newReplyCutter(t, b.Addr)
-	s := b.ReopenAt(t, ns, proxy.ln.Addr().String())
+	proxy := newReplyCutter(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	s := reopen(t, b, ns, u.String())
 	ctx := t.Context()
 
 	// Whatever a first use of Take loads (a script, a prepared

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -72,21 +71,14 @@ func testPutIfAbsentGetConcurrent(t *testing.T, s store.Store) {
 	for round := range 3 {
 		key := newKey()
 		expiry := time.Now().Add(time.Minute)
-		var mu sync.Mutex
-		winner, winners := -1, 0
 		seen := make([][]byte, callers)
-		concurrently(callers, func(i int) {
+		winner, winners := race(callers, func(i int) bool {
 			ok, got, err := g.PutIfAbsentGet(t.Context(), key, value("caller %d", i), expiry, key)
 			if err != nil {
 				t.Errorf("PutIfAbsentGet: %v", err)
 			}
 			seen[i] = got
-			if ok {
-				mu.Lock()
-				winners++
-				winner = i
-				mu.Unlock()
-			}
+			return ok
 		})
 		if winners != 1 {
 			t.Fatalf("round %d: %d of %d concurrent callers wrote, want 1", round, winners, callers)

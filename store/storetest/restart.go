@@ -154,7 +154,7 @@ func testTerminated(t *testing.T, b Backend) {
 	CheckNoLeaks(t)
 	ctx := t.Context()
 	s, ns, cut := b.Open(t)
-	resolver := b.Reopen(t, ns)
+	resolver := reopen(t, b, ns, b.URL)
 
 	waiter := StartWaiter(t, ctx, s, "result-channel", "result")
 	defer waiter.Close()

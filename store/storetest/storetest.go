@@ -184,6 +184,23 @@ func concurrently(n int, fn func(i int)) {
 	done.Wait()
 }
 
+// race runs fn on n goroutines at once, as concurrently does, and counts
+// the callers for which it reports a win: it returns how many won, and one
+// of them (-1 if none did).
+func race(n int, fn func(i int) bool) (winner, winners int) {
+	var mu sync.Mutex
+	winner = -1
+	concurrently(n, func(i int) {
+		if fn(i) {
+			mu.Lock()
+			winners++
+			winner = i
+			mu.Unlock()
+		}
+	})
+	return winner, winners
+}
+
 func testPutGet(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	key := newKey()
@@ -313,9 +330,7 @@ func testTakeConcurrent(t *testing.T, s store.Store) {
 		key := newKey()
 		want := value("value of round %d", round)
 		mustPut(t, s, key, want, time.Now().Add(time.Minute))
-		var mu sync.Mutex
-		winners := 0
-		concurrently(takers, func(int) {
+		_, winners := race(takers, func(int) bool {
 			got, err := s.Take(t.Context(), key)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
@@ -324,10 +339,9 @@ func testTakeConcurrent(t *testing.T, s store.Store) {
 			case !bytes.Equal(got, want):
 				t.Errorf("Take = %q, want %q", got, want)
 			default:
-				mu.Lock()
-				winners++
-				mu.Unlock()
+				return true
 			}
+			return false
 		})
 		if winners != 1 {
 			t.Errorf("round %d: %d of %d concurrent takers got the value, want 1", round, winners, takers)
@@ -356,20 +370,12 @@ func testPutIfAbsentConcurrent(t *testing.T, s store.Store) {
 	for round := range 3 {
 		key := newKey()
 		expiry := time.Now().Add(time.Minute)
-		var mu sync.Mutex
-		winner := -1
-		winners := 0
-		concurrently(callers, func(i int) {
+		winner, winners := race(callers, func(i int) bool {
 			ok, err := s.PutIfAbsent(t.Context(), key, value("caller %d", i), expiry)
 			if err != nil {
 				t.Errorf("PutIfAbsent: %v", err)
 			}
-			if ok {
-				mu.Lock()
-				winners++
-				winner = i
-				mu.Unlock()
-			}
+			return ok
 		})
 		if winners != 1 {
 			t.Fatalf("round %d: %d of %d concurrent callers wrote, want 1", round, winners, callers)
@@ -483,20 +489,12 @@ func testCompareAndSwapConcurrent(t *testing.T, s store.Store) {
 	key := newKey()
 	expiry := time.Now().Add(time.Minute)
 	mustPut(t, s, key, value("initial"), expiry)
-	var mu sync.Mutex
-	winner := -1
-	winners := 0
-	concurrently(callers, func(i int) {
+	winner, winners := race(callers, func(i int) bool {
 		ok, err := s.CompareAndSwap(t.Context(), key, value("initial"), value("caller %d", i), expiry)
 		if err != nil {
 			t.Errorf("CompareAndSwap: %v", err)
 		}
-		if ok {
-			mu.Lock()
-			winners++
-			winner = i
-			mu.Unlock()
-		}
+		return ok
 	})
 	if winners != 1 {
 		t.Fatalf("%d of %d concurrent callers swapped, want 1", winners, callers)

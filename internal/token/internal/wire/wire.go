@@ -49,6 +49,10 @@ var ErrMalformed = errors.New("wire: malformed")
 // index tables: 0xFF marks a byte outside the alphabet.
 var b32Index, b64Index, hexIndex [256]byte
 
+// The alphabets as arrays of 64, which an index masked with 63 reads
+// without a bounds check (base32's second half is unused).
+var b32Table, b64Table [64]byte
+
 // class holds, per byte, which alphabets it belongs to.
 var class [256]uint8
 
@@ -61,6 +65,8 @@ func init() {
 	for i := range 256 {
 		b32Index[i], b64Index[i], hexIndex[i] = 0xFF, 0xFF, 0xFF
 	}
+	copy(b32Table[:], base32Alphabet)
+	copy(b64Table[:], base64Alphabet)
 	for i := range len(base32Alphabet) {
 		b32Index[base32Alphabet[i]] = byte(i)
 	}
@@ -236,7 +242,8 @@ func appendUUID(dst []byte, s string) ([]byte, bool) {
 // alphabet whose table index is), most significant first, zero-padded to
 // a whole byte. It reports false, appending nothing, if s has a character
 // outside the alphabet. Eight characters make exactly bits bytes, so
-// whole groups are packed without carrying bits over.
+// whole groups are packed without carrying bits over. (Shift counts are
+// masked with 63 so that the compiler emits plain shifts.)
 func pack(dst []byte, s string, bits uint, index *[256]byte) ([]byte, bool) {
 	start, size := len(dst), packedLen(len(s), int(bits))
 	// Each group is stored as 8 bytes of which bits count: room for the
@@ -250,25 +257,25 @@ func pack(dst []byte, s string, bits uint, index *[256]byte) ([]byte, bool) {
 		c0, c1, c2, c3 := index[g[0]], index[g[1]], index[g[2]], index[g[3]]
 		c4, c5, c6, c7 := index[g[4]], index[g[5]], index[g[6]], index[g[7]]
 		bad |= c0 | c1 | c2 | c3 | c4 | c5 | c6 | c7
-		v := uint64(c0)<<(7*bits) | uint64(c1)<<(6*bits) | uint64(c2)<<(5*bits) |
-			uint64(c3)<<(4*bits) | uint64(c4)<<(3*bits) | uint64(c5)<<(2*bits) |
-			uint64(c6)<<bits | uint64(c7)
-		binary.BigEndian.PutUint64(out[j:], v<<(64-8*bits))
+		v := uint64(c0)<<(7*bits&63) | uint64(c1)<<(6*bits&63) | uint64(c2)<<(5*bits&63) |
+			uint64(c3)<<(4*bits&63) | uint64(c4)<<(3*bits&63) | uint64(c5)<<(2*bits&63) |
+			uint64(c6)<<(bits&63) | uint64(c7)
+		binary.BigEndian.PutUint64(out[j:], v<<((64-8*bits)&63))
 	}
 	var acc uint64
 	var have uint
 	for ; i < len(s); i++ {
 		c := index[s[i]]
 		bad |= c
-		acc = acc<<bits | uint64(c)
+		acc = acc<<(bits&63) | uint64(c)
 		have += bits
 	}
 	for ; have >= 8; j++ {
 		have -= 8
-		out[j] = byte(acc >> have)
+		out[j] = byte(acc >> (have & 63))
 	}
 	if have > 0 {
-		out[j] = byte(acc << (8 - have))
+		out[j] = byte(acc << ((8 - have) & 63))
 	}
 	if bad == 0xFF {
 		return dst[:start], false
@@ -316,13 +323,13 @@ func AppendReadString(dst, src []byte) ([]byte, []byte, error) {
 		if n != 0 || len(rest) < 16 {
 			return dst, src, ErrMalformed
 		}
-		for i, c := range rest[:16] {
-			if i == 4 || i == 6 || i == 8 || i == 10 {
-				dst = append(dst, '-')
-			}
-			dst = append(dst, hexDigits[c>>4], hexDigits[c&15])
+		var u [36]byte
+		body := (*[16]byte)(rest)
+		for i, at := range uuidDigits {
+			u[at], u[at+1] = hexDigits[body[i]>>4], hexDigits[body[i]&15]
 		}
-		rest = rest[16:]
+		u[8], u[13], u[18], u[23] = '-', '-', '-', '-'
+		dst, rest = append(dst, u[:]...), rest[16:]
 	case modeBase32:
 		// Every character is in the base32 alphabet, so this mode is the
 		// encoder's choice exactly when packing is shorter (and a UUID,
@@ -330,14 +337,14 @@ func AppendReadString(dst, src []byte) ([]byte, []byte, error) {
 		if packedLen(n, 5) >= n {
 			return dst, src, ErrMalformed
 		}
-		if dst, rest, err = unpack(dst, rest, n, 5, base32Alphabet); err != nil {
+		if dst, rest, err = unpack(dst, rest, n, 5, &b32Table); err != nil {
 			return dst[:start], src, err
 		}
 	case modeBase64:
 		if packedLen(n, 6) >= n {
 			return dst, src, ErrMalformed
 		}
-		if dst, rest, err = unpack(dst, rest, n, 6, base64Alphabet); err != nil {
+		if dst, rest, err = unpack(dst, rest, n, 6, &b64Table); err != nil {
 			return dst[:start], src, err
 		}
 		c := uint8(inB32 | inB64)
@@ -353,8 +360,9 @@ func AppendReadString(dst, src []byte) ([]byte, []byte, error) {
 
 // unpack appends n characters of alphabet read from src, bits bits each,
 // and checks that the padding bits are zero. Whole groups of eight
-// characters (bits bytes) are unpacked without carrying bits over.
-func unpack(dst, src []byte, n int, bits uint, alphabet string) ([]byte, []byte, error) {
+// characters (bits bytes) are unpacked without carrying bits over, read
+// as one 8-byte word where src has room.
+func unpack(dst, src []byte, n int, bits uint, alphabet *[64]byte) ([]byte, []byte, error) {
 	size := packedLen(n, int(bits))
 	if size > len(src) {
 		return dst, src, ErrMalformed
@@ -363,22 +371,26 @@ func unpack(dst, src []byte, n int, bits uint, alphabet string) ([]byte, []byte,
 	start := len(dst)
 	dst = slices.Grow(dst, n)[:start+n]
 	out := dst[start:]
-	mask := uint64(len(alphabet) - 1)
+	mask := uint64(1)<<(bits&63) - 1
 	j, k := 0, 0
 	for ; j+8 <= n; j, k = j+8, k+int(bits) {
 		var v uint64
-		for _, c := range in[k : k+int(bits)] {
-			v = v<<8 | uint64(c)
+		if k+8 <= len(src) {
+			v = binary.BigEndian.Uint64(src[k:]) >> ((64 - 8*bits) & 63)
+		} else {
+			for _, c := range in[k : k+int(bits)] {
+				v = v<<8 | uint64(c)
+			}
 		}
-		g := out[j : j+8]
-		g[0] = alphabet[(v>>(7*bits))&mask]
-		g[1] = alphabet[(v>>(6*bits))&mask]
-		g[2] = alphabet[(v>>(5*bits))&mask]
-		g[3] = alphabet[(v>>(4*bits))&mask]
-		g[4] = alphabet[(v>>(3*bits))&mask]
-		g[5] = alphabet[(v>>(2*bits))&mask]
-		g[6] = alphabet[(v>>bits)&mask]
-		g[7] = alphabet[v&mask]
+		g := (*[8]byte)(out[j : j+8])
+		g[0] = alphabet[v>>(7*bits&63)&mask&63]
+		g[1] = alphabet[v>>(6*bits&63)&mask&63]
+		g[2] = alphabet[v>>(5*bits&63)&mask&63]
+		g[3] = alphabet[v>>(4*bits&63)&mask&63]
+		g[4] = alphabet[v>>(3*bits&63)&mask&63]
+		g[5] = alphabet[v>>(2*bits&63)&mask&63]
+		g[6] = alphabet[v>>(bits&63)&mask&63]
+		g[7] = alphabet[v&mask&63]
 	}
 	var acc uint64
 	var have uint
@@ -389,13 +401,13 @@ func unpack(dst, src []byte, n int, bits uint, alphabet string) ([]byte, []byte,
 			have += 8
 		}
 		have -= bits
-		out[j] = alphabet[(acc>>have)&mask]
+		out[j] = alphabet[(acc>>(have&63))&mask&63]
 	}
 	for ; k < size; k++ {
 		acc = acc<<8 | uint64(in[k])
 		have += 8
 	}
-	if have >= 8 || acc&(uint64(1)<<have-1) != 0 { // padding bits must be zero
+	if have >= 8 || acc&(uint64(1)<<(have&63)-1) != 0 { // padding bits must be zero
 		return dst[:start], src, ErrMalformed
 	}
 	return dst, src[size:], nil
