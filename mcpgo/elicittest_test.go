@@ -136,6 +136,10 @@ func TestElicittestBothSDKs(t *testing.T) {
 				if q := r.Asked[0]; q.Mode != "url" || q.URL == "" || q.ElicitationID == "" {
 					t.Errorf("%s: asked %+v", r.Protocol, q)
 				}
+				// notifications/elicitation/complete, on 2025-11-25.
+				if r.Protocol == "2025-11-25" && (len(r.Completed) != 1 || r.Completed[0] != r.Asked[0].ElicitationID) {
+					t.Errorf("%s: completions %v for elicitation %s", r.Protocol, r.Completed, r.Asked[0].ElicitationID)
+				}
 			}
 			check(elicittest.Call(t, endpoint, "pay", nil, elicittest.Decline()), "payment: decline", 1)
 		})
