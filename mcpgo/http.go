@@ -16,11 +16,11 @@ import (
 // HTTP at elicit.MCPPath, served by mcp-go (server.NewStreamableHTTPServer
 // with opts, at that path) behind the requestState check of 2026-07-28
 // (and with the "still waiting" results of URL-mode rounds as clients
-// read them), and beside it, under elicit.PagesPrefix, the pages a browser opens: the
-// consent page of URL mode and the browser form. user returns the
-// browser's authenticated user on the pages (see elicit.Elicitor.Pages);
-// a server that authenticates its MCP clients must set it for URL mode to
-// work.
+// read them), and beside it, under elicit.PagesPrefix, the pages a
+// browser opens: the consent page of URL mode and the browser form. user
+// returns the browser's authenticated user on the pages (see
+// elicit.Elicitor.Pages); a server that authenticates its MCP clients
+// must set it for URL mode to work.
 //
 // mcp-go's Streamable HTTP server logs nothing unless opts give it a
 // logger (server.WithStreamableHTTPLogger): its lines name session IDs.
