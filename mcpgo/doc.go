@@ -7,7 +7,9 @@
 // mcp-go server, and elicit.Confirm, elicit.Form and elicit.URL work in
 // its tool handlers as they do on the go-sdk; Handler and ServeStdio
 // serve it. mcpgo/client holds elicit/client's checks as an mcp-go
-// client.ElicitationHandler.
+// client.ElicitationHandler. elicit/elicittest runs a tool against a
+// scripted user through Handler, as it does on the go-sdk:
+// elicittest.Call(t, front.Handler(nil), "tool", nil, steps...).
 //
 // mcp-go has no authenticated user: a server that authenticates its
 // clients sets Options.Subject, which reads the user from the request's
