@@ -53,7 +53,8 @@
 //
 // URL sends the user to the built-in consent page under Config.BaseURL
 // (Accept or Decline; served by Handler, or by Pages on a stdio server), or
-// with WithLink to a page of yours that calls CompleteURL.
+// with WithLink to a page of yours that calls CompleteURL, which reports
+// whether the call took the answer (say "Done" only then).
 //
 // # Waiting
 //
