@@ -47,12 +47,8 @@ func (e *Elicitor) engineAsk(ctx context.Context, r *Request, ttl time.Duration,
 		ID: r.ID, Mode: string(r.Mode), Message: r.Message,
 		TTL: ttl, Key: o.key, Link: o.link, RequiredError: o.requiredError,
 	}
-	if s := r.Schema; s != nil {
-		q.Schema, q.Fields = s.raw, s.Fields()
-		q.Validate = func(content map[string]any) error {
-			_, err := s.Validate(content)
-			return err
-		}
+	if r.Schema != nil {
+		q.Schema = r.Schema.raw
 	}
 	if o.fallbacks != nil {
 		q.Fallbacks = make([]string, len(o.fallbacks))
@@ -60,11 +56,8 @@ func (e *Elicitor) engineAsk(ctx context.Context, r *Request, ttl time.Duration,
 			q.Fallbacks[i] = string(f)
 		}
 	}
-	if run := taskFrom(ctx); run != nil {
-		q.Task = func(ctx context.Context) (*engine.Response, error) {
-			res, err := e.task.taskInput(ctx, run, q)
-			return toEngine(res), err
-		}
+	if run := engine.TaskRunFrom(ctx); run != nil {
+		q.Task = func(ctx context.Context) (*engine.Response, error) { return run.Ask(ctx, q) }
 	}
 	q.Unsupported = func(ctx context.Context) (*engine.Response, error) {
 		// The Policy, else an *UnsupportedError.

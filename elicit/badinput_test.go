@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/token"
@@ -97,6 +98,7 @@ func TestBadInputResponses(t *testing.T) {
 // callback then completes.
 func TestForeignResolution(t *testing.T) {
 	e := newEnv(t, nil)
+	elicit.SetTakenWait(e.ev, 100*time.Millisecond) // the answer waits for the client's reply
 	srv := e.callback()
 	e.tool("connect", urlTool(srv.URL))
 	foreign := make(chan error, 2)

@@ -58,12 +58,20 @@ func (b *browserServer) close() error {
 type formServer struct{ s *browserform.Server }
 
 func (f formServer) Open(ctx context.Context, q *engine.Ask) (engine.LocalForm, error) {
+	s, err := ParseSchema(q.Schema) // the schema it was asked with, canonical
+	if err != nil {
+		return nil, err
+	}
 	var js jsonschema.Schema
 	if err := json.Unmarshal(q.Schema, &js); err != nil {
 		return nil, err
 	}
-	js.PropertyOrder = q.Fields
-	p, err := f.s.Open(ctx, browserform.Form{Message: q.Message, Schema: &js, Validate: q.Validate, TTL: q.TTL})
+	js.PropertyOrder = s.Fields()
+	validate := func(content map[string]any) error {
+		_, err := s.Validate(content)
+		return err
+	}
+	p, err := f.s.Open(ctx, browserform.Form{Message: q.Message, Schema: &js, Validate: validate, TTL: q.TTL})
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,7 @@
 // A server in full:
 //
 //	keys, err := keyring.Load(nil) // MCP_ELICITATION_SECRET
-//	ev, err := elicit.New(keys, memory.New(nil), &elicit.Config{BaseURL: "https://mcp.example.com"})
+//	ev, err := elicit.New(keys, memory.New(nil), &elicit.Config{BaseURL: "https://mcp.example.com", ServerName: "Contacts"})
 //	server := mcp.NewServer(&mcp.Implementation{Name: "contacts", Version: "1"}, nil)
 //	ev.Install(server)
 //	mcp.AddTool(server, &mcp.Tool{Name: "delete_contacts"}, func(ctx context.Context, req *mcp.CallToolRequest, in Args) (*mcp.CallToolResult, any, error) {
@@ -40,29 +40,29 @@
 //	action, err := elicit.URL(ctx, "Connect your GitHub account")
 //
 // The form's schema comes from the Go type (jsonschema.For), refined with
-// WithField (checked: a misspelt field is a *SchemaError naming it), and is
+// [WithField] (checked: a misspelt field is a *SchemaError naming it), and is
 // checked against the MCP elicitation subset before anything is sent; a
 // field whose name says it holds a secret is refused in form mode unless
-// the call says AllowSensitiveFieldsInFormMode. Accepted content is
+// the call says [AllowSensitiveFieldsInFormMode]. Accepted content is
 // validated against the schema it was asked with, and decoded into the
 // type, before the tool sees it. Errors are usable with errors.Is and
-// errors.As (ErrInvalidParams and *SchemaError naming the field,
-// ErrInvalidContent and *ContentError naming the JSON path, ErrUnsupported,
-// ErrTimeout, ErrCancelled, ErrClosed, ...) and never carry a session ID, a
+// errors.As ([ErrInvalidParams] and *[SchemaError] naming the field,
+// [ErrInvalidContent] and *[ContentError] naming the JSON path, [ErrUnsupported],
+// [ErrTimeout], ErrCancelled, [ErrClosed], ...) and never carry a session ID, a
 // subject, a token or the user's answer.
 //
-// URL sends the user to the built-in consent page under Config.BaseURL
-// (Accept or Decline; served by Handler, or by Pages on a stdio server), or
-// with WithLink to a page of yours that calls CompleteURL, which reports
-// whether the call took the answer (say "Done" only then).
+// [URL] sends the user to the built-in consent page under [Config].BaseURL
+// (Accept or Decline; served by [Elicitor.Handler], or by [Elicitor.Pages] on a stdio server), or
+// with [WithLink] to a page of yours that calls [Elicitor.CompleteURL],
+// which reports whether the call took the answer (say "Done" only then).
 //
 // # Waiting
 //
-// A call waits up to the TTL (Config.TTL, WithTTL). While it waits, a tool
+// A call waits up to the TTL ([Config].TTL, [WithTTL]). While it waits, a tool
 // call that carries a progress token gets a progress notification every
-// Config.ProgressInterval, so that a client which resets its request
+// [Config].ProgressInterval, so that a client which resets its request
 // timeout on progress keeps waiting while the user reads. A client that
-// gives up cancels the call (ErrClientCancelled); a second elicitation in
+// gives up cancels the call ([ErrClientCancelled]); a second elicitation in
 // the same session cancels the first (ErrCancelled): a session has one
 // question open at a time.
 //
@@ -71,8 +71,8 @@
 // On 2025-06-18 and 2025-11-25 the call sends elicitation/create and waits.
 //
 // On 2026-07-28, the go-sdk's default, a server must not send requests
-// during a call. There the first call of Form, Confirm or URL without an
-// answer returns an error matching ErrInputRequired; the handler returns
+// during a call. There the first call of [Form], [Confirm] or URL without an
+// answer returns an error matching [ErrInputRequired]; the handler returns
 // it, and the installed middleware answers the tool call with input
 // requests and a sealed requestState (a request-state token bound to the
 // tool name, the hash of its arguments and the subject, valid for the TTL,
@@ -83,17 +83,29 @@
 // (invalid params), before the handler runs; a call with the requestState
 // but without the answer asks again. The go-sdk decodes inputResponses
 // before any middleware: serve through CheckInputResponses (Streamable
-// HTTP) or CheckTransport (stdio) so that malformed ones get -32602 naming
+// HTTP) or [CheckTransport] (stdio) so that malformed ones get -32602 naming
 // the key too.
 // The tool author writes the same code for both; two things follow:
 //
-//   - What the handler does before it asks runs once per round. Keep it
-//     idempotent, move side effects after the last elicitation, or carry
-//     progress in the call's sealed state (SaveState, LoadState).
+//   - What the handler does before it asks runs once per round: see
+//     Reruns.
 //   - Elicitations are matched to answers by their position in the handler
 //     and by what they ask (mode, message, schema): ask the same questions
 //     in the same order on every run. An answer to a different question is
 //     refused (ErrUnknownElicitation).
+//
+// # Reruns
+//
+// A tool handler that asks may run more than once for one tool call: on
+// 2026-07-28 it runs again from the start with each round of answers (see
+// Protocols), and so it does when the [LLMMediated] fallback continues the
+// call with the model's answer (see Clients that cannot elicit). Only the
+// blocking request of older protocols and the [BrowserForm] fallback run it
+// once. So code before an elicitation must be safe to rerun: keep it
+// idempotent, move side effects after the last elicitation, or carry
+// progress in the call's sealed state ([SaveState], [LoadState]). Ask the
+// same questions in the same order on every run: [Form], [Confirm] and
+// [URL] find their answers by position and by what they ask.
 //
 // # State
 //
@@ -101,7 +113,7 @@
 // subject (the go-sdk's TokenInfo.UserID, when the server authenticates
 // users) and the session, under a blinded key. A session has at most one:
 // a new elicitation cancels the older one, whose caller gets ErrCancelled.
-// The TTL ends a wait with ErrTimeout, cancels the request at the client
+// The TTL ends a wait with [ErrTimeout], cancels the request at the client
 // and releases every goroutine and subscription. A URL-mode answer may
 // arrive on any node sharing the store; it is checked there against the
 // sealed record, written to the store and announced, and the node that
@@ -121,19 +133,19 @@
 // and, on 2026-07-28, from each request's _meta. A mode the client lacks is
 // never sent: the fallbacks the Config enables are tried, then its
 // Unsupported policy, and by default the call fails with an
-// *UnsupportedError the tool can branch on.
+// *[UnsupportedError] the tool can branch on.
 //
 // # Clients that cannot elicit
 //
 // Two fallbacks reach the user of a client without form elicitation
-// (Config.Fallbacks, in order; WithFallbacks per call):
+// ([Config].Fallbacks, in order; [WithFallbacks] per call):
 //
 //	ev, err := elicit.New(keys, store, &elicit.Config{
 //		Fallbacks: []elicit.Fallback{elicit.LLMMediated, elicit.BrowserForm},
 //	})
 //
-// LLMMediated hands the question to the model. The handler's Form or
-// Confirm returns an error matching ErrInputRequired, which the handler
+// [LLMMediated] hands the question to the model. The handler's [Form] or
+// [Confirm] returns an error matching [ErrInputRequired], which the handler
 // returns unchanged; the tool call then returns instructions (text for the
 // model: ask the user, then call sendElicitationResult) and
 // _meta.elicitationPending with the elicitation ID (elicitId), the message
@@ -143,32 +155,31 @@
 // can only refuse for the user; a new call of the tool asks again). The elicitation is sealed in the store with the tool's
 // name and arguments, bound to the subject and the session, and it is the
 // session's one pending elicitation. The tool sendElicitationResult
-// (FallbackTool), listed only to clients without form or URL mode,
+// ([FallbackTool]), listed only to clients without form or URL mode,
 // takes {elicitId, action, content} on any node: from another session or
-// another user it finds nothing (ErrUnknownElicitation); invalid content
+// another user it finds nothing ([ErrUnknownElicitation]); invalid content
 // is a tool error naming the JSON path, and the elicitation stays open for
-// a corrected answer; the first valid answer wins (ErrAnswered for the
+// a corrected answer; the first valid answer wins ([ErrAnswered] for the
 // others). It then continues the original tool: the handler runs again
 // from the start, its Form or Confirm returns the answer, and the result
 // of sendElicitationResult is the tool's result. As with the rounds of
-// 2026-07-28, what the handler did before it asked runs again on
-// continuation: carry its progress in the sealed state (see the example of
-// SaveState) or keep it idempotent. The answer comes from the model; a
+// 2026-07-28, what the handler did before it asked runs again (see
+// Reruns). The answer comes from the model; a
 // confirmation that guards something dangerous should not accept it
 // (WithFallbacks(elicit.BrowserForm), or none).
 //
-// BrowserForm, for servers that run on the user's machine, serves the form
+// [BrowserForm], for servers that run on the user's machine, serves the form
 // on 127.0.0.1 at a random port, with a per-form nonce in its URL and a
 // verification code (like BLUE-TIGER-42) on the page. The URL and the code
 // go to the client in a log message (notifications/message, level notice)
 // and, when the call has a progress token, in a progress notification;
 // never in a tool result, which the model reads, since the URL is the
 // form's key. It applies only when the client will show one of them (its
-// logging level is notice or below) or Config.OpenBrowser opens the page.
+// logging level is notice or below) or [Config].OpenBrowser opens the page.
 // The call waits for one submission, validated by the form's schema on the
-// server, until the TTL (ErrTimeout) or the end of the call. Close the
+// server, until the TTL ([ErrTimeout]) or the end of the call. Close the
 // Elicitor to stop its form server.
 //
-// Confirm returns true only on an explicit accept with the box ticked,
+// [Confirm] returns true only on an explicit accept with the box ticked,
 // whichever path the answer took; every other end is false.
 package elicit

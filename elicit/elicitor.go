@@ -23,7 +23,7 @@ import (
 const (
 	// DefaultTTL is how long an elicitation waits for its answer.
 	DefaultTTL = 5 * time.Minute
-	// DefaultClaimLease is the default of Config.ClaimLease.
+	// DefaultClaimLease is the default of [Config].ClaimLease.
 	DefaultClaimLease = token.DefaultClaimLease
 
 	// DefaultMaxPendingSize bounds the JSON encoding of a pending record.
@@ -33,19 +33,19 @@ const (
 	// DefaultProgressInterval is how often a waiting elicitation reports
 	// progress to a client that asked for it.
 	DefaultProgressInterval = 10 * time.Second
-	// DefaultURLRoundWait is the default of Config.URLRoundWait.
+	// DefaultURLRoundWait is the default of [Config].URLRoundWait.
 	DefaultURLRoundWait = 20 * time.Second
 )
 
 // Config configures an Elicitor. The zero value is usable.
 type Config struct {
 	// TTL is how long an elicitation waits for its answer (DefaultTTL when
-	// zero). A call may shorten or lengthen it with WithTTL.
+	// zero). A call may shorten or lengthen it with [WithTTL].
 	TTL time.Duration
 
 	// MaxContentSize bounds the JSON encoding of the content of an answer,
 	// in bytes (DefaultMaxContentSize when zero). Larger content is refused
-	// with ErrTooLarge before it is decoded further.
+	// with [ErrTooLarge] before it is decoded further.
 	MaxContentSize int
 
 	// Hooks wrap the request and result flows of every elicitation. The
@@ -54,18 +54,25 @@ type Config struct {
 
 	// BaseURL is the address browsers reach the server's pages by, such
 	// as "https://mcp.example.com": URL sends users to BaseURL +
-	// ConsentPath, and the pages accept only this host. Set it to use
-	// URL without WithLink.
+	// [ConsentPath], and the pages accept only this host. Set it to use
+	// URL without [WithLink].
 	BaseURL string
+
+	// ServerName is how the consent page names the server that asks,
+	// above the elicitation's message: "Example Mail asks you to
+	// confirm". Use the name of your mcp.Implementation (the go-sdk does
+	// not let the Elicitor read it). When empty, the page names the host
+	// of BaseURL.
+	ServerName string
 
 	// Fallbacks enables, in order of preference, the ways to reach a user
 	// whose client cannot receive an elicitation in the mode it needs
-	// (see Fallback): LLMMediated, BrowserForm. Each is tried only where it
-	// applies; a call may narrow the list with WithFallbacks. When none
+	// (see Fallback): [LLMMediated], [BrowserForm]. Each is tried only where it
+	// applies; a call may narrow the list with [WithFallbacks]. When none
 	// applies, Unsupported decides.
 	Fallbacks []Fallback
 
-	// OpenBrowser, when set, is called with the page of a BrowserForm
+	// OpenBrowser, when set, is called with the page of a [BrowserForm]
 	// fallback, for a local server to open it in the user's browser (the
 	// page is also announced to the client; see BrowserForm). The URL is a
 	// bearer capability for the form: give it to the local user only.
@@ -77,11 +84,11 @@ type Config struct {
 	// user; without authentication, a session (a stateful Streamable HTTP
 	// session, a stdio or in-memory connection); on a stateless server
 	// (2026-07-28), its address as Handler sees it (HandlerOptions.Client;
-	// WithClientID for servers that mount the go-sdk's handler
+	// [WithClientID] for servers that mount the go-sdk's handler
 	// themselves). MaxPendingBytes and
 	// MaxPendingBytesPerSubject bound the same in bytes of the pending
-	// records (DefaultMaxPendingBytes and DefaultMaxPendingBytesPerSubject
-	// when zero). A call beyond any of them fails with ErrTooManyPending
+	// records (DefaultMaxPendingBytes and [DefaultMaxPendingBytesPerSubject]
+	// when zero). A call beyond any of them fails with [ErrTooManyPending]
 	// before anything is written. An elicitation counts on the Elicitor
 	// that asked it, from its pending record until it ends or expires, or
 	// until its record is found gone from the store (answered on another
@@ -92,7 +99,7 @@ type Config struct {
 	// MaxPendingSize bounds the JSON encoding of a pending record, in bytes
 	// (DefaultMaxPendingSize when zero): an LLM-mediated elicitation keeps
 	// the tool's arguments, the earlier answers and the handler's state
-	// there until it is answered. A larger one fails with ErrTooLarge
+	// there until it is answered. A larger one fails with [ErrTooLarge]
 	// before anything is written.
 	MaxPendingSize int
 
@@ -125,6 +132,14 @@ type Config struct {
 	// the go-sdk client's limit, and then waits until the TTL.
 	URLRoundWait time.Duration
 
+	// Clock, when set, is the time every expiry the Elicitor seals or
+	// checks is judged by: pending records, answers, tokens and their
+	// claims' leases, on this Elicitor and on what is built on it
+	// (elicit/oauth's Connector). For tests that reach an expiry without
+	// waiting for it; nil is the wall clock. Timers still run on the wall
+	// clock: a call that waits ends a TTL after it began.
+	Clock func() time.Time
+
 	// Logger receives the Elicitor's warnings: a handler that hid the
 	// stop of an elicitation in a result of its own, a page request that
 	// failed. Nothing it logs carries an answer, a token, a session ID or
@@ -135,7 +150,7 @@ type Config struct {
 // Policy is consulted when the client lacks the capability an elicitation
 // needs (no elicitation at all, or no URL mode, or no form mode) and none
 // of the Elicitor's Fallbacks applies. It may obtain the answer some other
-// way and return it, or return an error; returning ErrUnsupported (or an
+// way and return it, or return an error; returning [ErrUnsupported] (or an
 // *UnsupportedError) lets the tool branch on it.
 //
 // The Response it returns goes through the result flow like any other: it
@@ -144,7 +159,7 @@ type Policy func(ctx context.Context, call *Call, r *Request) (*Response, error)
 
 // Elicitor holds what every elicitation of a server shares: the keyring,
 // the store, the token service, the TTL, the content limit and the hooks.
-// Create one per server with New and install it with Install. It is safe
+// Create one per server with New and install it with [Elicitor.Install]. It is safe
 // for concurrent use.
 type Elicitor struct {
 	engine   *engine.Engine
@@ -160,9 +175,10 @@ type Elicitor struct {
 	fallbacks []Fallback
 	browser   browserServer
 
-	baseURL   string
-	takenWait time.Duration // how long the consent page waits for the call to take an answer
-	log       *slog.Logger
+	baseURL    string
+	serverName string        // Config.ServerName
+	takenWait  time.Duration // how long the consent page waits for the call to take an answer
+	log        *slog.Logger
 
 	mu   sync.Mutex
 	caps []*sessionCap // the session tables of its Handlers
@@ -183,16 +199,21 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 	if cfg == nil {
 		cfg = &Config{}
 	}
+	rk := (*ring.Keyring)(keys)
+	if cfg.Clock != nil {
+		rk = rk.WithClock(cfg.Clock)
+	}
 	e := &Elicitor{
-		keys:     (*ring.Keyring)(keys),
+		keys:     rk,
 		store:    st,
 		ttl:      cfg.TTL,
 		maxSize:  cfg.MaxContentSize,
 		hooks:    append([]Hooks(nil), cfg.Hooks...),
 		fallback: cfg.Unsupported,
 
-		baseURL: strings.TrimRight(cfg.BaseURL, "/"),
-		log:     cfg.Logger,
+		baseURL:    strings.TrimRight(cfg.BaseURL, "/"),
+		serverName: cfg.ServerName,
+		log:        cfg.Logger,
 	}
 	e.task, e.sdk = &taskPath{e}, &goSDK{e}
 	ecfg := engine.Config{
@@ -201,6 +222,7 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		ClaimLease:       cfg.ClaimLease,
 		ProgressInterval: cfg.ProgressInterval,
 		OpenBrowser:      cfg.OpenBrowser,
+		ServerName:       cfg.ServerName,
 		Forms:            e.browser.forms,
 		Prepare:          e.prepare,
 		Carry:            func(ctx context.Context) map[string]string { return carry(ctx, e.hooks) },
@@ -263,10 +285,10 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 func (e *Elicitor) Engine() *engine.Engine { return e.engine }
 
 // Close ends every tool call of the Elicitor's servers that is in progress:
-// a waiting elicitation returns ErrClosed to its handler, and the request
+// a waiting elicitation returns [ErrClosed] to its handler, and the request
 // to the client is cancelled (notifications/cancelled). It waits until
 // those calls have returned, then releases what the Elicitor started on
-// its own (the server of the BrowserForm fallback). Calls that arrive
+// its own (the server of the [BrowserForm] fallback). Calls that arrive
 // after Close fail with ErrClosed. The keyring and the store are the
 // caller's to close.
 func (e *Elicitor) Close() error {
@@ -282,14 +304,14 @@ func (e *Elicitor) prepare(ctx context.Context) context.Context {
 }
 
 // Install adds the Elicitor's middleware to s. Every tool handler of s can
-// then call Form, Confirm and URL with the context it was given.
+// then call [Form], [Confirm] and URL with the context it was given.
 //
 // The receiving middleware makes the Elicitor available to handlers and,
 // on protocol 2026-07-28, turns an elicitation into input requests and
 // continues the call when the client sends the answers (the handler runs
-// again; see Form). With the LLMMediated fallback it also lists and serves
-// FallbackTool for the clients that need it, and keeps the logging level
-// each client sets, for the BrowserForm fallback. The sending middleware
+// again; see [Form]). With the [LLMMediated] fallback it also lists and serves
+// [FallbackTool] for the clients that need it, and keeps the logging level
+// each client sets, for the [BrowserForm] fallback. The sending middleware
 // keeps the client's raw answer so that it is validated here, with errors
 // that name the JSON path.
 func (e *Elicitor) Install(s *mcp.Server) {
@@ -298,10 +320,10 @@ func (e *Elicitor) Install(s *mcp.Server) {
 }
 
 // NewContext returns ctx carrying e and the tool call req, for code that
-// calls Form, Confirm or URL outside a handler of a server e is installed
-// on (tests, custom dispatch). Install does this for every request. The
+// calls [Form], [Confirm] or URL outside a handler of a server e is installed
+// on (tests, custom dispatch). [Elicitor.Install] does this for every request. The
 // call is read from req once, here. Without a session in req, ctx carries
-// e alone, and the calls return ErrNotInstalled.
+// e alone, and the calls return [ErrNotInstalled].
 func NewContext(ctx context.Context, e *Elicitor, req *mcp.CallToolRequest) context.Context {
 	ctx = context.WithValue(ctx, elicitorKey{}, e)
 	if p, err := e.sdk.newPeer(ctx, req); err == nil {

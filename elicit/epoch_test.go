@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/elicittest"
@@ -119,6 +120,9 @@ func TestConsentPageAfterStoreLoss(t *testing.T) {
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
 	e := newPageEnvOn(t, st, nil)
+	// The answer after the loss is handed over to no one: the page waits
+	// this long for a taker that cannot come.
+	elicit.SetTakenWait(e.ev, 200*time.Millisecond)
 	var link string
 	got := e.call(t, legacy, func(u string) {
 		link = u

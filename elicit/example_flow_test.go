@@ -128,7 +128,7 @@ func ExampleConfirm() {
 // page; here the "browser" is an HTTP POST of the page's Accept button.
 func ExampleURL() {
 	srv := httptest.NewUnstartedServer(nil)
-	ev, server := exampleElicitor(&elicit.Config{BaseURL: "http://" + srv.Listener.Addr().String()})
+	ev, server := exampleElicitor(&elicit.Config{BaseURL: "http://" + srv.Listener.Addr().String(), ServerName: "Example Contacts"})
 	defer ev.Close()
 	mcp.AddTool(server, &mcp.Tool{Name: "connect_account"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		action, err := elicit.URL(ctx, "Connect your Example account")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/token"
 )
 
@@ -15,9 +16,18 @@ func ResolveURL(e *Elicitor, ctx context.Context, c *token.Claims, action Action
 }
 
 // IssueURLToken issues a URL-mode token for subject, for an elicitation
-// that does not exist.
+// that has a pending record (the consent page shows it) and nothing
+// waiting for its answer.
 func IssueURLToken(e *Elicitor, subject string) (string, error) {
-	return e.tokens.Issue(&token.Claims{Kind: token.URL, Subject: subject, SessionID: "l:x", ElicitationID: "x"}, time.Minute, token.Compact)
+	c := &token.Claims{Kind: token.URL, Subject: subject, SessionID: "l:x", ElicitationID: "x"}
+	expiry := e.engine.Now().Add(time.Minute)
+	s := e.engine.Slot(engine.ClaimsIdentity(c), c.ElicitationID, expiry)
+	// The pending record as the engine writes it (its JSON keys).
+	rec := map[string]any{"mode": engine.ModeURL, "exp": expiry.UnixMilli(), "msg": "Connect your account"}
+	if err := s.Put(context.Background(), engine.PurposePending, rec); err != nil {
+		return "", err
+	}
+	return e.tokens.Issue(c, time.Minute, token.Compact)
 }
 
 // ClaimLease is the lease of answer claims.

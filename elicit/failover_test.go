@@ -73,7 +73,6 @@ func TestWaitRidesOutStoreFailure(t *testing.T) {
 			t.Cleanup(func() { st.Close() })
 			got := callURLOver(t, version, st, 20*time.Second, func(link string) {
 				acceptOnPage(t, link)
-				time.Sleep(400 * time.Millisecond)
 			})
 			if got != "accept" {
 				t.Fatalf("got %q", got)

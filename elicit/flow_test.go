@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/epoch"
 	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/internal/ring"
@@ -59,34 +58,6 @@ func newKeyring(t testing.TB) *ring.Keyring {
 		t.Fatal(err)
 	}
 	return k
-}
-
-// newKeyringAt is newKeyring on the clock now: tokens and records expire
-// when it says so, without a test waiting for them.
-func newKeyringAt(t testing.TB, now func() time.Time) *ring.Keyring {
-	k, err := ring.New([]byte("elicit test secret, thirty-two bytes long"), nil, envelope.WithClock(now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-// testClock is a clock a test moves forward.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 func newEnv(t *testing.T, cfg *elicit.Config) *env {

@@ -40,7 +40,7 @@ func WithSchema(adjust func(*jsonschema.Schema) error) Option {
 	return func(o *options) { o.adjust = append(o.adjust, adjust) }
 }
 
-// WithRequestedSchema makes Form ask with s, a schema from ParseSchema,
+// WithRequestedSchema makes [Form] ask with s, a schema from ParseSchema,
 // instead of one derived from T: for schemas written as JSON, or that a Go
 // type cannot say. T must decode every answer s accepts (map[string]any
 // always does); WithSchema does not apply.
@@ -83,26 +83,27 @@ func collect(opts []Option) *options {
 // SchemaFor and WithSchema), and returns the answer decoded into a T.
 //
 // The schema is checked against the MCP elicitation subset before anything
-// is sent (an error matching ErrInvalidParams names the field); a field
+// is sent (an error matching [ErrInvalidParams] names the field); a field
 // whose name says it holds a secret is refused unless
-// AllowSensitiveFieldsInFormMode is given (ErrSensitiveField). An accepted
+// [AllowSensitiveFieldsInFormMode] is given (ErrSensitiveField). An accepted
 // answer is validated against the schema it was asked with (an error
-// matching ErrInvalidContent names the JSON path) before it is decoded.
+// matching [ErrInvalidContent] names the JSON path) before it is decoded.
 //
-// On protocol 2025-06-18 and 2025-11-25 Form sends elicitation/create and
+// On protocol 2025-06-18 and 2025-11-25 [Form] sends elicitation/create and
 // waits, at most the TTL (ErrTimeout). A newer elicitation in the same
 // session cancels this one (ErrCancelled). A client without form mode is
 // never sent one: the Elicitor's fallbacks are tried (see Fallback), then
 // its Policy, and by default Form returns an *UnsupportedError. The
-// LLMMediated fallback, like 2026-07-28, returns an error matching
-// ErrInputRequired for the handler to return, and runs the handler again
+// [LLMMediated] fallback, like 2026-07-28, returns an error matching
+// [ErrInputRequired] for the handler to return, and runs the handler again
 // with the answer.
 //
 // On protocol 2026-07-28 a server must not send requests during a call.
-// There Form returns an error matching ErrInputRequired, which the handler
+// There [Form] returns an error matching [ErrInputRequired], which the handler
 // returns; the client answers and calls the tool again, and the handler
 // runs again from the start: this time Form returns the answer. Work done
-// before Form therefore runs twice; keep it idempotent, or do it after.
+// before Form therefore runs again: see Reruns in the package
+// documentation.
 // Several elicitations in one handler are answered one round each, in
 // order, and each must be asked again, identically, on every run.
 func Form[T any](ctx context.Context, message string, opts ...Option) (Result[T], error) {
@@ -135,7 +136,7 @@ func Form[T any](ctx context.Context, message string, opts ...Option) (Result[T]
 	return out, nil
 }
 
-// confirmSchema is the one-field form Confirm asks with.
+// confirmSchema is the one-field form [Confirm] asks with.
 var confirmSchema = mustSchema(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Confirm","default":false}},"required":["confirm"]}`)
 
 func mustSchema(raw string) *Schema {
@@ -149,7 +150,9 @@ func mustSchema(raw string) *Schema {
 // Confirm asks the user a yes/no question. It returns true only when the
 // user explicitly accepted with the confirmation set; decline, cancel, a
 // timeout and a client that cannot elicit all return false (the error says
-// which, for the last two).
+// which, for the last two). It asks as [Form] does, and like [Form] the
+// handler may run again before Confirm returns: see Reruns in the package
+// documentation.
 func Confirm(ctx context.Context, message string, opts ...Option) (bool, error) {
 	type confirmation struct {
 		Confirm bool `json:"confirm"`

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"weak"
@@ -403,6 +404,9 @@ func clientCapabilities(ss *mcp.ServerSession, meta mcp.Meta) (protocol string, 
 		protocol = v
 	}
 	if raw, ok := meta[mcp.MetaKeyClientCapabilities]; ok {
+		if el, ok := metaElicitation(raw); ok {
+			return protocol, &mcp.ClientCapabilities{Elicitation: el}
+		}
 		var mc struct {
 			Elicitation *mcp.ElicitationCapabilities `json:"elicitation"`
 		}
@@ -411,6 +415,55 @@ func clientCapabilities(ss *mcp.ServerSession, meta mcp.Meta) (protocol string, 
 		}
 	}
 	return protocol, caps
+}
+
+// metaElicitation reads the elicitation capabilities of a request's _meta
+// from the maps the go-sdk decoded it into, as decoding their JSON would,
+// without encoding them again. It reports false for what it does not
+// read so (not an object, a key that matches only without regard to case,
+// a mode that is not an object or null): clientCapabilities decodes those.
+func metaElicitation(raw any) (*mcp.ElicitationCapabilities, bool) {
+	caps, ok := raw.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	v, ok := exactKey(caps, "elicitation")
+	if !ok {
+		return nil, false
+	}
+	if v == nil {
+		return nil, true
+	}
+	el, isMap := v.(map[string]any)
+	if !isMap {
+		return nil, false
+	}
+	out := &mcp.ElicitationCapabilities{}
+	for _, mode := range [...]string{"form", "url"} {
+		m, ok := exactKey(el, mode)
+		if _, isMap := m.(map[string]any); !ok || (m != nil && !isMap) {
+			return nil, false
+		}
+		switch {
+		case m == nil:
+		case mode == "form":
+			out.Form = &mcp.FormElicitationCapabilities{}
+		default:
+			out.URL = &mcp.URLElicitationCapabilities{}
+		}
+	}
+	return out, true
+}
+
+// exactKey returns m[key] (nil when absent), and false when another key
+// of m equals key without regard to case, which encoding/json would match.
+func exactKey(m map[string]any, key string) (any, bool) {
+	for k := range m {
+		if k != key && strings.EqualFold(k, key) {
+			return nil, false
+		}
+	}
+	return m[key], true
 }
 
 // modes reads the elicitation modes from capabilities.

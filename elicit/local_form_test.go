@@ -30,8 +30,11 @@ func TestFormAndStoredElicitationReplaceEachOther(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}}, legacy)
+	// The last form is cancelled at the end, not left to its TTL.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
 	callForm := func() {
-		go cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "form"})
+		go cs.CallTool(ctx, &mcp.CallToolParams{Name: "form"})
 		select {
 		case <-asked:
 		case <-time.After(5 * time.Second):

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/testclock"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -110,8 +111,8 @@ func text(res *mcp.CallToolResult) string {
 // other arguments, another tool, another session, tampered, replayed,
 // expired.
 func TestRequestStateRefused(t *testing.T) {
-	clock := &testClock{t: time.Now()}
-	e := newEnvWithKeys(t, nil, newKeyringAt(t, clock.now))
+	clock := new(testclock.Clock)
+	e := newEnv(t, &elicit.Config{Clock: clock.Now})
 	var runs atomic.Int32
 	handler := func(ctx context.Context, req *mcp.CallToolRequest, in count) (*mcp.CallToolResult, any, error) {
 		runs.Add(1)
@@ -163,7 +164,7 @@ func TestRequestStateRefused(t *testing.T) {
 	three := map[string]any{"n": 3}
 	second := m.call(&mcp.CallToolParams{Name: "set", Arguments: three})
 	resp = m.respond(second, yes)
-	clock.advance(2100 * time.Millisecond) // past the 1 s TTL on the keyring's clock
+	clock.Advance(2100 * time.Millisecond) // past the 1 s TTL on the Elicitor's clock
 	refused("expired", m.cs, retry("set", three, second.RequestState))
 }
 

@@ -148,6 +148,7 @@ func TestRequestStateKeptAfterStoreFault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	elicit.SetTakenWait(ev, 100*time.Millisecond) // the page's answer waits for the retry
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	ev.Install(s)
 	e := &env{t: t, store: st, keys: keys, ev: ev, server: s}

@@ -17,10 +17,10 @@ import (
 	"github.com/elicitvault/elicitvault/elicit/internal/page"
 )
 
-// The paths of the URL-mode pages under PagesPrefix.
+// The paths of the URL-mode pages under [PagesPrefix].
 const (
 	// PagesPrefix is where Handler mounts the pages of URL mode, and what
-	// Config.BaseURL is completed with.
+	// [Config].BaseURL is completed with.
 	PagesPrefix = "/elicit/"
 	// ConsentPath is the page a URL-mode link opens: it shows what is
 	// asked with Accept and Decline, and only the user's choice uses the
@@ -29,18 +29,18 @@ const (
 	ConsentPath = PagesPrefix + "consent"
 )
 
-// ErrWrongUser is returned by CompleteURL for a link issued to another
+// ErrWrongUser is returned by [Elicitor.CompleteURL] for a link issued to another
 // user, or to a signed-in user when the browser's user is unknown.
 var ErrWrongUser = errors.New("elicit: the link belongs to another user")
 
 // Pages returns the handler of the URL-mode pages, for a server that
 // serves MCP some other way (stdio, or an HTTP stack of its own); Handler
-// includes it. Mount it at PagesPrefix. user returns the browser's
+// includes it. Mount it at [PagesPrefix]. user returns the browser's
 // authenticated user; it is required when MCP clients are authenticated,
 // since a link issued to a user is accepted only from that user (without
 // it such links are refused, never accepted from anyone).
 //
-// The pages verify the Host header (DNS rebinding) against Config.BaseURL,
+// The pages verify the Host header (DNS rebinding) against [Config].BaseURL,
 // or, without one, accept only loopback names on a loopback listener. They
 // are self-contained: no script, one inline style, a Content-Security-Policy
 // that allows nothing else, no framing, no referrer to other origins (the
@@ -52,13 +52,13 @@ func (e *Elicitor) Pages(user func(*http.Request) (subject string, ok bool)) htt
 
 // WithLink makes URL send the user to a page of yours instead of the
 // built-in consent page: link builds its address around the callback
-// token (see CallbackURL). Your page calls CompleteURL with the token
+// token (see [CallbackURL]). Your page calls [Elicitor.CompleteURL] with the token
 // when the user is done.
 func WithLink(link func(token string) string) Option {
 	return func(o *options) { o.link = link }
 }
 
-// CallbackURL returns a link builder for WithLink that puts the token in
+// CallbackURL returns a link builder for [WithLink] that puts the token in
 // the query parameter "token" of base.
 func CallbackURL(base string) func(string) string {
 	return func(tok string) string {
@@ -79,7 +79,7 @@ func CallbackURL(base string) func(string) string {
 // subject is the browser's authenticated user ("" when there is none); a
 // link issued to a user completes only for that user (ErrWrongUser). The
 // token is used up: a second call returns an error matching
-// ErrUnknownElicitation.
+// [ErrUnknownElicitation].
 //
 // taken reports whether the call took the answer, which CompleteURL waits
 // for up to about two seconds: a page says "Done" only then. Otherwise
@@ -230,11 +230,43 @@ func (p *pages) show(w http.ResponseWriter, r *http.Request) {
 		writePage(w, http.StatusGone, pageUsed)
 		return
 	}
+	// What the person accepts: the elicitation's message, from its sealed
+	// pending record (the link carries none of it), and who asks.
+	consent, err := p.e.engine.URLConsent(r.Context(), c)
+	switch {
+	case errors.Is(err, ErrUnknownElicitation):
+		writePage(w, http.StatusGone, pageExpired)
+		return
+	case err != nil:
+		p.e.log.WarnContext(r.Context(), "elicit: consent page: the store failed")
+		writePage(w, http.StatusInternalServerError, pageFailed)
+		return
+	}
+	server := consent.Server
+	if server == "" {
+		server = p.serverName(r)
+	}
 	writePage(w, http.StatusOK, pageView{
-		Title: "Continue in your browser?",
-		Text:  "Your application asks you to confirm here, outside the chat. Accept to continue, or Decline to refuse.",
-		Token: tok,
+		Title:   server + " asks you to confirm",
+		Message: consent.Message,
+		Text:    "Accept to continue, or Decline to refuse. Your choice goes to " + server + ", not into the chat.",
+		Token:   tok,
 	})
+}
+
+// serverName is how the consent page names the server: [Config].ServerName,
+// else the host the browser sees in its address bar.
+func (p *pages) serverName(r *http.Request) string {
+	if p.e.serverName != "" {
+		return p.e.serverName
+	}
+	if u, err := url.Parse(p.e.baseURL); err == nil && u.Host != "" {
+		return u.Hostname()
+	}
+	if h, _, err := net.SplitHostPort(r.Host); err == nil {
+		return h
+	}
+	return r.Host
 }
 
 // answer uses the link up with the user's choice and completes the
@@ -375,7 +407,7 @@ func (p *pages) fail(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // hostAllowed is the pages' defence against DNS rebinding: the Host must
-// be Config.BaseURL's, or, without one, a loopback name when the listener
+// be [Config].BaseURL's, or, without one, a loopback name when the listener
 // is on loopback.
 func (p *pages) hostAllowed(r *http.Request) bool {
 	if p.e.baseURL != "" {
@@ -401,10 +433,11 @@ func (p *pages) hostAllowed(r *http.Request) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// pageView is what the page template shows. Token is set only on the page
-// that offers a choice.
+// pageView is what the page template shows. Token and Message are set
+// only on the page that offers a choice; every field is text, escaped by
+// html/template (a message with markup in it shows as that markup).
 type pageView struct {
-	Title, Text, Token string
+	Title, Message, Text, Token string
 }
 
 var (
@@ -428,7 +461,8 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <meta name="referrer" content="same-origin">
 <title>{{.Title}}</title>
 <style>` + page.Style + `</style></head>
-<body><main><h1>{{.Title}}</h1><p>{{.Text}}</p>
+<body><main><h1>{{.Title}}</h1>
+{{- if .Message}}<blockquote>{{.Message}}</blockquote>{{end}}<p>{{.Text}}</p>
 {{- if .Token}}
 <form method="post" action="?token={{.Token}}"><button type="submit" name="action" value="accept">Accept</button><button type="submit" name="action" value="decline" class="secondary">Decline</button></form>
 <small>If you did not ask for this, select Decline or close this window.</small>

@@ -36,6 +36,9 @@ type ContentError = form.ContentError
 type Schema struct {
 	f   *form.Schema
 	raw []byte
+	// sensitive are SensitiveFields, found once: a Schema does not change,
+	// and a form checks them each time it asks.
+	sensitive []string
 }
 
 // ParseSchema parses a requested schema, refusing anything outside the
@@ -46,7 +49,13 @@ func ParseSchema(raw []byte) (*Schema, error) {
 		return nil, err
 	}
 	enc, _ := f.MarshalJSON()
-	return &Schema{f: f, raw: enc}, nil
+	s := &Schema{f: f, raw: enc}
+	for i := range f.Fields {
+		if form.Sensitive(&f.Fields[i]) {
+			s.sensitive = append(s.sensitive, f.Fields[i].Name)
+		}
+	}
+	return s, nil
 }
 
 // SchemaFor derives the schema of a form from the Go type T, a struct, with
@@ -121,23 +130,15 @@ func (s *Schema) Fields() []string {
 // SensitiveFields returns the fields whose name or title says they hold a
 // secret (password, passwd, secret, API key, token, card number, CVV, SSN,
 // private key, and the like).
-func (s *Schema) SensitiveFields() []string {
-	var out []string
-	for i := range s.f.Fields {
-		if form.Sensitive(&s.f.Fields[i]) {
-			out = append(out, s.f.Fields[i].Name)
-		}
-	}
-	return out
-}
+func (s *Schema) SensitiveFields() []string { return slices.Clone(s.sensitive) }
 
 // checkFormMode refuses a form with sensitive fields unless allowed.
 func (s *Schema) checkFormMode(allowSensitive bool) error {
 	if allowSensitive {
 		return nil
 	}
-	if names := s.SensitiveFields(); len(names) > 0 {
-		return &SchemaError{Field: names[0], Sensitive: true,
+	if len(s.sensitive) > 0 {
+		return &SchemaError{Field: s.sensitive[0], Sensitive: true,
 			Reason: "looks like a secret, which must not pass through the MCP client: ask for it in URL mode (elicit.URL), or opt out with AllowSensitiveFieldsInFormMode"}
 	}
 	return nil

@@ -26,9 +26,12 @@ import (
 )
 
 // abandonedSessions is how many sessions the abandon tests open:
-// ELICITVAULT_ABANDONED_SESSIONS, 20,000 by default.
+// ELICITVAULT_ABANDONED_SESSIONS, 6,000 by default: without the cap they
+// hold some 34 MiB of heap and a goroutine each, past the bounds below
+// (measured: 22 MiB for 4,000); 20,000 (issue 20's figure) takes three
+// times as long.
 func abandonedSessions(t *testing.T) int {
-	n := 20000
+	n := 6000
 	if v := os.Getenv("ELICITVAULT_ABANDONED_SESSIONS"); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n <= 0 {
@@ -166,7 +169,8 @@ func elicitFrom(t *testing.T, hc *http.Client, url string) {
 	}
 }
 
-// One client opens 20,000 sessions and abandons them (no DELETE): the
+// One client opens 6,000 sessions (abandonedSessions) and abandons them
+// (no DELETE): the
 // node keeps at most MaxSessionsPerClient of them (the oldest idle one is
 // closed for each new one), so goroutines and memory stay bounded, and
 // another client connects and completes an elicitation, during the flood

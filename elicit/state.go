@@ -21,13 +21,13 @@ const MaxStateSize = 4 << 10
 // requestState on 2026-07-28, in the pending record of an LLM-mediated
 // elicitation. It is bound to the call (subject, session, tool, arguments)
 // and expires with the elicitation. Where the handler does not run again
-// (the blocking request of older protocols, a browser form) SaveState
-// costs nothing and LoadState sees what this run saved. Save before the
+// (the blocking request of older protocols, a browser form) [SaveState]
+// costs nothing and [LoadState] sees what this run saved. Save before the
 // elicitation the handler may stop at; a later SaveState replaces the
 // state.
 //
-// It returns ErrNotInstalled outside a tool call of a server the Elicitor
-// is installed on, and ErrTooLarge beyond MaxStateSize.
+// It returns [ErrNotInstalled] outside a tool call of a server the Elicitor
+// is installed on, and [ErrTooLarge] beyond [MaxStateSize].
 func SaveState(ctx context.Context, v any) error {
 	if _, ok := engine.LoadState(ctx); !ok {
 		return ErrNotInstalled
@@ -44,7 +44,7 @@ func SaveState(ctx context.Context, v any) error {
 }
 
 // LoadState decodes into v the state an earlier run of this tool call saved
-// with SaveState, and reports whether there was one. On the first run
+// with [SaveState], and reports whether there was one. On the first run
 // there is none.
 func LoadState(ctx context.Context, v any) (bool, error) {
 	state, _ := engine.LoadState(ctx)

@@ -2,19 +2,14 @@ package elicit
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/httpbody"
 )
-
-// codeHeaderMismatch is the JSON-RPC error of a request whose routing
-// headers disagree with its body (SEP-2243).
-const codeHeaderMismatch = -32020
 
 // checkTaskHeaders returns h refusing, on 2026-07-28, a tasks/get,
 // tasks/update or tasks/cancel whose Mcp-Name header is not its taskId
@@ -39,9 +34,7 @@ func checkTaskHeaders(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
-		switch req.Method {
-		case "tasks/get", "tasks/update", "tasks/cancel":
-		default:
+		if !engine.IsTaskMethod(req.Method) {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -49,32 +42,13 @@ func checkTaskHeaders(h http.Handler) http.Handler {
 			TaskID string `json:"taskId"`
 		}
 		json.Unmarshal(req.Params, &p)
-		values := r.Header.Values("Mcp-Name")
-		if name, ok := headerValue(values); len(values) == 0 || ok && name == p.TaskID {
+		if engine.TaskNameMatches(r.Header.Values("Mcp-Name"), p.TaskID) {
 			h.ServeHTTP(w, r)
 			return
 		}
 		msg := "Mcp-Name header does not match params.taskId"
-		if !refuseCall(w, req.ID, &jsonrpc.Error{Code: codeHeaderMismatch, Message: msg}) {
+		if !refuseCall(w, req.ID, &jsonrpc.Error{Code: engine.CodeHeaderMismatch, Message: msg}) {
 			h.ServeHTTP(w, r)
 		}
 	})
-}
-
-// headerValue is a header's one value, without surrounding whitespace,
-// decoded when it is written as =?base64?…?= (SEP-2243).
-func headerValue(values []string) (string, bool) {
-	if len(values) != 1 {
-		return "", false
-	}
-	v := strings.TrimSpace(values[0])
-	if enc, ok := strings.CutPrefix(v, "=?base64?"); ok {
-		enc, ok = strings.CutSuffix(enc, "?=")
-		b, err := base64.StdEncoding.DecodeString(enc)
-		if !ok || err != nil {
-			return "", false
-		}
-		v = string(b)
-	}
-	return v, true
 }

@@ -26,9 +26,9 @@ import (
 // taskNode is one node of a deployment whose tool "confirm" runs as a
 // task, served over Streamable HTTP by Handler; a bearer token "user-X"
 // authenticates X.
-func taskNode(t *testing.T, keys *ring.Keyring, st store.Store) string {
+func taskNode(t *testing.T, keys *ring.Keyring, st store.Store, cfg ...*elicit.Config) string {
 	t.Helper()
-	ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
+	ev, err := elicit.New((*keyring.Keyring)(keys), st, append(cfg, nil)[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,14 +340,14 @@ func TestTaskURLMode(t *testing.T) {
 	}
 }
 
-// TestTaskBounds: a client cannot run more tasks at once than its bound;
-// the call beyond it is refused, and once a task ends there is room again.
+// TestTaskBounds: a client cannot run more tasks at once than its bound
+// (Config.MaxPendingPerSubject); the call beyond it is refused, and once a
+// task ends there is room again.
 func TestTaskBounds(t *testing.T) {
-	defer elicit.SetTaskBounds(100, 2)()
 	keys := newKeyring(t)
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
-	a := taskNode(t, keys, st)
+	a := taskNode(t, keys, st, &elicit.Config{MaxPendingPerSubject: 2})
 	call := func(user string) (string, *rpcError) {
 		res, rerr := rpc(t, a, user, "tools/call", map[string]any{"name": "confirm", "arguments": map[string]any{}})
 		id, _ := res["taskId"].(string)

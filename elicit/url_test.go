@@ -107,6 +107,7 @@ func TestURLMode(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
 		for _, early := range []bool{false, true} {
 			e := newEnv(t, nil)
+			elicit.SetTakenWait(e.ev, 100*time.Millisecond) // an early answer waits for the client's reply
 			srv := e.callback()
 			e.tool("connect", urlTool(srv.URL))
 			c := newURLClient(t, early)
@@ -273,6 +274,7 @@ func urlRequiredCall(t *testing.T, e *env) (*mcp.ClientSession, *mcp.ElicitParam
 
 func TestURLElicitationRequiredError(t *testing.T) {
 	e := newEnv(t, nil)
+	elicit.SetTakenWait(e.ev, 100*time.Millisecond) // nothing takes the answer before the retry
 	cs, el, complete := urlRequiredCall(t, e)
 	if s := get(t, el.URL); s != http.StatusOK {
 		t.Fatalf("callback: %d", s)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,6 +16,7 @@ import (
 func TestURLThenForm(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
 		e := newEnv(t, nil)
+		elicit.SetTakenWait(e.ev, 100*time.Millisecond) // an early answer waits for the client's reply
 		srv := e.callback()
 		e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 			a, err := elicit.URL(ctx, "Connect your account", elicit.WithLink(elicit.CallbackURL(srv.URL+"/cb")))

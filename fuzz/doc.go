@@ -42,13 +42,15 @@
 // FuzzElicitContent, FuzzElicitSchema (elicit_test.go); FuzzCredential
 // (credential_test.go, the vault of elicit/oauth); FuzzCheckURL,
 // FuzzFieldParse (client_test.go: elicit/client); FuzzInputResponses
-// (inputresponses_test.go, elicit.CheckInputResponses). Parsers inside
-// internal packages keep their targets beside them: FuzzAppend
+// (inputresponses_test.go, elicit.CheckInputResponses); FuzzForwardedFor
+// (sessions_test.go, elicit.ForwardedFor: the client behind a proxy). Parsers
+// inside internal packages keep their targets beside them: FuzzAppend
 // (internal/token/internal/jcs), FuzzReadString and FuzzAppendString
-// (internal/token/internal/wire), FuzzParseContent (the browser form's posted
-// fields, elicit/internal/browserform), FuzzParseURL (the Redis store's
-// URL forms, store/redis), FuzzClean (the terminal sanitizer,
+// (internal/token/internal/wire), FuzzParseContent (the browser form's
+// posted fields, elicit/internal/browserform), FuzzParseURL (the Redis
+// store's URL forms, store/redis), FuzzClean (the terminal sanitizer,
 // internal/termtext), FuzzParse (the store epoch record, internal/epoch),
-// FuzzSensitive (the secret-field check,
-// internal/form).
+// FuzzParse and FuzzSensitive (the form schema and content parser and the
+// secret-field check, internal/form), FuzzIsMarker (one-shot markers,
+// internal/oneshot).
 package fuzz

@@ -10,9 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -57,22 +55,12 @@ func TestZeroKnowledgeFallbacks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		forbidden := []string{
+		forbidden := &forbiddenValues{values: []string{
 			zkfSessionModel, zkfSubjectModel, zkfSessionBrowser, zkfSubjectBrowser,
 			zkfMessage1, zkfMessage2, zkfMessageBrowser, zkfField,
 			zkfAnswer1, zkfAnswer2, zkfAnswerBrowser, zkfArgument, zkfState,
-		}
-		var mu sync.Mutex
-		forbid := func(s ...string) {
-			mu.Lock()
-			forbidden = append(forbidden, s...)
-			mu.Unlock()
-		}
-		snapshot := func() []string {
-			mu.Lock()
-			defer mu.Unlock()
-			return slices.Clone(forbidden)
-		}
+		}}
+		forbid, snapshot := forbidden.add, forbidden.snapshot
 
 		ev, err := elicit.New((*keyring.Keyring)(keys), b.Store, &elicit.Config{
 			Fallbacks: []elicit.Fallback{elicit.LLMMediated, elicit.BrowserForm},

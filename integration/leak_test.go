@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -140,6 +141,26 @@ func (b *zkBackend) CheckNoLeaks(t *testing.T, stage string, forbidden []string)
 	t.Logf("%s: %d items at rest and %d bytes on the wire searched for %d strings, %d forms each",
 		stage, len(dump), n, len(forbidden), len(encodings(forbidden[0])))
 	checkNoLeaks(t, stage, append(dump, wire...), forbidden)
+}
+
+// forbiddenValues is what may not reach a backend in any form: a test's
+// known values, and what the flow reveals as it runs (elicitation IDs,
+// tokens). It is safe for concurrent use.
+type forbiddenValues struct {
+	mu     sync.Mutex
+	values []string
+}
+
+func (f *forbiddenValues) add(s ...string) {
+	f.mu.Lock()
+	f.values = append(f.values, s...)
+	f.mu.Unlock()
+}
+
+func (f *forbiddenValues) snapshot() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.values)
 }
 
 // zkBackends runs f for each backend whose server is configured, each

@@ -12,9 +12,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/oauth"
-	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/oidctest"
-	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/testclock"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
 	"github.com/elicitvault/elicitvault/keyring"
@@ -34,11 +32,10 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 	// The nodes' clock, which the test moves past the refresh point (the
 	// provider and Redis keep the wall clock).
 	clock := new(testclock.Clock)
-	r, err := ring.New([]byte(secretA), nil, envelope.WithClock(clock.Now))
+	keys, err := keyring.New([]byte(secretA))
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := (*keyring.Keyring)(r)
 	start := httptest.NewServer(nil)
 	defer start.Close()
 	callback := httptest.NewServer(nil)
@@ -53,7 +50,7 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		ev, err := elicit.New(keys, st, &elicit.Config{TTL: time.Minute})
+		ev, err := elicit.New(keys, st, &elicit.Config{TTL: time.Minute, Clock: clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,20 +90,8 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		},
 	})
-	done := make(chan string, 1)
-	go func() {
-		s, err := callTool(a, "whoami")
-		if err != nil {
-			s = "error: " + err.Error()
-		}
-		done <- s
-	}()
-	var link string
-	select {
-	case link = <-links:
-	case <-time.After(15 * time.Second):
-		t.Fatal("no URL elicitation")
-	}
+	done := callLater(a, "whoami")
+	link := nextLink(t, links)
 	wd.Navigate(link)
 	waitFor(t, wd, `input[name=login]`)
 	wd.TypeInto(`input[name=login]`, "nodes-account")
@@ -133,13 +118,7 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 	results := make(chan string, 6)
 	for range 3 {
 		for _, cs := range []*mcp.ClientSession{a, b} {
-			wg.Go(func() {
-				s, err := callTool(cs, "whoami")
-				if err != nil {
-					s = "error: " + err.Error()
-				}
-				results <- s
-			})
+			wg.Go(func() { results <- <-callLater(cs, "whoami") })
 		}
 	}
 	wg.Wait()

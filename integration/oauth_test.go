@@ -160,12 +160,7 @@ func TestZeroKnowledgeOAuth(t *testing.T) {
 		}
 		done := make(chan outcome, 1)
 		go func() { s, err := callTool(a, "whoami"); done <- outcome{s, err} }()
-		var link string
-		select {
-		case link = <-links:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no URL elicitation")
-		}
+		link := nextLink(t, links)
 		u, _ := url.Parse(link)
 		state := u.Query().Get("state")
 		forbidden := func() []string {

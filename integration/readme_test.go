@@ -12,23 +12,22 @@ import (
 // README as a module of its own, outside the workspace, against this
 // checkout: the snippet a newcomer pastes compiles.
 func TestReadmeSnippetBuilds(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a module")
-	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, readme := readReadme(t)
 	build(t, root, regexp.MustCompile("(?s)## Use it in your server\n\n```go\n(.*?)```").FindSubmatch(readme), "")
 }
 
 // TestReadmeMCPGoSnippetBuilds builds the README's program for
 // mark3labs/mcp-go the same way, against this checkout's mcpgo module.
 func TestReadmeMCPGoSnippetBuilds(t *testing.T) {
+	root, readme := readReadme(t)
+	m := regexp.MustCompile("(?s)On \\[mark3labs/mcp-go\\].*?```go\n(.*?)```").FindSubmatch(readme)
+	build(t, root, m, "require github.com/elicitvault/elicitvault/mcpgo v0.0.0\n\nreplace github.com/elicitvault/elicitvault/mcpgo => "+filepath.Join(root, "mcpgo")+"\n")
+}
+
+// readReadme returns the checkout's root and its README.md, or skips t
+// in -short mode (the tests build modules).
+func readReadme(t *testing.T) (root string, readme []byte) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds a module")
 	}
@@ -36,12 +35,11 @@ func TestReadmeMCPGoSnippetBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	readme, err = os.ReadFile(filepath.Join(root, "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)On \\[mark3labs/mcp-go\\].*?```go\n(.*?)```").FindSubmatch(readme)
-	build(t, root, m, "require github.com/elicitvault/elicitvault/mcpgo v0.0.0\n\nreplace github.com/elicitvault/elicitvault/mcpgo => "+filepath.Join(root, "mcpgo")+"\n")
+	return root, readme
 }
 
 // build builds the program m[1] of the README as a module requiring this

@@ -229,19 +229,7 @@ func runBoth(t *testing.T, svc *token.Service, tok, backend, url, ns string) (wi
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestConsumeChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), roleEnv+"=consumer", backendEnv+"="+backend, urlEnv+"="+url, nsEnv+"="+ns, tokenEnv+"="+tok)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, stderr := startPiped(t, cmd)
 	lines := bufio.NewScanner(stdout)
 	var childOut []string
 	waitFor := func(prefix string) string {

@@ -71,7 +71,7 @@ func pendingBinding(i int) envelope.Binding {
 func pendingContent(i int) string { return fmt.Sprintf("answer-%d", i) }
 
 // parallel runs f(i) for every i below n on workers goroutines and returns
-// the first error.
+// the first error; after it, no f starts.
 func parallel(n, workers int, f func(i int) error) error {
 	var next atomic.Int64
 	var mu sync.Mutex
@@ -81,7 +81,10 @@ func parallel(n, workers int, f func(i int) error) error {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= n {
+				mu.Lock()
+				stop := first != nil
+				mu.Unlock()
+				if i >= n || stop {
 					return
 				}
 				if err := f(i); err != nil {

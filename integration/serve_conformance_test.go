@@ -191,17 +191,7 @@ func manualClient() *mcp.Client {
 func TestServeConformanceStdioMalformedInputResponses(t *testing.T) {
 	cmd := exec.Command(servebin.Path(t), "serve", "--stdio", "--addr", "127.0.0.1:0", "--conformance")
 	cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS=")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, _ := startPiped(t, cmd)
 	defer func() {
 		stdin.Close()
 		if err := cmd.Wait(); err != nil {

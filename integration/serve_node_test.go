@@ -22,7 +22,15 @@ const requireNodeEnv = "ELICITVAULT_REQUIRE_NODE"
 // interop/elicit-client.mjs, whose dependencies npm ci installs.
 func nodeClient(t *testing.T) (node, script string) {
 	t.Helper()
-	script, err := filepath.Abs(filepath.Join("..", "interop", "elicit-client.mjs"))
+	return nodeScript(t, "elicit-client.mjs", "@modelcontextprotocol/sdk")
+}
+
+// nodeScript returns the node binary and the path of interop/script,
+// which needs the npm package pkg; without them it skips t, or fails it
+// when ELICITVAULT_REQUIRE_NODE=1.
+func nodeScript(t *testing.T, script, pkg string) (node, path string) {
+	t.Helper()
+	path, err := filepath.Abs(filepath.Join("..", "interop", script))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,16 +39,16 @@ func nodeClient(t *testing.T) (node, script string) {
 	switch {
 	case err != nil:
 		missing = "node is not installed"
-	case !fileExists(filepath.Join(filepath.Dir(script), "node_modules", "@modelcontextprotocol", "sdk", "package.json")):
-		missing = "interop/node_modules is missing (run npm ci in interop/)"
+	case !fileExists(filepath.Join(filepath.Dir(path), "node_modules", pkg, "package.json")):
+		missing = "interop/node_modules lacks " + pkg + " (run npm ci in interop/)"
 	}
 	if missing != "" {
 		if os.Getenv(requireNodeEnv) == "1" {
 			t.Fatalf("%s, and %s=1 requires it", missing, requireNodeEnv)
 		}
-		t.Skip(missing + ": skipping the TypeScript SDK interop test")
+		t.Skip(missing + ": skipping the interop test with " + script)
 	}
-	return node, script
+	return node, path
 }
 
 func fileExists(p string) bool {

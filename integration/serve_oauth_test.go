@@ -41,20 +41,8 @@ func serveOAuth(t *testing.T, args ...string) {
 	c.answer(&mcp.ElicitResult{Action: "accept"})
 	c.setVisit(func(u string) { links <- u })
 	cs := c.connect(srv.mcpURL(), "2025-11-25")
-	done := make(chan string, 1)
-	go func() {
-		s, err := callTool(cs, "connect_account")
-		if err != nil {
-			s = "error: " + err.Error()
-		}
-		done <- s
-	}()
-	var link string
-	select {
-	case link = <-links:
-	case <-time.After(15 * time.Second):
-		t.Fatal("no URL elicitation")
-	}
+	done := callLater(cs, "connect_account")
+	link := nextLink(t, links)
 	if !strings.HasPrefix(link, srv.base+"/oauth/start?state=ev2.") {
 		t.Fatalf("link %s", link)
 	}

@@ -43,6 +43,26 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// startPiped starts cmd with pipes to its stdin and from its stdout, and
+// its stderr kept, or fails t.
+func startPiped(t *testing.T, cmd *exec.Cmd) (stdin io.WriteCloser, stdout io.ReadCloser, stderr *strings.Builder) {
+	t.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err = cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr = new(strings.Builder)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout, stderr
+}
+
 // serveProc is a running `elicitvault serve`.
 type serveProc struct {
 	t    *testing.T

@@ -13,9 +13,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -90,24 +88,7 @@ func startV2(t *testing.T, srv *serveProc, version string, elicitation map[strin
 // request's timeout in ms (nil: 60000; "default": the SDK's own).
 func startV2At(t *testing.T, mcpURL, version string, elicitation map[string]any, timeout any) *v2Client {
 	t.Helper()
-	script, err := filepath.Abs(filepath.Join("..", "interop", "elicit-client-v2.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := exec.LookPath("node")
-	missing := ""
-	switch {
-	case err != nil:
-		missing = "node is not installed"
-	case !fileExists(filepath.Join(filepath.Dir(script), "node_modules", "@modelcontextprotocol", "client", "package.json")):
-		missing = "interop/node_modules lacks @modelcontextprotocol/client (run npm ci in interop/)"
-	}
-	if missing != "" {
-		if os.Getenv(requireNodeEnv) == "1" {
-			t.Fatalf("%s, and %s=1 requires it", missing, requireNodeEnv)
-		}
-		t.Skip(missing + ": skipping the TypeScript SDK v2 interop test")
-	}
+	node, script := nodeScript(t, "elicit-client-v2.mjs", "@modelcontextprotocol/client")
 	caps := map[string]any{}
 	if elicitation != nil {
 		caps["elicitation"] = elicitation
@@ -115,19 +96,7 @@ func startV2At(t *testing.T, mcpURL, version string, elicitation map[string]any,
 	cfg, _ := json.Marshal(map[string]any{"url": mcpURL, "version": version, "capabilities": caps, "urlAction": "accept", "timeout": timeout})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	cmd := exec.CommandContext(ctx, node, script, string(cfg))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, stderr := startPiped(t, cmd)
 	c := &v2Client{t: t, stdin: stdin, events: make(chan v2Event, 16), replies: map[int]chan v2Reply{}}
 	ready := make(chan struct{})
 	done := make(chan struct{})
@@ -464,12 +433,7 @@ func TestServeConsentPageSandboxedFrame(t *testing.T) {
 		}
 		done <- out
 	}()
-	var link string
-	select {
-	case link = <-links:
-	case <-time.After(15 * time.Second):
-		t.Fatal("no URL-mode elicitation")
-	}
+	link := nextLink(t, links)
 
 	// The attacker's page, on another site (localhost, not 127.0.0.1): a
 	// sandboxed frame (an opaque origin) posts Accept to the link, through

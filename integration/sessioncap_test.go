@@ -11,8 +11,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -155,44 +153,21 @@ func elicitOnce(hc *http.Client, url string) error {
 // at once, and walks away from each.
 func abandonSessions(hc *http.Client, urls []string, n, workers int) error {
 	const body = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`
-	var next atomic.Int64
-	var mu sync.Mutex
-	var first error
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				i := next.Add(1) - 1
-				mu.Lock()
-				stop := first != nil
-				mu.Unlock()
-				if i >= int64(n) || stop {
-					return
-				}
-				req, _ := http.NewRequest(http.MethodPost, urls[i%int64(len(urls))], strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				resp, err := hc.Do(req)
-				if err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
-						err = fmt.Errorf("status %d", resp.StatusCode)
-					}
-				}
-				if err != nil {
-					mu.Lock()
-					if first == nil {
-						first = fmt.Errorf("session %d: %w", i, err)
-					}
-					mu.Unlock()
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return first
+	return parallel(n, workers, func(i int) error {
+		req, _ := http.NewRequest(http.MethodPost, urls[i%len(urls)], strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return fmt.Errorf("session: %w", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
+			return fmt.Errorf("session: status %d", resp.StatusCode)
+		}
+		return nil
+	})
 }
 
 type procUsage struct {

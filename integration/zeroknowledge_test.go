@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
@@ -75,24 +75,14 @@ func TestZeroKnowledge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		forbidden := []string{
+		forbidden := &forbiddenValues{values: []string{
 			zkSessionForm, zkSubjectForm, zkSessionURL, zkSubjectURL,
 			zkMessageForm, zkMessageURL, zkField, zkAnswer,
 			zkSessionSealed, zkSubjectSealed, zkRecordSealed, zkContentSealed,
 			zkToolName, zkState, zkVerifier,
 			zkSubjectTask, zkMessageTask, zkAnswerTask,
-		}
-		var mu sync.Mutex
-		forbid := func(s ...string) {
-			mu.Lock()
-			forbidden = append(forbidden, s...)
-			mu.Unlock()
-		}
-		snapshot := func() []string {
-			mu.Lock()
-			defer mu.Unlock()
-			return slices.Clone(forbidden)
-		}
+		}}
+		forbid, snapshot := forbidden.add, forbidden.snapshot
 
 		// The server: an Elicitor over the backend, whose hook learns
 		// every elicitation ID.
@@ -222,7 +212,7 @@ func TestZeroKnowledge(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the callback token: %v", err)
 		}
-		if claims.SessionID != "s:"+zkSessionURL || claims.Subject != zkSubjectURL {
+		if claims.SessionID != engine.TransportSession(zkSessionURL) || claims.Subject != zkSubjectURL {
 			t.Fatalf("the flow bound its token to session %q, subject %q; want the known ones", claims.SessionID, claims.Subject)
 		}
 		forbid(sent.ElicitationID, callbackToken, string(claims.ID[:]))
@@ -277,41 +267,55 @@ func TestZeroKnowledge(t *testing.T) {
 		if err := ev.RunAsTask(server, "task_profile", elicit.TaskRequired); err != nil {
 			t.Fatal(err)
 		}
-		mcpURL := zkTaskServer(t, ev, server)
-		created := zkRPC(t, mcpURL, "tools/call", map[string]any{"name": "task_profile", "arguments": map[string]any{}})
-		taskID, _ := created["taskId"].(string)
-		if taskID == "" {
-			t.Fatalf("tools/call: %v, want a task", created)
-		}
-		forbid(taskID)
-		var key string
-		for deadline := time.Now().Add(10 * time.Second); key == ""; time.Sleep(20 * time.Millisecond) {
-			got := zkRPC(t, mcpURL, "tasks/get", map[string]any{"taskId": taskID})
-			inputs, _ := got["inputRequests"].(map[string]any)
-			for k := range inputs {
-				key = k
+		// The same task on the mcp-go front-end (module mcpgo), over the
+		// same Elicitor.
+		mcpgoURL := mcpgoTaskNode(t, ev, func(ctx context.Context) (string, error) {
+			res, err := elicit.Form[zkForm](ctx, zkMessageTask)
+			if err != nil {
+				return "", err
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the task did not ask: %v", got)
+			return fmt.Sprintf("%s %s", res.Action, res.Content.Colour), nil
+		})
+		for _, node := range []struct{ sdk, url, tool string }{
+			{"go-sdk", zkTaskServer(t, ev, server), "task_profile"},
+			{"mcp-go", mcpgoURL, "profile"},
+		} {
+			mcpURL := node.url
+			created := zkRPC(t, mcpURL, "tools/call", map[string]any{"name": node.tool, "arguments": map[string]any{}})
+			taskID, _ := created["taskId"].(string)
+			if taskID == "" {
+				t.Fatalf("%s: tools/call: %v, want a task", node.sdk, created)
 			}
-		}
-		b.CheckNoLeaks(t, "task pending", snapshot())
-		zkRPC(t, mcpURL, "tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{
-			key: map[string]any{"action": "accept", "content": map[string]any{zkField: zkAnswerTask}},
-		}})
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			got := zkRPC(t, mcpURL, "tasks/get", map[string]any{"taskId": taskID})
-			if got["status"] == "completed" {
-				if !strings.Contains(fmt.Sprint(got["result"]), "accept "+zkAnswerTask) {
-					t.Fatalf("task result %v", got["result"])
+			forbid(taskID)
+			var key string
+			for deadline := time.Now().Add(10 * time.Second); key == ""; time.Sleep(20 * time.Millisecond) {
+				got := zkRPC(t, mcpURL, "tasks/get", map[string]any{"taskId": taskID})
+				inputs, _ := got["inputRequests"].(map[string]any)
+				for k := range inputs {
+					key = k
 				}
-				break
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: the task did not ask: %v", node.sdk, got)
+				}
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the task did not complete: %v", got)
+			b.CheckNoLeaks(t, node.sdk+" task pending", snapshot())
+			zkRPC(t, mcpURL, "tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{
+				key: map[string]any{"action": "accept", "content": map[string]any{zkField: zkAnswerTask}},
+			}})
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				got := zkRPC(t, mcpURL, "tasks/get", map[string]any{"taskId": taskID})
+				if got["status"] == "completed" {
+					if !strings.Contains(fmt.Sprint(got["result"]), "accept "+zkAnswerTask) {
+						t.Fatalf("%s: task result %v", node.sdk, got["result"])
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: the task did not complete: %v", node.sdk, got)
+				}
 			}
+			b.CheckNoLeaks(t, node.sdk+" task completed", snapshot())
 		}
-		b.CheckNoLeaks(t, "task completed", snapshot())
 
 		// The recording saw the subscriptions and publications, channel
 		// names included: it is plaintext, and complete.
@@ -384,6 +388,32 @@ func text(s string) *mcp.CallToolResult {
 }
 
 // callTool calls a tool and returns its text, or an error for a tool error.
+// callLater calls the tool name in the background, and sends its text,
+// or "error: " and the error, on the channel it returns.
+func callLater(cs *mcp.ClientSession, name string) <-chan string {
+	done := make(chan string, 1)
+	go func() {
+		s, err := callTool(cs, name)
+		if err != nil {
+			s = "error: " + err.Error()
+		}
+		done <- s
+	}()
+	return done
+}
+
+// nextLink returns the next link sent on links, or fails t after 15s.
+func nextLink(t *testing.T, links <-chan string) string {
+	t.Helper()
+	select {
+	case link := <-links:
+		return link
+	case <-time.After(15 * time.Second):
+		t.Fatal("no URL-mode elicitation")
+	}
+	return ""
+}
+
 func callTool(cs *mcp.ClientSession, name string) (string, error) {
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name})
 	if err != nil {

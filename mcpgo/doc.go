@@ -3,13 +3,19 @@
 // in lockstep with the core module, so that a go-sdk user never downloads
 // mcp-go (store/layout_test.go holds it).
 //
-// The package is the server front-end: New installs an Elicitor on an
-// mcp-go server, and elicit.Confirm, elicit.Form and elicit.URL work in
-// its tool handlers as they do on the go-sdk; Handler and ServeStdio
-// serve it. mcpgo/client holds elicit/client's checks as an mcp-go
-// client.ElicitationHandler. elicit/elicittest runs a tool against a
-// scripted user through Handler, as it does on the go-sdk:
+// The package is the server front-end: [New] installs an Elicitor on an
+// mcp-go server, and [elicit.Confirm], [elicit.Form] and [elicit.URL] work
+// in its tool handlers as they do on the go-sdk; [Server.Handler] and
+// [Server.ServeStdio] serve it. mcpgo/client holds elicit/client's checks as an
+// mcp-go client.ElicitationHandler. elicit/elicittest runs a tool against
+// a scripted user through [Server.Handler], as it does on the go-sdk:
 // elicittest.Call(t, front.Handler(nil), "tool", nil, steps...).
+//
+// As on the go-sdk, a tool handler that asks may run more than once for
+// one tool call, so code before an elicitation must be safe to rerun: see
+// Reruns in the documentation of package [elicit]. The consent page of
+// URL mode names the server by [elicit.Config].ServerName (mcp-go does
+// not let the Elicitor read the server's name).
 //
 // mcp-go has no authenticated user: a server that authenticates its
 // clients sets Options.Subject, which reads the user from the request's
@@ -113,4 +119,25 @@
 // on the same mux (its WithEndpointPath keeps MCP at /mcp), and served on
 // their own listener for a stdio server. elicitvault's hooks (and the otel
 // module) see the same events on both SDKs because they are the engine's.
+//
+// # Tasks (the tasks extension, 2026-07-28)
+//
+// Server.RunAsTask and StartTask serve io.modelcontextprotocol/tasks as
+// elicit.Elicitor.RunAsTask and elicit.StartTask do on the go-sdk, over
+// the same records (engine.Tasks: Launch, Serve): a task started
+// on an mcp-go node is polled and answered on a go-sdk node, and the
+// other way. mcp-go v1.2.1 has the task API of 2025-11-25 only, so the
+// extension is served at the transport, beside the requestState check:
+// a 2026-07-28 tasks/get, tasks/update or tasks/cancel is answered there
+// and never reaches mcp-go; a 2026-07-28 tools/call passes with a table
+// in its context, where the middleware leaves the task a call became,
+// answering mcp-go with a placeholder result that names it, and the
+// transport writes the task (a CreateTaskResult) in the place of the
+// response that carries the placeholder. The extension is advertised and
+// execution.taskSupport listed through mcp-go's AfterDiscover and
+// AfterListTools hooks (not in initialize: the extension is served on
+// 2026-07-28 requests only). A task's handler (the tool
+// handler middleware's next) runs with the call's context values, not
+// its cancellation; within it elicit.Form, elicit.Confirm and elicit.URL
+// are the task's input requests.
 package mcpgo

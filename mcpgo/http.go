@@ -61,7 +61,9 @@ func (f *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	w := &lockedWriter{w: out}
+	replies := &taskReplies{}
+	ctx = context.WithValue(ctx, repliesKey{}, replies)
+	w := &lockedWriter{w: out, replies: replies}
 	pr, pw := io.Pipe()
 	go func() {
 		pw.CloseWithError(f.checkLines(ctx, in, pw, w, who, table))
@@ -75,14 +77,19 @@ func (f *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 }
 
 // lockedWriter writes each Write whole: mcp-go writes a message per
-// Write, and the check's refusals go between them.
+// Write, and the check's refusals go between them. It writes a task in
+// the place of a tool call's response that became one (taskReplies).
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	replies *taskReplies
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	if _, err := l.w.Write(l.replies.rewrite(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

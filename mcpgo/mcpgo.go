@@ -34,9 +34,10 @@ type Server struct {
 	m    *server.MCPServer
 	opts Options
 
-	locals sync.Map // server.ClientSession → its process-local session ID
-	whos   sync.Map // session → engine.Identity of its calls, for EndCalls
-	levels sync.Map // server.ClientSession → struct{}: it set a logging level
+	tasks  engine.TaskTools // the tools that run as tasks (RunAsTask)
+	locals sync.Map         // server.ClientSession → its process-local session ID
+	whos   sync.Map         // session → engine.Identity of its calls, for EndCalls
+	levels sync.Map         // server.ClientSession → struct{}: it set a logging level
 }
 
 var (
@@ -73,6 +74,7 @@ func New(ev *elicit.Elicitor, m *server.MCPServer, opts *Options) *Server {
 		server.WithHooks(hooks)(m)
 	}
 	hooks.AddOnUnregisterSession(f.sessionEnded)
+	f.installTaskHooks(hooks)
 	hooks.AddAfterSetLevel(func(ctx context.Context, _ any, _ *mcp.SetLevelRequest, _ *mcp.EmptyResult) {
 		if s := server.ClientSessionFromContext(ctx); s != nil {
 			f.levels.Store(s, struct{}{})
@@ -105,6 +107,9 @@ func (f *Server) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 		if req.Params.Name == engine.FallbackTool && f.eng.ListsFallbackTool(false, false) {
 			return f.answer(ctx, &peer{m: f.m, session: session, info: info}, req)
 		}
+		if res, err, ok := f.taskCall(ctx, &peer{m: f.m, session: session, info: info}, req, next); ok {
+			return res, err
+		}
 		var (
 			p    *peer
 			hctx context.Context
@@ -132,13 +137,19 @@ func (f *Server) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 			}
 		}
 		defer run.End(hctx)
-		res, err := next(hctx, req)
+		res, err := next(context.WithValue(hctx, serverKey{}, f), req)
 		stop, serr := run.Finish(hctx, err)
 		switch {
 		case serr != nil:
 			return nil, serr
 		case stop != nil:
 			return render(stop)
+		}
+		// A handler that asked for its call to go on as a task
+		// (StartTask), after its rounds: the task starts from mcp-go's
+		// context (Finish ended the run's).
+		if tres, terr, ok := f.escalated(ctx, p, err); ok {
+			return tres, terr
 		}
 		return res, err
 	}

@@ -113,6 +113,7 @@ type call struct {
 	Method  string          `json:"method"`
 	Params  struct {
 		Name           string                     `json:"name"`
+		TaskID         string                     `json:"taskId"`
 		Arguments      json.RawMessage            `json:"arguments"`
 		RequestState   string                     `json:"requestState"`
 		InputResponses map[string]json.RawMessage `json:"inputResponses"`
@@ -167,21 +168,7 @@ func (f *Server) begin(ctx context.Context, c *call, who engine.Identity, protoc
 }
 
 func errorResponse(id json.RawMessage, code int, msg string) []byte {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, msg}})
-	return b
+	return rpcErrorResponse(id, &engine.RPCError{Code: int64(code), Message: msg})
 }
 
 // protocolOf is the protocol version of c: its _meta's, else the header's.
@@ -205,14 +192,40 @@ func (f *Server) checkHTTP(next http.Handler) http.Handler {
 			return
 		}
 		header := r.Header.Get(mcp.HeaderProtocolVersion)
+		// A 2026-07-28 request has no session: its state is bound to the
+		// subject alone (with the tool and its arguments).
+		sessionless := func() engine.Identity {
+			return engine.Identity{Subject: f.subject(r.Context()), Session: engine.Sessionless}
+		}
+		if tc := f.taskMessage(body, header); tc != nil {
+			refusal := taskHeaders(r, tc)
+			status := http.StatusBadRequest
+			asTask := false
+			if refusal == nil {
+				refusal, status, asTask = f.taskRequest(r.Context(), tc, sessionless())
+			}
+			if refusal != nil {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(status)
+				w.Write(refusal)
+				return
+			}
+			// The call may become a task (RunAsTask, StartTask).
+			replies := &taskReplies{}
+			w = &taskWriter{ResponseWriter: w, replies: replies}
+			r = r.WithContext(context.WithValue(r.Context(), repliesKey{}, replies))
+			if asTask {
+				// A task's call ignores a requestState, as on the go-sdk.
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
 		c, check := stateToCheck(body, header)
 		if !check {
 			next.ServeHTTP(w, r)
 			return
 		}
-		// A 2026-07-28 request has no session: its state is bound to the
-		// subject alone (with the tool and its arguments).
-		who := engine.Identity{Subject: f.subject(r.Context()), Session: engine.Sessionless}
+		who := sessionless()
 		b, refusal := f.begin(r.Context(), c, who, protocolOf(c, header))
 		if refusal != nil {
 			w.Header().Set("Content-Type", "application/json")
@@ -236,7 +249,17 @@ func (f *Server) checkLines(ctx context.Context, in io.Reader, out io.Writer, re
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
-			if c, check := stateToCheck(line, ""); check {
+			asTask := false
+			if tc := f.taskMessage(line, ""); tc != nil {
+				var response []byte
+				if response, _, asTask = f.taskRequest(ctx, tc, who); response != nil {
+					if _, err := reply.Write(append(response, '\n')); err != nil {
+						return err
+					}
+					continue
+				}
+			}
+			if c, check := stateToCheck(line, ""); check && !asTask {
 				b, refusal := f.begin(ctx, c, who, protocolOf(c, ""))
 				if refusal != nil {
 					if _, err := reply.Write(append(refusal, '\n')); err != nil {

@@ -1,5 +1,5 @@
 // Package otel traces and measures elicitations with OpenTelemetry,
-// through elicit's Hooks. It is a module of its own, so that elicitvault's
+// through elicit's hooks ([elicit.Hooks], returned by [Hooks]). It is a module of its own, so that elicitvault's
 // core never depends on OpenTelemetry: a server that wants telemetry adds
 //
 //	h, err := otel.Hooks(nil) // the global tracer and meter providers

@@ -163,6 +163,16 @@ func seedBinding(i int) envelope.Binding {
 // expire within a minute, within 15 minutes and within a day.
 var seedTTLs = []time.Duration{50 * time.Second, 10 * time.Minute, 2 * time.Hour}
 
+// scriptRange returns the range FROM TO of a command's first two
+// arguments.
+func scriptRange(ts *testscript.TestScript, args []string) (from, to int) {
+	from, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	to, err = strconv.Atoi(args[1])
+	ts.Check(err)
+	return from, to
+}
+
 // cmdSeedStore writes records as a server would, with the library, under
 // the script's MCP_ELICITATION_SECRET:
 //
@@ -174,10 +184,7 @@ func cmdSeedStore(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 || len(args) > 3 {
 		ts.Fatalf("usage: seedstore FROM TO [marker]")
 	}
-	from, err := strconv.Atoi(args[0])
-	ts.Check(err)
-	to, err := strconv.Atoi(args[1])
-	ts.Check(err)
+	from, to := scriptRange(ts, args)
 	k := scriptKeyring(ts)
 	s := scriptStore(ts)
 	defer s.Close()
@@ -207,10 +214,7 @@ func cmdCheckStore(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 3 {
 		ts.Fatalf("usage: checkstore FROM TO ok|unknown-key")
 	}
-	from, err := strconv.Atoi(args[0])
-	ts.Check(err)
-	to, err := strconv.Atoi(args[1])
-	ts.Check(err)
+	from, to := scriptRange(ts, args)
 	k := scriptKeyring(ts)
 	s := scriptStore(ts)
 	defer s.Close()

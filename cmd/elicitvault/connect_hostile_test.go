@@ -76,18 +76,47 @@ func hostileServer(t *testing.T, fail string) string {
 	return hs.URL
 }
 
-// Nothing a server sends acts on the terminal: under tmux (which keeps
-// OSC 52 as a paste buffer with set-clipboard on, and the pane title from
-// OSC 2), the title does not change, no buffer appears, the pane holds no
-// colour or attribute, and no control, bidi or invisible character is
-// on screen; the text around them is.
-func TestConnectTmuxHostileServer(t *testing.T) {
+// hostileTmux checks that tmux and the binary are there, and returns a
+// tmux configuration that lets a server's OSC 52 write a paste buffer and
+// its OSC 2 set the pane title, so that a test can see whether they did.
+func hostileTmux(t *testing.T) string {
+	t.Helper()
 	requireTmux(t)
 	buildBinary(t)
 	conf := filepath.Join(t.TempDir(), "tmux.conf")
 	if err := os.WriteFile(conf, []byte("set -g set-clipboard on\nset -g allow-rename on\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return conf
+}
+
+// checkHostileShown checks the pane p, whose screen is s, after a hostile
+// server's text was drawn: the text around the attacks is shown, the
+// pane's title and the paste buffers are untouched, and no control, bidi
+// or invisible character is on screen.
+func checkHostileShown(t *testing.T, p *pane, s string) {
+	t.Helper()
+	if !strings.Contains(s, "BEGIN") || !strings.Contains(s, "END") {
+		t.Fatalf("the server's text is not shown:\n%s", s)
+	}
+	if title := p.tmux("display-message", "-p", "-t", "t", "#{pane_title}"); strings.Contains(title, "PWNED") || strings.Contains(title, "C1-TITLE") {
+		t.Errorf("the server set the pane title: %q", title)
+	}
+	if b := p.tmux("list-buffers"); strings.TrimSpace(b) != "" {
+		t.Errorf("the server wrote the clipboard (OSC 52): %q", b)
+	}
+	if strings.ContainsAny(s, "\u009b\u009d\u202e\u2066\u3164\u115f\uffa0\u200b") {
+		t.Errorf("a control, bidi or invisible character is on screen: %q", s)
+	}
+}
+
+// Nothing a server sends acts on the terminal: under tmux (which keeps
+// OSC 52 as a paste buffer with set-clipboard on, and the pane title from
+// OSC 2), the title does not change, no buffer appears, the pane holds no
+// colour or attribute, and no control, bidi or invisible character is
+// on screen; the text around them is.
+func TestConnectTmuxHostileServer(t *testing.T) {
+	conf := hostileTmux(t)
 	for _, c := range []struct{ name, fail, tool string }{
 		{"initialize error", "initialize", ""},
 		{"http 400 body", "http", ""},
@@ -103,20 +132,9 @@ func TestConnectTmuxHostileServer(t *testing.T) {
 			}
 			p := startPaneConf(t, conf, nil, append(args, url)...)
 			s := p.waitFor(`\[exit \d\]`)
-			if !strings.Contains(s, "BEGIN") || !strings.Contains(s, "END") {
-				t.Fatalf("the server's text is not shown:\n%s", s)
-			}
-			if title := p.tmux("display-message", "-p", "-t", "t", "#{pane_title}"); strings.Contains(title, "PWNED") || strings.Contains(title, "C1-TITLE") {
-				t.Errorf("the server set the pane title: %q", title)
-			}
-			if b := p.tmux("list-buffers"); strings.TrimSpace(b) != "" {
-				t.Errorf("the server wrote the clipboard (OSC 52): %q", b)
-			}
+			checkHostileShown(t, p, s)
 			if e := p.tmux("capture-pane", "-p", "-e", "-t", "t"); strings.Contains(e, "\x1b") {
 				t.Errorf("the pane holds colours, attributes or a hyperlink: %q", e)
-			}
-			if strings.ContainsAny(s, "\u009b\u009d\u202e\u2066\u3164\u115f\uffa0\u200b") {
-				t.Errorf("a control, bidi or invisible character is on screen: %q", s)
 			}
 		})
 	}
@@ -127,12 +145,7 @@ func TestConnectTmuxHostileServer(t *testing.T) {
 // the terminal forms: they set no title, write no clipboard, and show no
 // control, bidi or invisible character.
 func TestConnectTmuxHostileQuestions(t *testing.T) {
-	requireTmux(t)
-	buildBinary(t)
-	conf := filepath.Join(t.TempDir(), "tmux.conf")
-	if err := os.WriteFile(conf, []byte("set -g set-clipboard on\nset -g allow-rename on\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	conf := hostileTmux(t)
 	url := hostileServer(t, "")
 	for _, c := range []struct{ tool, shown string }{{"form", "Fill in the form"}, {"link", "asks you to open a link"}} {
 		t.Run(c.tool, func(t *testing.T) {
@@ -143,18 +156,7 @@ func TestConnectTmuxHostileQuestions(t *testing.T) {
 				p.waitFor(`BEGIN.*END`)
 			}
 			s := p.screen()
-			if !strings.Contains(s, "BEGIN") || !strings.Contains(s, "END") {
-				t.Fatalf("the server's text is not shown:\n%s", s)
-			}
-			if title := p.tmux("display-message", "-p", "-t", "t", "#{pane_title}"); strings.Contains(title, "PWNED") || strings.Contains(title, "C1-TITLE") {
-				t.Errorf("the server set the pane title: %q", title)
-			}
-			if b := p.tmux("list-buffers"); strings.TrimSpace(b) != "" {
-				t.Errorf("the server wrote the clipboard (OSC 52): %q", b)
-			}
-			if strings.ContainsAny(s, "\u009b\u009d\u202e\u2066\u3164\u115f\uffa0\u200b") {
-				t.Errorf("a control, bidi or invisible character is on screen: %q", s)
-			}
+			checkHostileShown(t, p, s)
 			if e := p.tmux("capture-pane", "-p", "-e", "-t", "t"); strings.Contains(e, "\x1b]8;") || strings.Contains(e, "\x1b[31m") {
 				t.Errorf("the server's hyperlink or colour is on the pane: %q", e)
 			}

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/mcpgo"
+	mg "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -16,7 +19,9 @@ import (
 // confirm_delete and multi_input run as tasks (elicit.RunAsTask),
 // failing_job only as one (a client without the extension gets -32021);
 // test_tool_with_task asks with SEP-2322 input requests, then continues
-// as a task (elicit.StartTask).
+// as a task (elicit.StartTask; mcpgo.StartTask on mcp-go). With
+// --sdk mcp-go they are registered on the mcp-go server too, and run as
+// tasks there through the mcpgo front-end (Server.RunAsTask).
 // confirm_delete and multi_input ask with elicit.Confirm and elicit.Form:
 // inside a task those become the task's input requests, answered with
 // tasks/update and sealed in the store until the handler takes them.
@@ -43,13 +48,13 @@ type fileArgs struct {
 
 func (r *reference) addConformanceTaskTools() {
 	s := r.server
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "greet",
 		Description: "Tasks extension: a synchronous tool that greets",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in greetArgs) (*mcp.CallToolResult, any, error) {
 		return text("Hello, %s!", in.Name), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "slow_compute",
 		Description: "Tasks extension: works for the given seconds, then answers; a task when the client supports tasks",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in slowArgs) (*mcp.CallToolResult, any, error) {
@@ -60,7 +65,7 @@ func (r *reference) addConformanceTaskTools() {
 		}
 		return text("Computed %s after %gs.", in.Label, in.Seconds), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "failing_job",
 		Description: "Tasks extension: a task (required) that ends with a tool error after a second",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
@@ -73,13 +78,13 @@ func (r *reference) addConformanceTaskTools() {
 		res.IsError = true
 		return res, nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "protocol_error_job",
 		Description: "Tasks extension: a task whose handler panics, which fails the task",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 		panic("protocol_error_job: a failure on purpose")
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "confirm_delete",
 		Description: "Tasks extension: asks to confirm a deletion (an input request of the task), then answers",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in fileArgs) (*mcp.CallToolResult, any, error) {
@@ -92,7 +97,7 @@ func (r *reference) addConformanceTaskTools() {
 		}
 		return text("Deleted %s.", in.Filename), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(r, &mcp.Tool{
 		Name:        "multi_input",
 		Description: "Tasks extension: asks two questions at once (two input requests of the task)",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
@@ -137,6 +142,23 @@ func (r *reference) addConformanceTaskTools() {
 		})
 		return out, nil, err
 	})
+	if r.mg != nil {
+		r.mg.AddTool(mg.NewTool("test_tool_with_task", mg.WithDescription("Tasks extension with SEP-2322: asks for the user's name (input request user_name), then continues as a task that greets")),
+			func(ctx context.Context, req mg.CallToolRequest) (*mg.CallToolResult, error) {
+				res, err := elicit.Form[struct {
+					Name string `json:"name"`
+				}](ctx, "What is your name?", elicit.WithRequestedSchema(nameSchema), elicit.WithInputKey("user_name"))
+				if err != nil {
+					return nil, err
+				}
+				return mcpgo.StartTask(ctx, func(ctx context.Context) (*mg.CallToolResult, error) {
+					if res.Action != elicit.Accept {
+						return mg.NewToolResultText(fmt.Sprintf("No name given (%s).", res.Action)), nil
+					}
+					return mg.NewToolResultText(fmt.Sprintf("Hello, %s!", res.Content.Name)), nil
+				})
+			})
+	}
 	for tool, support := range map[string]elicit.TaskSupport{
 		"slow_compute":       elicit.TaskOptional,
 		"failing_job":        elicit.TaskRequired,
@@ -146,6 +168,11 @@ func (r *reference) addConformanceTaskTools() {
 	} {
 		if err := r.ev.RunAsTask(s, tool, support); err != nil {
 			panic(err)
+		}
+		if r.front != nil {
+			if err := r.front.RunAsTask(tool, support); err != nil {
+				panic(err)
+			}
 		}
 	}
 }

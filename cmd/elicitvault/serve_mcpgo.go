@@ -30,7 +30,7 @@ const (
 // newMCPGo builds the mcp-go server of r.
 func (r *reference) newMCPGo() {
 	r.mg = mgserver.NewMCPServer("elicitvault", moduleVersion(),
-		mgserver.WithTitle("elicitvault reference server"),
+		mgserver.WithTitle(serverTitle),
 		mgserver.WithInstructions(instructions),
 		mgserver.WithToolCapabilities(true),
 		mgserver.WithLogging())

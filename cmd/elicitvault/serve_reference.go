@@ -70,17 +70,21 @@ const instructions = "The tools of this server ask the user for input with MCP e
 	"confirmations (delete_contacts, which only the user may give; subscribe_newsletter), a form (register_attendee) and an account connection " +
 	"in the browser (connect_account). Nothing they do leaves the server."
 
+// serverTitle is the reference server's name for people.
+const serverTitle = "elicitvault reference server"
+
 func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*reference, error) {
 	// The fallbacks need nothing of the tools: the Elicitor lists and
 	// serves sendElicitationResult itself, to the clients that need it.
-	cfg := &elicit.Config{TTL: o.TTL, URLRoundWait: o.URLRoundWait, BaseURL: o.BaseURL, Fallbacks: o.Fallbacks, Hooks: o.Hooks}
+	// The consent page names the server as its Implementation's title.
+	cfg := &elicit.Config{TTL: o.TTL, URLRoundWait: o.URLRoundWait, BaseURL: o.BaseURL, Fallbacks: o.Fallbacks, Hooks: o.Hooks, ServerName: serverTitle}
 	ev, err := elicit.New(keys, st, cfg)
 	if err != nil {
 		return nil, err
 	}
 	server := mcp.NewServer(&mcp.Implementation{
 		Name:    "elicitvault",
-		Title:   "elicitvault reference server",
+		Title:   serverTitle,
 		Version: moduleVersion(),
 	}, &mcp.ServerOptions{Instructions: instructions})
 	r := &reference{server: server, ev: ev, ttl: o.TTL, httpOpts: o.HTTP}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -123,7 +124,21 @@ func TestServeTools(t *testing.T) {
 		}
 	})
 	t.Run("connect_account", func(t *testing.T) {
-		runs := expect(t, r, "connect_account", nil, "Your Example account is connected.", elicittest.OpenURL(nil))
+		// The consent page names the server and says what is accepted.
+		look := func(ctx context.Context, link string) error {
+			resp, err := http.Get(link)
+			if err != nil {
+				return err
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if page := string(b); !strings.Contains(page, "<h1>elicitvault reference server asks you to confirm</h1>") ||
+				!strings.Contains(page, "<blockquote>Connect your Example account to elicitvault") {
+				t.Errorf("the consent page does not say who asks for what:\n%s", page)
+			}
+			return elicittest.Visit(ctx, link)
+		}
+		runs := expect(t, r, "connect_account", nil, "Your Example account is connected.", elicittest.OpenURL(look))
 		for _, run := range runs {
 			q := run.Asked[0]
 			if q.Mode != "url" || !strings.HasPrefix(q.URL, base+elicit.ConsentPath+"?token=") || q.ElicitationID == "" {

@@ -2,8 +2,9 @@
 // client, with the rules the MCP specification sets for the client end
 // built in.
 //
-// A Handler is made from a UI that asks the user: a FormUI fills in forms,
-// a URLUI asks consent to open a link. The Handler declares exactly the
+// A [Handler] is made by [New] from a UI that asks the user: a [FormUI]
+// fills in forms, a [URLUI] asks consent to open a link. The Handler
+// declares exactly the
 // elicitation modes its UI supports, and
 //
 //   - in form mode, refuses a schema outside the MCP subset, refuses a form
@@ -23,12 +24,12 @@
 //   - returns decline or cancel as the user chose, and declines what no UI
 //     can ask.
 //
-// Install sets the Handler on mcp.ClientOptions, and Attach on the client
-// made with them. The go-sdk client then uses it for elicitation/create
+// [Handler.Install] sets the Handler on mcp.ClientOptions, and
+// [Handler.Attach] on the client made with them. The go-sdk client then uses it for elicitation/create
 // requests (protocol 2025-11-25) and for the input requests of protocol
 // 2026-07-28, which its multi-round-trip middleware fulfils before it
 // calls the tool again with the requestState. A client that turns that
-// middleware off answers them with CallTool, and then, as with Attach for
+// middleware off answers them with [Handler.CallTool], and then, as with Attach for
 // elicitation/create, the server gets exactly what the user submitted:
 // the go-sdk's own path adds the schema's defaults for the fields the user
 // left empty.

@@ -1,10 +1,10 @@
 // Package elicittest runs the tools of an MCP server against a scripted
 // user, for the tests of tool authors, on either SDK elicitvault serves:
-// the go-sdk (Elicitor.Handler) and mark3labs/mcp-go (the Handler of the
-// mcpgo module's Server).
+// the go-sdk ([elicit.Elicitor.Handler]) and mark3labs/mcp-go (the Handler
+// of the mcpgo module's Server).
 //
-// Call serves the server's MCP endpoint on a loopback HTTP server and
-// connects a client to it, once for each protocol version of Protocols
+// [Call] serves the server's MCP endpoint on a loopback HTTP server and
+// connects a client to it, once for each protocol version of [Protocols]
 // (2025-11-25, where the server sends elicitation/create in the middle of
 // the call, and 2026-07-28, where the call returns input requests and is
 // called again with the answers and the requestState), calls the tool,
@@ -18,8 +18,11 @@
 //	}
 //
 // The client declares form and URL mode. Every elicitation is recorded,
-// as the server asked it, in Run.Asked. An elicitation beyond the script
-// fails the test and is cancelled.
+// as the server asked it, in [Run].Asked. An elicitation beyond the script
+// fails the test and is cancelled. On 2026-07-28 the tool's handler runs
+// again for each answer, as it does for real clients (see Reruns in the
+// documentation of package elicit): a side effect before the elicitation
+// happens twice in that run, which is what such a test should catch.
 package elicittest
 
 import (
@@ -192,12 +195,12 @@ func (r *Run) Text() string {
 func (r *Run) IsError() bool { return r.Result != nil && r.Result.IsError }
 
 // Call calls the tool name with args at each protocol version of
-// Protocols, answering elicitations with the script, and returns a Run
-// for each. endpoint serves MCP over Streamable HTTP at elicit.MCPPath:
+// [Protocols], answering elicitations with the script, and returns a [Run]
+// for each. endpoint serves MCP over Streamable HTTP at [elicit.MCPPath]:
 // the Handler of the Elicitor installed on a go-sdk server, or of the
 // mcpgo module's Server on an mcp-go one. Build it once per server and
-// pass it to every Call: Elicitor.Handler installs middleware on the
-// server each time.
+// pass it to every Call: [elicit.Elicitor.Handler] installs middleware on
+// the server each time.
 func Call(t testing.TB, endpoint http.Handler, name string, args any, script ...Step) []*Run {
 	t.Helper()
 	runs := make([]*Run, 0, len(Protocols))

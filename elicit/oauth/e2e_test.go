@@ -22,9 +22,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/oauth"
-	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/oidctest"
-	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/testclock"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
 	"github.com/elicitvault/elicitvault/keyring"
@@ -78,7 +76,7 @@ type env struct {
 	prov  *oidctest.Provider
 	store store.Store
 	keys  *keyring.Keyring
-	clock *testclock.Clock // the keyring's, and so every node's
+	clock *testclock.Clock // every node's (Config.Clock)
 	nodes []*node
 	user  func(*http.Request) (string, bool)
 	// hold, when set, receives the URL of a callback instead of the
@@ -100,11 +98,10 @@ func newEnvClient(t *testing.T, n int, accessTTL time.Duration, user func(*http.
 	t.Helper()
 	e := &env{t: t, store: memory.New(nil), user: user, clock: new(testclock.Clock)}
 	t.Cleanup(func() { e.store.Close() })
-	r, err := ring.New([]byte("oauth test secret, thirty-two bytes long"), nil, envelope.WithClock(e.clock.Now))
+	k, err := keyring.New([]byte("oauth test secret, thirty-two bytes long"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := (*keyring.Keyring)(r)
 	e.keys = k
 	webs := make([]*web, n)
 	for i := range webs {
@@ -116,7 +113,8 @@ func newEnvClient(t *testing.T, n int, accessTTL time.Duration, user func(*http.
 		t.Fatalf("provider metadata: %+v", e.prov.Metadata)
 	}
 	for i := range n {
-		ev, err := elicit.New(k, e.store, &elicit.Config{TTL: time.Minute})
+		// The clock is the Elicitor's, and so its Connector's.
+		ev, err := elicit.New(k, e.store, &elicit.Config{TTL: time.Minute, Clock: e.clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,23 +2,30 @@
 // tool: OAuth 2.0 authorization code with PKCE, through URL-mode
 // elicitation, with the credential sealed per user in the store.
 //
-// A tool calls Connect with the name of a registered Provider. If the user
-// already connected that provider, Connect returns at once a Connection
+// A tool calls [Connector.Connect] with the name of a registered
+// [Provider]. If the user already connected that provider, Connect returns
+// at once a [Connection]
 // whose token source refreshes the access token as needed; otherwise it
 // elicits in URL mode. The link the user opens carries one sealed,
 // one-shot oauth-state token (bound to subject, session, elicitation and
-// provider; no PII). The Connector's Handler serves that link: it sets a
+// provider; no PII). [Connector.Handler] serves that link: it sets a
 // short-lived cookie in the browser and redirects to the provider with the
 // state and a PKCE (S256) challenge derived from the cookie. The callback
 // verifies the state, the cookie and, when the provider sends one, the
 // issuer (RFC 9207), consumes the state, exchanges the code, seals the
 // credential and completes the elicitation on whichever node asked.
 //
-// Credentials are sealed records of the keyring (rotated by Rewrap,
-// counted by Inspect) under blinded keys, bound to the authenticated user
+// Credentials are sealed records of the keyring (rotated by the keyring's
+// Rewrap, counted by its Inspect) under blinded keys, bound to the
+// authenticated user
 // (the MCP request's TokenInfo.UserID) and the provider: never to a
 // session alone, except for a server without authentication, where the
 // MCP session is the only identity there is (see SECURITY.md).
+//
+// The Connector is built on an [elicit.Elicitor] ([New] takes its keyring,
+// its store and its clock, [elicit.Config].Clock). A tool that calls
+// Connect may run again before Connect returns, like any tool that
+// elicits: see Reruns in the documentation of package [elicit].
 package oauth
 
 import (
@@ -399,7 +406,8 @@ type identity struct {
 
 // Store bindings: a user's credential is bound to (subject, "u"); a
 // session's, on a server without authentication, to ("", session). "u"
-// is never a session of engine.Identity ("s:…", "l:…", engine.Sessionless).
+// is never a session of engine.Identity (engine.TransportSession,
+// engine.LocalSession, engine.Sessionless).
 const (
 	purposeCredential = "oauth/credential"
 	purposeOutcome    = "oauth/outcome"

@@ -62,12 +62,8 @@ type Ask struct {
 	// Mode is ModeForm or ModeURL; Message is shown to the user.
 	Mode    string
 	Message string
-	// Schema is a form's requested schema, canonical, and Fields its
-	// properties in order (for the browser form); Validate checks content
-	// against it (the browser form's page validates before it submits).
-	Schema   json.RawMessage
-	Fields   []string
-	Validate func(content map[string]any) error
+	// Schema is a form's requested schema, canonical.
+	Schema json.RawMessage
 
 	// TTL is how long the elicitation waits for its answer.
 	TTL time.Duration
@@ -93,6 +89,7 @@ type Ask struct {
 
 	peer Peer
 	info *CallInfo
+	fp   string // fingerprint, once a round computed it
 }
 
 // Response is an answer, as the path that delivered it got it: not

@@ -37,6 +37,7 @@ func (pa blockingPath) blocking(ctx context.Context, q *Ask) (*Response, error) 
 		}
 		params.URL = link
 		params.ElicitationID = q.ID
+		rec = urlPending(e, q, expiry)
 	}
 
 	first, err := beginPending(ctx, e, s, rec)

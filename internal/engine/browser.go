@@ -145,7 +145,9 @@ func (pa browserPath) urlViaBrowser(ctx context.Context, q *Ask) (*Response, err
 	}
 	expiry := e.Now().Add(q.TTL)
 	s := e.Slot(q.info.Who, q.ID, expiry)
-	first, err := beginPending(ctx, e, s, &pendingRecord{Mode: ModeURL, Via: viaBrowser, Tool: q.info.Tool, Expiry: expiry.UnixMilli()})
+	rec := urlPending(e, q, expiry)
+	rec.Via = viaBrowser
+	first, err := beginPending(ctx, e, s, rec)
 	if err != nil {
 		return nil, err
 	}

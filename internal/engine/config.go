@@ -33,6 +33,10 @@ type Config struct {
 	// Logger receives the engine's warnings (slog.Default() when nil).
 	Logger *slog.Logger
 
+	// ServerName is how the consent page names the server: a URL-mode
+	// pending record keeps it, with the message, for the page of any node.
+	ServerName string
+
 	// OpenBrowser, when set, is given the page of a BrowserForm fallback.
 	OpenBrowser func(ctx context.Context, url string) error
 	// Forms returns the server of the BrowserForm fallback's forms,

@@ -50,7 +50,15 @@
 //     once each (a replay is ErrTaskAnswered), which the runner takes once
 //     (TakeAnswer) after listing them as answered; Cancel and Cancelled.
 //     Another subject's, another session's or an unknown task is
-//     ErrUnknownTask.
+//     ErrUnknownTask. Above the records, what a front-end calls
+//     (Engine.Tasks; task_run.go, task_wire.go): Launch creates a task
+//     and runs its body (the tool handler) in the background, where
+//     TaskRunFrom gives the TaskRun whose Ask (an Ask.Task) lists an
+//     input request and waits for its answer; Serve answers tasks/get,
+//     tasks/update (the answers validated against the input request
+//     they answer) and tasks/cancel; TaskTools, TaskWire, NoTasksError
+//     and TaskNameMatches are the rest of the extension's wire. Each
+//     front-end decodes its SDK's requests and encodes these results.
 //
 // How a front-end plugs in. Package elicit builds the Engine (elicit.New
 // calls New with its Config); a front-end takes it from the Elicitor ((*elicit.Elicitor).Engine) and
@@ -93,6 +101,8 @@
 // WaitLocal/DeliverLocal, WaitErr) and the validation of an answer
 // against its form (ValidateAnswer, over internal/form). What stays in
 // package elicit is its vocabulary (Request, Response, options), the
-// hooks around Deliver and the result flow, the tasks extension (whose
-// input is an Ask.Task), and the pages.
+// hooks around Deliver and the result flow, the go-sdk's side of the
+// tasks extension (RunAsTask, StartTask, tasks/* as go-sdk methods; the
+// input of a task is the engine's TaskRun.Ask, given as Ask.Task), and
+// the pages.
 package engine

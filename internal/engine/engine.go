@@ -25,6 +25,8 @@ type Engine struct {
 	// waiting are the calls of this node waiting for a URL-mode answer.
 	waiting waiters
 	local   localSessions
+	// tasks are the tasks running on this node (Tasks.Launch).
+	tasks tasksRunning
 }
 
 // New returns an Engine that seals with keys into st, configured by cfg

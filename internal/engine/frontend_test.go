@@ -228,3 +228,70 @@ func TestLeaveFor(t *testing.T) {
 		t.Fatal("a sessionless call was watched")
 	}
 }
+
+// TestAnswerContinues runs the LLM-mediated fallback through the engine
+// alone: a client without form mode gets the question handed to the model
+// (a Stop with Pending), the model's answer through Answer continues the
+// tool, whose elicitation now returns the answer, and the same answer sent
+// again gets the kept result, marked as replayed, without running the
+// tool again; an answer of another subject is refused.
+func TestAnswerContinues(t *testing.T) {
+	e := newFrontendEngine(t, Config{Fallbacks: []string{FallbackLLM}})
+	who := Identity{Subject: "alice", Session: TransportSession("one")}
+	p := &fakePeer{info: CallInfo{Who: who, Tool: "t", Arguments: json.RawMessage(`{"a":1}`), Protocol: "2025-11-25"}}
+	schema := json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}`)
+	runs := 0
+	handler := func(ctx context.Context) (*Response, error) {
+		runs++
+		return e.Deliver(ctx, &Ask{ID: RandomID(), Mode: ModeForm, Message: "Name?", Schema: schema, TTL: time.Minute})
+	}
+
+	ctx, run, err := e.Begin(context.Background(), p, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, herr := handler(ctx)
+	stop, err := run.Finish(ctx, herr)
+	if err != nil || stop == nil || stop.Pending == nil {
+		t.Fatalf("Finish = %+v, %v; want the question handed to the model", stop, err)
+	}
+	pending, _ := stop.Pending.Meta[MetaElicitationPending].(map[string]any)
+	id, _ := pending["elicitId"].(string)
+	if id == "" {
+		t.Fatalf("no elicitId in %v", stop.Pending.Meta)
+	}
+
+	answer := func(who Identity) (*Answer, *Response, error) {
+		args := json.RawMessage(`{"elicitId":"` + id + `","action":"accept","content":{"name":"Ada"}}`)
+		q := &fakePeer{info: CallInfo{Who: who, Tool: FallbackTool, Arguments: args, Protocol: "2025-11-25"}}
+		var got *Response
+		ans, err := e.Answer(context.Background(), q, func(ctx context.Context, tool string, args json.RawMessage) error {
+			if tool != "t" || string(args) != `{"a":1}` {
+				t.Errorf("continued %s %s, want the original call", tool, args)
+			}
+			res, err := handler(ctx)
+			got = res
+			return err
+		})
+		return ans, got, err
+	}
+	if ans, _, err := answer(Identity{Subject: "mallory", Session: who.Session}); err != nil || ans.ToolError == "" {
+		t.Fatalf("another subject's answer = %+v, %v; want a tool error", ans, err)
+	}
+	ans, got, err := answer(who)
+	if err != nil || ans.ToolError != "" || ans.Stop != nil || got == nil || got.Content["name"] != "Ada" {
+		t.Fatalf("Answer = %+v, %+v, %v; want the tool continued with the answer", ans, got, err)
+	}
+	ans.Keep(context.Background(), map[string]any{"content": []any{}})
+	runsBefore := runs
+	again, _, err := answer(who)
+	if err != nil || again.Replayed == nil || runs != runsBefore {
+		t.Fatalf("the same answer again = %+v, %v (runs %d → %d); want the kept result, the tool not run", again, err, runsBefore, runs)
+	}
+	var replayed struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	if json.Unmarshal(again.Replayed, &replayed) != nil || replayed.Meta[MetaElicitationReplayed] != true {
+		t.Fatalf("the kept result %s is not marked as replayed", again.Replayed)
+	}
+}

@@ -42,7 +42,7 @@ func (e *Engine) Handoff(ctx context.Context, c *token.Claims, action string, wa
 	if err != nil {
 		return false
 	}
-	sealed, err := e.keys.SealRecord(s.Binding(purposeHandoff), pt, time.Now().Add(time.Minute))
+	sealed, err := e.keys.SealRecord(s.Binding(purposeHandoff), pt, e.Now().Add(time.Minute))
 	if err != nil {
 		return false
 	}

@@ -66,8 +66,6 @@ func (pa inputPath) inputRequest(ctx context.Context, rd *round, q *Ask) (*Respo
 	ask := &asked{Key: q.InputKey(), FP: fingerprint(q), Mode: q.Mode, ID: q.ID}
 	p := q.Params()
 	switch q.Mode {
-	case ModeForm:
-		ask.Schema = q.Schema
 	case ModeURL:
 		link, s, err := e.PendURL(ctx, q)
 		if err != nil {
@@ -213,21 +211,19 @@ var errBadState error = &InvalidParamsError{Message: "requestState is invalid, e
 // elicitResult decodes an input response that is an elicitation result:
 // one with "action" and without "roots", as the SDKs tell them apart.
 func elicitResult(raw json.RawMessage) (*Response, bool) {
-	var probe struct {
-		Action json.RawMessage `json:"action"`
-		Roots  json.RawMessage `json:"roots"`
-	}
-	if json.Unmarshal(raw, &probe) != nil || probe.Action == nil || probe.Roots != nil {
-		return nil, false
-	}
 	var res struct {
-		Action  string         `json:"action"`
-		Content map[string]any `json:"content"`
+		Action  json.RawMessage `json:"action"`
+		Roots   json.RawMessage `json:"roots"`
+		Content map[string]any  `json:"content"`
 	}
-	if json.Unmarshal(raw, &res) != nil {
+	if json.Unmarshal(raw, &res) != nil || res.Action == nil || res.Roots != nil {
 		return nil, false
 	}
-	return &Response{Action: res.Action, Content: res.Content}, true
+	var action string
+	if json.Unmarshal(res.Action, &action) != nil {
+		return nil, false
+	}
+	return &Response{Action: action, Content: res.Content}, true
 }
 
 // errStillWaiting is AwaitURL's wait that ended before the

@@ -110,6 +110,9 @@ func (pa modelPath) pendingStop(ctx context.Context, peer Peer, rd *round) (*Sto
 		FP: p.fp, Args: info.Arguments, Answers: rd.answers, State: rd.state,
 		Marker: e.keys.PrimaryKeyID().String(),
 	}
+	if p.mode == ModeURL {
+		rec.Message, rec.Server = p.message, e.cfg.ServerName
+	}
 	if err := putPending(ctx, e, s, rec); err != nil {
 		return nil, err
 	}

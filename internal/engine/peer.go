@@ -88,8 +88,8 @@ type Reply struct {
 }
 
 // ClientError is the error of Peer.Elicit when the client answered with a
-// JSON-RPC error. Only the code is kept: the message may quote the user's
-// answer.
+// JSON-RPC error, and so of the elicitation (elicit.ClientError). Only the
+// code is kept: the message may quote the user's answer.
 type ClientError struct {
 	Code int64
 }

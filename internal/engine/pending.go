@@ -41,6 +41,40 @@ type pendingRecord struct {
 	// Carried is what the hooks' Carry returned when the elicitation was
 	// asked (a trace context), for the node that resumes it.
 	Carried map[string]string `json:"tc,omitempty"`
+	// Message, for URL mode, is the elicitation's message, which the
+	// consent page shows (sealed here, never in the link), and Server the
+	// name the page gives the server that asks (Config.ServerName).
+	Message string `json:"msg,omitempty"`
+	Server  string `json:"srv,omitempty"`
+}
+
+// urlPending is the pending record of the URL-mode elicitation q, until
+// expiry: with what the consent page shows.
+func urlPending(e *Engine, q *Ask, expiry time.Time) *pendingRecord {
+	return &pendingRecord{Mode: ModeURL, Tool: q.info.Tool, Expiry: expiry.UnixMilli(), Message: q.Message, Server: e.cfg.ServerName}
+}
+
+// Consent is what the consent page of a URL-mode link shows: the
+// elicitation's message and the name of the server that asked ("" when
+// its pending record has none).
+type Consent struct {
+	Message, Server string
+}
+
+// URLConsent reads what the consent page of the link with verified claims
+// c shows, from the elicitation's sealed pending record (which opens only
+// for the token's subject and session). One that is no longer pending is
+// an error matching ErrUnknownElicitation; a store that fails is a
+// *StoreError.
+func (e *Engine) URLConsent(ctx context.Context, c *token.Claims) (*Consent, error) {
+	var rec pendingRecord
+	if err := e.Slot(ClaimsIdentity(c), c.ElicitationID, time.Time{}).Get(ctx, PurposePending, &rec); err != nil {
+		return nil, err
+	}
+	if rec.Mode != ModeURL || !time.UnixMilli(rec.Expiry).After(e.Now()) {
+		return nil, ErrUnknownElicitation
+	}
+	return &Consent{Message: rec.Message, Server: rec.Server}, nil
 }
 
 // encodePending encodes rec, with what the hooks carry (a trace context)
@@ -108,7 +142,7 @@ func (e *Engine) PendURL(ctx context.Context, q *Ask) (link string, s *Slot, err
 		return "", nil, err
 	}
 	s = e.Slot(q.info.Who, q.ID, expiry)
-	if err := putPending(ctx, e, s, &pendingRecord{Mode: ModeURL, Tool: q.info.Tool, Expiry: expiry.UnixMilli()}); err != nil {
+	if err := putPending(ctx, e, s, urlPending(e, q, expiry)); err != nil {
 		return "", nil, err
 	}
 	return link, s, nil

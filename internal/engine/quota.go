@@ -17,7 +17,8 @@ const quietFor = time.Second
 
 // Limits bound the elicitations pending on one Engine: in number and in
 // bytes of their pending records, in total and per client
-// (Identity.Client). Each must be positive.
+// (Identity.Client); Max and PerClient also bound the tasks running on
+// it (Tasks.Launch). Each must be positive.
 type Limits struct {
 	Max, PerClient           int
 	MaxBytes, PerClientBytes int

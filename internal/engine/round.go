@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/oneshot"
@@ -31,13 +31,16 @@ import (
 // (model.go): the answers of the earlier runs, from the pending record,
 // and the model's answer as the last.
 
-// asked is the elicitation a round asked for.
+// asked is the elicitation a round asked for. It does not carry the
+// schema: the answer is validated against the schema the handler asks
+// with when it runs again, and the fingerprint binds the two. (Earlier
+// versions wrote it as "schema"; a requestState that has it still
+// decodes.)
 type asked struct {
-	Key    string          `json:"key"` // its key in inputRequests
-	FP     string          `json:"fp"`
-	Mode   string          `json:"mode"`
-	ID     string          `json:"id"`
-	Schema json.RawMessage `json:"schema,omitempty"`
+	Key  string `json:"key"` // its key in inputRequests
+	FP   string `json:"fp"`
+	Mode string `json:"mode"`
+	ID   string `json:"id"`
 }
 
 // answered is an answer of an earlier run of the handler, as the client
@@ -235,14 +238,25 @@ func (rd *round) roundWait(info *CallInfo) time.Duration {
 	return rd.e.cfg.URLRoundWait
 }
 
-// fingerprint identifies what an elicitation asks.
+// fingerprint identifies what an elicitation asks: the first 16 bytes of
+// SHA-256 over len(mode) ":" mode len(message) ":" message schema, the
+// lengths in decimal, in base64url. It is computed once per Ask.
 func fingerprint(q *Ask) string {
-	h := sha256.New()
-	for _, f := range []string{q.Mode, q.Message} {
-		fmt.Fprintf(h, "%d:%s", len(f), f)
+	if q.fp == "" {
+		q.fp = computeFingerprint(q)
 	}
-	h.Write(q.Schema)
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:16])
+	return q.fp
+}
+
+func computeFingerprint(q *Ask) string {
+	var buf [512]byte
+	b := buf[:0]
+	for _, f := range [...]string{q.Mode, q.Message} {
+		b = strconv.AppendInt(b, int64(len(f)), 10)
+		b = append(append(b, ':'), f...)
+	}
+	sum := sha256.Sum256(append(b, q.Schema...))
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }
 
 // stop turns the end of a run into what the client gets instead of the

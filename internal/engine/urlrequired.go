@@ -62,7 +62,9 @@ func (pa urlRequiredPath) urlRequired(ctx context.Context, q *Ask) (*Response, e
 	if err != nil {
 		return nil, err
 	}
-	first, err := beginPending(ctx, e, s, &pendingRecord{Mode: ModeURL, Tool: q.info.Tool, Expiry: expiry.UnixMilli(), Done: fp})
+	rec := urlPending(e, q, expiry)
+	rec.Done = fp
+	first, err := beginPending(ctx, e, s, rec)
 	if err != nil {
 		return nil, err
 	}

@@ -203,6 +203,14 @@ func (s *Sealer) Has(id keyschedule.KeyID) bool { _, ok := s.secrets[id]; return
 // Now returns the Sealer's current time.
 func (s *Sealer) Now() time.Time { return s.now() }
 
+// WithClock returns a Sealer like s, with its secrets and its key cache,
+// that reads the time from now.
+func (s *Sealer) WithClock(now func() time.Time) *Sealer {
+	c := *s
+	c.now, c.clock = now, nil
+	return &c
+}
+
 // Seal seals plaintext for binding b, to be opened until expiry.
 func (s *Sealer) Seal(b Binding, plaintext []byte, expiry time.Time) ([]byte, error) {
 	return s.seal(s.primary, &b, plaintext, expiry)

@@ -3,6 +3,7 @@ package envelope_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,15 @@ func newSealer(t *testing.T, c *clock, primary *keyschedule.Secret, previous ...
 		t.Fatal(err)
 	}
 	return s
+}
+
+// wantInvalid fails t, naming what, unless s refuses sealed under b with
+// ErrInvalid.
+func wantInvalid(t *testing.T, s *envelope.Sealer, b envelope.Binding, sealed []byte, what string) {
+	t.Helper()
+	if _, err := s.Open(b, sealed); !errors.Is(err, envelope.ErrInvalid) {
+		t.Fatalf("%s: err = %v, want ErrInvalid", what, err)
+	}
 }
 
 var binding = envelope.Binding{Purpose: "pending", Subject: "alice@example.com", SessionID: "sess-0123456789", RecordID: "elicit-42"}
@@ -98,13 +108,9 @@ func TestEveryByteFlip(t *testing.T) {
 	}
 	// Truncation and extension are tampering too.
 	for n := range sealed {
-		if _, err := s.Open(binding, sealed[:n]); !errors.Is(err, envelope.ErrInvalid) {
-			t.Fatalf("truncated to %d: %v", n, err)
-		}
+		wantInvalid(t, s, binding, sealed[:n], fmt.Sprintf("truncated to %d", n))
 	}
-	if _, err := s.Open(binding, append(bytes.Clone(sealed), 0)); !errors.Is(err, envelope.ErrInvalid) {
-		t.Fatalf("extended: %v", err)
-	}
+	wantInvalid(t, s, binding, append(bytes.Clone(sealed), 0), "extended")
 }
 
 // TestKeyIDFlipUnderKnownKey rewrites the key ID to another configured
@@ -115,36 +121,27 @@ func TestKeyIDSwappedToKnownKey(t *testing.T) {
 	sealed, _ := s.Seal(binding, []byte("x"), t0.Add(time.Minute))
 	id := secretB.KeyID()
 	copy(sealed[1:5], id[:])
-	if _, err := s.Open(binding, sealed); !errors.Is(err, envelope.ErrInvalid) {
-		t.Fatalf("err = %v, want ErrInvalid", err)
-	}
+	wantInvalid(t, s, binding, sealed, "key ID swapped to a known key")
 }
 
 func TestWrongBinding(t *testing.T) {
 	c := &clock{t0}
 	s := newSealer(t, c, secretA)
 	sealed, _ := s.Seal(binding, []byte("x"), t0.Add(time.Minute))
-	wrong := map[string]envelope.Binding{}
-	b := binding
-	b.SessionID = "sess-other"
-	wrong["session"] = b
-	b = binding
-	b.Subject = "mallory@example.com"
-	wrong["subject"] = b
-	b = binding
-	b.Subject = ""
-	wrong["no subject"] = b
-	b = binding
-	b.Purpose = "result"
-	wrong["purpose"] = b
-	b = binding
-	b.RecordID = "elicit-43"
-	wrong["record"] = b
-	// Moving bytes between adjacent fields must not collide.
-	b = binding
-	b.Subject, b.SessionID = binding.Subject+"s", strings.TrimPrefix(binding.SessionID, "s")
-	wrong["shifted boundary"] = b
-	for name, b := range wrong {
+	wrong := map[string]func(b *envelope.Binding){
+		"session":    func(b *envelope.Binding) { b.SessionID = "sess-other" },
+		"subject":    func(b *envelope.Binding) { b.Subject = "mallory@example.com" },
+		"no subject": func(b *envelope.Binding) { b.Subject = "" },
+		"purpose":    func(b *envelope.Binding) { b.Purpose = "result" },
+		"record":     func(b *envelope.Binding) { b.RecordID = "elicit-43" },
+		// Moving bytes between adjacent fields must not collide.
+		"shifted boundary": func(b *envelope.Binding) {
+			b.Subject, b.SessionID = binding.Subject+"s", strings.TrimPrefix(binding.SessionID, "s")
+		},
+	}
+	for name, change := range wrong {
+		b := binding
+		change(&b)
 		if _, err := s.Open(b, sealed); !errors.Is(err, envelope.ErrInvalid) {
 			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
 		}
@@ -167,21 +164,15 @@ func TestExpiryOnlyAfterTag(t *testing.T) {
 	// expiry is only reported for authentic records.
 	bad := bytes.Clone(sealed)
 	bad[len(bad)-1] ^= 1
-	if _, err := s.Open(binding, bad); !errors.Is(err, envelope.ErrInvalid) {
-		t.Fatalf("tampered and expired: err = %v, want ErrInvalid", err)
-	}
+	wantInvalid(t, s, binding, bad, "tampered and expired")
 	// Extending the expiry in the header breaks the tag.
 	bad = bytes.Clone(sealed)
 	bad[12]++
-	if _, err := s.Open(binding, bad); !errors.Is(err, envelope.ErrInvalid) {
-		t.Fatalf("extended expiry: err = %v, want ErrInvalid", err)
-	}
+	wantInvalid(t, s, binding, bad, "extended expiry")
 	// Expired under the wrong binding is invalid too.
 	b := binding
 	b.SessionID = "sess-other"
-	if _, err := s.Open(b, sealed); !errors.Is(err, envelope.ErrInvalid) {
-		t.Fatalf("expired, wrong session: err = %v, want ErrInvalid", err)
-	}
+	wantInvalid(t, s, b, sealed, "expired, wrong session")
 }
 
 func TestRotation(t *testing.T) {
@@ -256,9 +247,7 @@ func TestBindingRules(t *testing.T) {
 	if got, err := s.Open(ub, sealed); err != nil || string(got) != "x" {
 		t.Fatalf("unbound round trip: %q %v", got, err)
 	}
-	if _, err := s.Open(envelope.Binding{Purpose: "token/url", SessionID: "s", RecordID: "r"}, sealed); !errors.Is(err, envelope.ErrInvalid) {
-		t.Fatalf("unbound opened as bound: %v", err)
-	}
+	wantInvalid(t, s, envelope.Binding{Purpose: "token/url", SessionID: "s", RecordID: "r"}, sealed, "unbound opened as bound")
 	if _, err := s.Seal(binding, []byte("x"), time.Time{}); err == nil {
 		t.Fatal("seal without expiry succeeded")
 	}

@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/keyschedule"
@@ -133,6 +134,14 @@ func GenerateSecret() string {
 
 // Sealer returns the envelope Sealer of the keyring.
 func (k *Keyring) Sealer() *envelope.Sealer { return k.sealer }
+
+// WithClock returns a keyring with k's secrets whose Sealer, and so every
+// expiry sealed or checked with it, reads the time from now.
+func (k *Keyring) WithClock(now func() time.Time) *Keyring {
+	c := *k
+	c.sealer = k.sealer.WithClock(now)
+	return &c
+}
 
 // PrimaryKeyID returns the key ID of the primary secret.
 func (k *Keyring) PrimaryKeyID() keyschedule.KeyID { return k.secrets[0].KeyID() }

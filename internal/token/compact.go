@@ -103,7 +103,7 @@ func appendCompactClaims(dst []byte, c *Claims) []byte {
 	if !c.Epoch.IsZero() {
 		dst = append(dst, c.Epoch[:]...)
 	}
-	dst = wire.AppendUvarint(dst, uint64(c.Expiry.Sub(c.IssuedAt)/time.Second))
+	dst = wire.AppendUvarint(dst, uint64(c.Expiry.Unix()-c.IssuedAt.Unix())) // whole seconds (Issue)
 	dst = wire.AppendString(dst, c.SessionID)
 	dst = wire.AppendString(dst, c.Subject)
 	dst = wire.AppendString(dst, c.ElicitationID)

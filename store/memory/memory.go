@@ -1,4 +1,4 @@
-// Package memory implements store.Store in the memory of one process.
+// Package memory implements [store.Store] in the memory of one process.
 //
 // It suits a single instance and tests: entries and subscriptions are not
 // shared between processes and do not survive a restart.
@@ -134,21 +134,12 @@ func (s *driver) Put(ctx context.Context, key string, value []byte, expiry time.
 	return nil
 }
 
-func (s *driver) Get(ctx context.Context, key string) ([]byte, error) {
-	now := s.now().UnixMilli()
-	sh := s.lock(key)
-	defer sh.mu.Unlock()
-	if sh.m == nil {
-		return nil, store.ErrClosed
-	}
-	e, ok := sh.live(key, now)
-	if !ok {
-		return nil, store.ErrNotFound
-	}
-	return []byte(e.value), nil
-}
+func (s *driver) Get(ctx context.Context, key string) ([]byte, error) { return s.read(key, false) }
 
-func (s *driver) Take(ctx context.Context, key string) ([]byte, error) {
+func (s *driver) Take(ctx context.Context, key string) ([]byte, error) { return s.read(key, true) }
+
+// read returns key's live value, and deletes the entry if take.
+func (s *driver) read(key string, take bool) ([]byte, error) {
 	now := s.now().UnixMilli()
 	sh := s.lock(key)
 	defer sh.mu.Unlock()
@@ -159,7 +150,9 @@ func (s *driver) Take(ctx context.Context, key string) ([]byte, error) {
 	if !ok {
 		return nil, store.ErrNotFound
 	}
-	delete(sh.m, key)
+	if take {
+		delete(sh.m, key)
+	}
 	return []byte(e.value), nil
 }
 

@@ -24,7 +24,8 @@ const Style = `body{font:16px/1.5 system-ui,sans-serif;max-width:36em;margin:2em
 	`input[type=text],input[type=email],input[type=url],input[type=date],input[type=number],select{width:100%;padding:.4em;box-sizing:border-box}` +
 	`.choice{font-weight:normal;display:block}.problem{color:#b00020}.actions{margin-top:1.5em}` +
 	`button{margin:1.25em .75em 0 0;font:inherit;padding:.5em 1.25em;border:0;border-radius:8px;background:#2456d6;color:#fff;cursor:pointer}` +
-	`button.secondary{background:#e4e7ec;color:#1c2330}small{display:block;margin-top:1em;color:#5a6272}`
+	`button.secondary{background:#e4e7ec;color:#1c2330}small{display:block;margin-top:1em;color:#5a6272}` +
+	`blockquote{margin:1em 0;padding:.75em 1em;border-left:4px solid #2456d6;background:#f6f7f9;white-space:pre-wrap;overflow-wrap:anywhere}`
 
 // Referrer is a page's Referrer-Policy.
 type Referrer string
