@@ -104,7 +104,7 @@ func TestHooks(t *testing.T) {
 
 // newShop returns a server with an Elicitor on a memory store, with
 // hooks, its MCP endpoint (for elicittest) and the store.
-func newShop(t *testing.T, hooks elicit.Hooks) (*mcp.Server, http.Handler, *store.Portable) {
+func newShop(t *testing.T, hooks elicit.Hooks) (*mcp.Server, http.Handler, store.Store) {
 	t.Helper()
 	keys, err := keyring.New([]byte("otel test secret, at least 32 bytes long"))
 	if err != nil {

@@ -109,7 +109,7 @@ func (r *reference) addConformanceTaskTools() {
 			go func() {
 				defer wg.Done()
 				res, err := elicit.Form[map[string]any](ctx, "Your "+key+" name?",
-					elicit.WithRequestedSchema(multiSchema), elicit.WithInputKey(key))
+					elicit.WithSchema(multiSchema), inputKey(key))
 				if err == nil && res.Action == elicit.Accept {
 					names[i], _ = res.Content["name"].(string)
 				}
@@ -130,7 +130,7 @@ func (r *reference) addConformanceTaskTools() {
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 		res, err := elicit.Form[struct {
 			Name string `json:"name"`
-		}](ctx, "What is your name?", elicit.WithRequestedSchema(nameSchema), elicit.WithInputKey("user_name"))
+		}](ctx, "What is your name?", elicit.WithSchema(nameSchema), inputKey("user_name"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -147,7 +147,7 @@ func (r *reference) addConformanceTaskTools() {
 			func(ctx context.Context, req mg.CallToolRequest) (*mg.CallToolResult, error) {
 				res, err := elicit.Form[struct {
 					Name string `json:"name"`
-				}](ctx, "What is your name?", elicit.WithRequestedSchema(nameSchema), elicit.WithInputKey("user_name"))
+				}](ctx, "What is your name?", elicit.WithSchema(nameSchema), inputKey("user_name"))
 				if err != nil {
 					return nil, err
 				}

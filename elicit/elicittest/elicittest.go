@@ -4,11 +4,11 @@
 // of the mcpgo module's Server).
 //
 // [Call] serves the server's MCP endpoint on a loopback HTTP server and
-// connects a client to it, once for each protocol version of [Protocols]
-// (2025-11-25, where the server sends elicitation/create in the middle of
-// the call, and 2026-07-28, where the call returns input requests and is
-// called again with the answers and the requestState), calls the tool,
-// and answers each elicitation with the next step of the script:
+// connects a client to it, once for each protocol version (2025-11-25,
+// where the server sends elicitation/create in the middle of the call, and
+// 2026-07-28, where the call returns input requests and is called again
+// with the answers and the requestState), calls the tool, and answers each
+// elicitation with the next step of the script:
 //
 //	runs := elicittest.Call(t, ev.Handler(server, nil), "register", nil,
 //		elicittest.Accept(map[string]any{"name": "Ada"}),
@@ -43,8 +43,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Protocols are the protocol versions Call runs a tool at.
-var Protocols = []string{"2025-11-25", "2026-07-28"}
+// protocols are the protocol versions Call runs a tool at.
+var protocols = []string{"2025-11-25", "2026-07-28"}
 
 // A Step is what the scripted user does when asked.
 type Step struct {
@@ -194,17 +194,17 @@ func (r *Run) Text() string {
 // IsError reports whether the tool returned an error result.
 func (r *Run) IsError() bool { return r.Result != nil && r.Result.IsError }
 
-// Call calls the tool name with args at each protocol version of
-// [Protocols], answering elicitations with the script, and returns a [Run]
-// for each. endpoint serves MCP over Streamable HTTP at [elicit.MCPPath]:
-// the Handler of the Elicitor installed on a go-sdk server, or of the
-// mcpgo module's Server on an mcp-go one. Build it once per server and
-// pass it to every Call: [elicit.Elicitor.Handler] installs middleware on
-// the server each time.
+// Call calls the tool name with args at each protocol version
+// (2025-11-25, 2026-07-28), answering elicitations with the script, and
+// returns a [Run] for each. endpoint serves MCP over Streamable HTTP at
+// [elicit.MCPPath]: the Handler of the Elicitor installed on a go-sdk
+// server, or of the mcpgo module's Server on an mcp-go one. Build it once
+// per server and pass it to every Call: [elicit.Elicitor.Handler] installs
+// middleware on the server each time.
 func Call(t testing.TB, endpoint http.Handler, name string, args any, script ...Step) []*Run {
 	t.Helper()
-	runs := make([]*Run, 0, len(Protocols))
-	for _, v := range Protocols {
+	runs := make([]*Run, 0, len(protocols))
+	for _, v := range protocols {
 		runs = append(runs, CallAt(t, endpoint, v, name, args, script...))
 	}
 	return runs
