@@ -60,9 +60,9 @@ func New(opts *evclient.Options) *Handler {
 	return h
 }
 
-// Capabilities returns the elicitation capability to declare: form, url,
+// capabilities returns the elicitation capability to declare: form, url,
 // both, or nil when the Handler has no UI.
-func (h *Handler) Capabilities() *mcp.ElicitationCapability {
+func (h *Handler) capabilities() *mcp.ElicitationCapability {
 	if !h.form && !h.url {
 		return nil
 	}
@@ -85,7 +85,7 @@ func (h *Handler) Capabilities() *mcp.ElicitationCapability {
 //	tr, _ := transport.NewStreamableHTTP(url)
 //	c := client.NewClient(tr, h.Options(mcp.ClientCapabilities{})...)
 func (h *Handler) Options(caps mcp.ClientCapabilities) []mcpclient.ClientOption {
-	caps.Elicitation = h.Capabilities()
+	caps.Elicitation = h.capabilities()
 	opts := []mcpclient.ClientOption{mcpclient.WithClientCapabilities(caps)}
 	if caps.Elicitation != nil {
 		opts = append(opts, mcpclient.WithElicitationHandler(h))
