@@ -43,6 +43,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -419,7 +420,7 @@ func newFormRequest(message string, schema any) (*FormRequest, error) {
 			return nil, fmt.Errorf("%w (field %q)", ErrSecretField, sf.Name)
 		}
 		f.Fields = append(f.Fields, Field{
-			Name: sf.Name, Kind: kinds[sf.Kind], Title: sf.Title, Description: sf.Description, Required: sf.Required,
+			Name: sf.Name, Kind: kinds[sf.Kind], Title: cmp.Or(sf.Title, sf.Name), Description: sf.Description, Required: sf.Required,
 			MinLength: sf.MinLength, MaxLength: sf.MaxLength, Format: sf.Format,
 			Minimum: sf.Minimum, Maximum: sf.Maximum,
 			Options: options(sf.Options), MinItems: sf.MinItems, MaxItems: sf.MaxItems,

@@ -496,8 +496,13 @@ func TestParse(t *testing.T) {
 			t.Errorf("%s %q: %s, %v; want %s", tc.field, tc.in, g, err, w)
 		}
 	}
-	if _, err := by["n"].Parse(""); !errors.Is(err, client.ErrNoValue) {
-		t.Errorf("empty: %v", err)
+	// Title is what to show: the name, or the value, when the server gave
+	// no title.
+	if by["n"].Title != "n" || by["seat"].Options[0].Title != "Window" {
+		t.Errorf("titles: %q, %q", by["n"].Title, by["seat"].Options[0].Title)
+	}
+	if v, err := by["n"].Parse(" "); v != nil || err != nil {
+		t.Errorf("empty: %v, %v; want nil, nil (left out)", v, err)
 	}
 }
 
