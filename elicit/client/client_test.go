@@ -305,7 +305,7 @@ func TestSecretFields(t *testing.T) {
 		`"login":{"type":"string","description":"Type your GitHub password here"}`, `"p\u0430ssword":{"type":"string"}`,
 	} {
 		_, err := client.NewFormRequest("m", json.RawMessage(`{"type":"object","properties":{`+prop+`}}`))
-		if !errors.Is(err, client.ErrSecretField) {
+		if !errors.Is(err, client.ErrSecretField) || !errors.Is(err, client.ErrRefused) {
 			t.Errorf("%s: %v, want ErrSecretField", prop, err)
 		}
 	}

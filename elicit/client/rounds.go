@@ -38,7 +38,7 @@ func (h *Handler) CallTool(ctx context.Context, cs *mcp.ClientSession, p *mcp.Ca
 			if !ok {
 				return nil, fmt.Errorf("client: input request %q is a %T, not an elicitation", key, ir)
 			}
-			r, err := h.Elicit(ctx, &mcp.ElicitRequest{Session: cs, Params: ep})
+			r, err := h.elicit(ctx, &mcp.ElicitRequest{Session: cs, Params: ep})
 			if err != nil {
 				return nil, err
 			}

@@ -95,9 +95,8 @@ func (h *Handler) Options(caps mcp.ClientCapabilities) []mcpclient.ClientOption 
 
 // Elicit answers one elicitation request: the form or the link goes to
 // the UI after elicit/client's checks, and the result is what the user
-// chose. A refused request is an error matching one of elicit/client's
-// errors (ErrSecretField, ErrInvalidAnswer, ErrRefusedURL,
-// ErrInvalidRequest) with errors.Is.
+// chose. A refused request is an error matching elicit/client's
+// ErrRefused with errors.Is.
 func (h *Handler) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	p := req.Params
 	action, content, err := clientlink.Answer(ctx, h.h, &clientlink.Request{

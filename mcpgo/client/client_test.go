@@ -313,8 +313,8 @@ func TestHostileForms(t *testing.T) {
 				var req mcpgo.ElicitationRequest
 				req.Params = mcpgo.ElicitationParams{Message: "Log in", RequestedSchema: json.RawMessage(schema)}
 				_, err := h.Elicit(t.Context(), req)
-				if !errors.Is(err, evclient.ErrSecretField) && !errors.Is(err, evclient.ErrInvalidRequest) {
-					t.Errorf("Elicit: %v, want ErrSecretField or ErrInvalidRequest", err)
+				if !errors.Is(err, evclient.ErrRefused) {
+					t.Errorf("Elicit: %v, want ErrRefused", err)
 				}
 			})
 		}
