@@ -199,8 +199,9 @@ func (h *Handler) Attach(c *mcp.Client) {
 // ErrRefused is matched (errors.Is) by every request the Handler refuses
 // by the rules of the client end: a malformed request, a form that asks
 // for a secret, an answer that does not match the form, a link it will
-// not open. The error's text says which (never a value the user typed);
-// it reaches the server as a JSON-RPC error (-32602).
+// not open (each reaches the server as a JSON-RPC error, -32602), and, in
+// CallTool, a server that keeps asking for input. The error's text says
+// which, never a value the user typed.
 var ErrRefused = errors.New("client: refused")
 
 // The reasons of a refusal, each an ErrRefused.

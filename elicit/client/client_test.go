@@ -579,7 +579,7 @@ func TestTooManyRounds(t *testing.T) {
 	h := client.New(&client.Options{Form: ui})
 	cs := connect(t, s, h, "2026-07-28", false)
 	_, err := h.CallTool(t.Context(), cs, &mcp.CallToolParams{Name: "again"})
-	if !errors.Is(err, client.ErrTooManyRounds) || calls != client.MaxRounds {
+	if !errors.Is(err, client.ErrTooManyRounds) || !errors.Is(err, client.ErrRefused) || calls != client.MaxRounds {
 		t.Errorf("got %v after %d calls", err, calls)
 	}
 }

@@ -23,6 +23,7 @@ var (
 	ErrInvalidAnswer  = errInvalidAnswer
 	ErrRefusedURL     = errRefusedURL
 	ErrInvalidRequest = errInvalidRequest
+	ErrTooManyRounds  = errTooManyRounds
 )
 
 // Elicit is the ElicitationHandler that Install sets.
