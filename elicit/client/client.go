@@ -64,7 +64,7 @@ import (
 // adds no default, so a field the user emptied, a choice set to none or
 // a multi-selection with nothing ticked must be in it as the user left it
 // (absent, or an empty list). It should check each
-// value with FormRequest.CheckField or the whole content with
+// value with Field.Check or the whole content with
 // FormRequest.Check as the user types, and must not submit on the user's
 // behalf. A returned error ends the elicitation with that error; a context
 // that is done (the server gave up, or the user interrupted) should end it
