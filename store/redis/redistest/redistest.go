@@ -3,9 +3,9 @@
 // of six, which a test may stop (cleanly, as a crash, or paused) and start
 // again, to see what a store does through a restart or a failover. The
 // Redis store's tests and the fault suite of the integration module share
-// it; its API follows what they need and may change in any release. Without redis-server (and redis-cli, for a cluster) a test is
-// skipped, or fails under ELICITVAULT_REQUIRE_BACKENDS=1 (see
-// [storetest.Skip]).
+// it; its API follows what they need and may change in any release.
+// Without redis-server (and redis-cli, for a cluster) a test is skipped,
+// or fails under ELICITVAULT_REQUIRE_BACKENDS=1 (see [storetest.Skip]).
 package redistest
 
 import (
@@ -130,6 +130,10 @@ func (s *Server) Stop(t testing.TB, sig syscall.Signal) {
 	if sig == syscall.SIGSTOP {
 		s.paused = true
 		return
+	}
+	if s.paused { // a paused process handles SIGTERM once resumed
+		s.paused = false
+		s.cmd.Process.Signal(syscall.SIGCONT)
 	}
 	select {
 	case <-s.done:
