@@ -55,8 +55,6 @@ type Step struct {
 	visit func(ctx context.Context, link string) error
 }
 
-func (s Step) String() string { return s.name }
-
 // Accept fills in a form with content and submits it. The content is sent
 // as is: the server validates it.
 func Accept(content map[string]any) Step {
