@@ -395,7 +395,7 @@ func TestNoUI(t *testing.T) {
 				t.Errorf("the server got %q", responses)
 			}
 
-			h := client.New(&evclient.Options{Form: &scripted{}})
+			h := client.New(&evclient.Options{Form: &scripted{form: func(int) *evclient.Answer { return &evclient.Answer{Action: elicit.Decline} }}})
 			formOnly := newServer(t)
 			call(t, connect(t, formOnly.url, h, v), ask{Message: "Who?", Schema: nameSchema})
 			if caps, _ := formOnly.got(); len(caps) == 0 || caps[0] == nil || caps[0].URL != nil || caps[0].Form == nil {
