@@ -28,9 +28,10 @@ type contact struct {
 	Email string `json:"email"`
 }
 
-// newServer serves an mcp-go server with elicitvault's front-end, whose
-// tool "add_contact" asks for a contact with elicit.Form.
-func newServer(t *testing.T, cfg *elicit.Config) string {
+// newFrontEnd returns an Elicitor with cfg on a memory store (closed when
+// t ends; the Elicitor is the caller's to close), and its front-end on a
+// new mcp-go server with opts.
+func newFrontEnd(t *testing.T, cfg *elicit.Config, opts ...server.ServerOption) (*elicit.Elicitor, *server.MCPServer, *mcpgo.Server) {
 	t.Helper()
 	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
 	if err != nil {
@@ -42,8 +43,15 @@ func newServer(t *testing.T, cfg *elicit.Config) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := server.NewMCPServer("test", "1", server.WithToolCapabilities(false))
-	f := mcpgo.New(ev, m, nil)
+	m := server.NewMCPServer("test", "1", opts...)
+	return ev, m, mcpgo.New(ev, m, nil)
+}
+
+// newServer serves an mcp-go server with elicitvault's front-end, whose
+// tool "add_contact" asks for a contact with elicit.Form.
+func newServer(t *testing.T, cfg *elicit.Config) string {
+	t.Helper()
+	ev, m, f := newFrontEnd(t, cfg, server.WithToolCapabilities(false))
 	m.AddTool(mcp.NewTool("add_contact"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := elicit.Form[contact](ctx, "Who should be added?")
 		if err != nil {

@@ -9,11 +9,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
-	"github.com/elicitvault/elicitvault/mcpgo"
-	"github.com/elicitvault/elicitvault/store/memory"
-	mcpclient "github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -41,18 +36,7 @@ func (u *waitingUser) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*
 // which waits on the same node (the session's pending form is kept in the
 // process).
 func TestSecondFormCancelsFirst(t *testing.T) {
-	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New(keys, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := server.NewMCPServer("test", "1", server.WithToolCapabilities(false))
-	f := mcpgo.New(ev, m, nil)
+	ev, m, f := newFrontEnd(t, nil, server.WithToolCapabilities(false))
 	firstErr := make(chan error, 1)
 	m.AddTool(mcp.NewTool("first"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		_, err := elicit.Form[contact](ctx, "first", elicit.WithTTL(10*time.Second))
@@ -72,24 +56,7 @@ func TestSecondFormCancelsFirst(t *testing.T) {
 		srv.Close()
 	})
 	u := &waitingUser{asked: make(chan struct{}, 1)}
-	tr, err := transport.NewStreamableHTTP(srv.URL + elicit.MCPPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := mcpclient.NewClient(tr,
-		mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &struct{}{}}}),
-		mcpclient.WithElicitationHandler(u),
-		mcpclient.WithProtocolVersion("2025-11-25"))
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-11-25"
-	init.Params.ClientInfo = mcp.Implementation{Name: "mcp-go client", Version: "1"}
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
+	c := dialWith(t, srv.URL+elicit.MCPPath, "2025-11-25", u)
 	go func() {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "first"

@@ -57,16 +57,24 @@ func TestCheckURLHostAsBrowser(t *testing.T) {
 		{"https:/evil.test/", "", "", nil},
 		{"https://" + strings.Repeat("a", 64) + ".com/", "", "", nil},
 	} {
-		u, err := client.CheckURL(tc.url, tc.allowed)
-		switch {
-		case tc.host == "" && err == nil:
-			t.Errorf("%q: accepted (host %s), want refused", tc.url, u.Host)
-		case tc.host == "" && !errors.Is(err, client.ErrRefusedURL):
-			t.Errorf("%q: %v, want ErrRefusedURL", tc.url, err)
-		case tc.host != "" && err != nil:
-			t.Errorf("%q: %v", tc.url, err)
-		case tc.host != "" && (u.Host != tc.host || u.URL != tc.link):
-			t.Errorf("%q: host %q, link %q; want %q, %q", tc.url, u.Host, u.URL, tc.host, tc.link)
-		}
+		checkURL(t, tc.url, tc.allowed, tc.host, tc.link)
+	}
+}
+
+// checkURL checks CheckURL(raw, allowed): refused with ErrRefusedURL when
+// host is "", else accepted with that host and, unless link is "", that
+// link.
+func checkURL(t *testing.T, raw string, allowed []string, host, link string) {
+	t.Helper()
+	u, err := client.CheckURL(raw, allowed)
+	switch {
+	case host == "" && err == nil:
+		t.Errorf("%q: accepted (host %s), want refused", raw, u.Host)
+	case host == "" && !errors.Is(err, client.ErrRefusedURL):
+		t.Errorf("%q: %v, want ErrRefusedURL", raw, err)
+	case host != "" && err != nil:
+		t.Errorf("%q: %v", raw, err)
+	case host != "" && (u.Host != host || link != "" && u.URL != link):
+		t.Errorf("%q: host %q, link %q; want %q, %q", raw, u.Host, u.URL, host, link)
 	}
 }
