@@ -414,10 +414,11 @@ func TestTaskRoutingHeader(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	a := taskNode(t, keys, st)
 	id, _ := startTask(t, a, a)
+	method := `"tasks/get"` // as written in the body
 	get := func(name []string) (int, string) {
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":%q,"_meta":{`+
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%s,"params":{"taskId":%q,"_meta":{`+
 			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},`+
-			`"io.modelcontextprotocol/clientCapabilities":{"extensions":{%q:{}}}}}}`, id, elicit.TasksExtension)
+			`"io.modelcontextprotocol/clientCapabilities":{"extensions":{%q:{}}}}}}`, method, id, elicit.TasksExtension)
 		req, _ := http.NewRequest(http.MethodPost, a, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -436,11 +437,15 @@ func TestTaskRoutingHeader(t *testing.T) {
 		b.ReadFrom(resp.Body)
 		return resp.StatusCode, b.String()
 	}
-	for _, name := range [][]string{{"other"}, {id, id}, {id + "x"}} {
-		if code, body := get(name); code != http.StatusBadRequest || !strings.Contains(body, "-32020") {
-			t.Errorf("Mcp-Name %q: HTTP %d %s, want 400 and -32020", name, code, body)
+	for _, m := range []string{`"tasks/get"`, `"tasks\/get"`} { // an escape spells the same method
+		method = m
+		for _, name := range [][]string{{"other"}, {id, id}, {id + "x"}} {
+			if code, body := get(name); code != http.StatusBadRequest || !strings.Contains(body, "-32020") {
+				t.Errorf("method %s, Mcp-Name %q: HTTP %d %s, want 400 and -32020", m, name, code, body)
+			}
 		}
 	}
+	method = `"tasks/get"`
 	for _, name := range [][]string{nil, {id}, {" " + id + " "}} {
 		if code, body := get(name); code != http.StatusOK || !strings.Contains(body, `"status"`) {
 			t.Errorf("Mcp-Name %q: HTTP %d %s, want the task", name, code, body)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -126,13 +127,37 @@ type call struct {
 	} `json:"params"`
 }
 
+// mayNameState reports whether msg may hold a requestState key as JSON
+// reads it: the name in any case (encoding/json matches keys without
+// case, Unicode's included), any escape or any non-ASCII byte (either may
+// spell it). A body that cannot is let through without decoding.
+func mayNameState(msg []byte) bool {
+	for _, b := range msg {
+		if b == '\\' || b >= utf8.RuneSelf {
+			return true
+		}
+	}
+	const name = "requeststate"
+	for i := bytes.IndexAny(msg, "rR"); i >= 0 && len(msg)-i >= len(name); {
+		if bytes.EqualFold(msg[i:i+len(name)], []byte(name)) {
+			return true
+		}
+		j := bytes.IndexAny(msg[i+1:], "rR")
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
 // stateToCheck decodes msg and reports whether it is a tools/call of
 // 2026-07-28 with one of elicitvault's requestStates. decoded is msg
 // already decoded (taskMessage's), or nil: a retried call is decoded once
 // here, not twice, before mcp-go decodes it again. header is the
 // Mcp-Protocol-Version header ("" over stdio).
 func stateToCheck(msg []byte, decoded *call, header string) (*call, bool) {
-	if !bytes.Contains(msg, []byte(`"requestState"`)) {
+	if !mayNameState(msg) {
 		return nil, false
 	}
 	c := decoded

@@ -250,6 +250,21 @@ func TestRequestStateCheckHTTP(t *testing.T) {
 		quiet(t, seen)
 	}
 
+	// The key spelled in another way that JSON reads as requestState (an
+	// escape, another case) is checked all the same.
+	for _, spelling := range []string{`"request\u0053tate"`, `"RequestState"`, `"requeſtState"`} {
+		s, k := ask()
+		msg := bytes.Replace(modernCall("probe", args, s, map[string]json.RawMessage{k: confirmed}), []byte(`"requestState"`), []byte(spelling), 1)
+		if r := post(t, srv.URL, "alice", msg); r.code() != 0 {
+			t.Fatalf("requestState spelled %s: error %d", spelling, r.code())
+		}
+		recv(t, seen)
+		if r := post(t, srv.URL, "alice", msg); r.code() != mcp.INVALID_PARAMS {
+			t.Errorf("replayed requestState spelled %s: error %d, want %d", spelling, r.code(), mcp.INVALID_PARAMS)
+		}
+		quiet(t, seen)
+	}
+
 	// Someone else's requestState is not elicitvault's to check: it
 	// reaches the handler untouched.
 	if r := post(t, srv.URL, "alice", modernCall("probe", `{}`, "theirs", nil)); r.code() != 0 {

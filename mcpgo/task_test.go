@@ -96,7 +96,7 @@ var tasksCaps = map[string]any{
 
 // taskRPC sends one request on 2026-07-28 as user with the client
 // capabilities caps, and returns its result or its error.
-func taskRPC(t *testing.T, url, user, method string, params, caps map[string]any) (map[string]any, *rpcError) {
+func taskRPC(t *testing.T, url, user, method string, params, caps map[string]any, edits ...func([]byte) []byte) (map[string]any, *rpcError) {
 	t.Helper()
 	p := maps.Clone(params)
 	p["_meta"] = map[string]any{
@@ -105,6 +105,9 @@ func taskRPC(t *testing.T, url, user, method string, params, caps map[string]any
 		"io.modelcontextprotocol/clientCapabilities": caps,
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": p})
+	for _, edit := range edits {
+		body = edit(body)
+	}
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
@@ -266,6 +269,11 @@ func TestTaskWithoutExtension(t *testing.T) {
 	}
 	if _, rerr := taskRPC(t, a, "alice", "tasks/get", map[string]any{"taskId": "x"}, caps); rerr == nil || rerr.Code != -32021 {
 		t.Fatalf("tasks/get without the extension: %+v, want -32021", rerr)
+	}
+	// The method spelled with an escape is the same method.
+	escaped := func(b []byte) []byte { return bytes.Replace(b, []byte(`"tasks/get"`), []byte(`"tasks\/get"`), 1) }
+	if _, rerr := taskRPC(t, a, "alice", "tasks/get", map[string]any{"taskId": "x"}, caps, escaped); rerr == nil || rerr.Code != -32021 {
+		t.Fatalf("tasks\\/get without the extension: %+v, want -32021", rerr)
 	}
 }
 
