@@ -14,7 +14,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/ring"
-	"github.com/elicitvault/elicitvault/internal/tasktest"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
@@ -55,7 +55,7 @@ func taskNode(t *testing.T, keys *ring.Keyring, st store.Store, cfg ...*elicit.C
 	return srv.URL + elicit.MCPPath
 }
 
-type rpcError = tasktest.Error
+type rpcError = fronttest.Error
 
 // taskCaps declares form and URL elicitation and the tasks extension.
 var taskCaps = map[string]any{
@@ -67,13 +67,13 @@ var taskCaps = map[string]any{
 // declared, and returns its result or its error.
 func rpc(t *testing.T, url, user, method string, params map[string]any) (map[string]any, *rpcError) {
 	t.Helper()
-	return tasktest.Call(t, url, user, method, params, taskCaps)
+	return fronttest.Call(t, url, user, method, params, taskCaps)
 }
 
 // awaitStatus polls tasks/get until the task has status want.
 func awaitStatus(t *testing.T, url, user, id, want string) map[string]any {
 	t.Helper()
-	return tasktest.Await(t, url, user, id, want, taskCaps)
+	return fronttest.Await(t, url, user, id, want, taskCaps)
 }
 
 // startTask calls confirm on url as alice and waits for its input request.
@@ -117,14 +117,14 @@ func TestTaskAnsweredOnAnotherNode(t *testing.T) {
 	id, key := startTask(t, a, b)
 	// An answer that does not match the schema is refused, and nothing is
 	// written.
-	before := tasktest.Dump(t, st)
+	before := fronttest.Dump(t, st)
 	_, rerr = rpc(t, b, "alice", "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
 		key: map[string]any{"action": "accept", "content": map[string]any{"confirm": "yes please"}},
 	}})
 	if rerr == nil || rerr.Code != -32602 {
 		t.Fatalf("invalid answer: %+v, want -32602", rerr)
 	}
-	if !maps.Equal(before, tasktest.Dump(t, st)) {
+	if !maps.Equal(before, fronttest.Dump(t, st)) {
 		t.Fatal("a refused answer changed the store")
 	}
 	ack, rerr := rpc(t, b, "alice", "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
@@ -154,12 +154,12 @@ func TestTaskUpdateRefused(t *testing.T) {
 
 	refused := func(name, url, user, taskID string) {
 		t.Helper()
-		before := tasktest.Dump(t, st)
+		before := fronttest.Dump(t, st)
 		_, rerr := rpc(t, url, user, "tasks/update", map[string]any{"taskId": taskID, "inputResponses": answer})
 		if rerr == nil || rerr.Code != -32602 {
 			t.Fatalf("%s: %+v, want -32602", name, rerr)
 		}
-		if !maps.Equal(before, tasktest.Dump(t, st)) {
+		if !maps.Equal(before, fronttest.Dump(t, st)) {
 			t.Fatalf("%s: the store changed", name)
 		}
 	}
@@ -280,11 +280,11 @@ func TestTaskBounds(t *testing.T) {
 	if _, rerr := call("alice"); rerr != nil {
 		t.Fatalf("second task: %+v", rerr)
 	}
-	before := len(tasktest.Dump(t, st))
+	before := len(fronttest.Dump(t, st))
 	if _, rerr := call("alice"); rerr == nil {
 		t.Fatal("a third task of alice was started")
 	}
-	if n := len(tasktest.Dump(t, st)); n != before {
+	if n := len(fronttest.Dump(t, st)); n != before {
 		t.Fatalf("the refused task wrote %d entries", n-before)
 	}
 	if _, rerr := call("bob"); rerr != nil {
@@ -413,5 +413,5 @@ func TestStartTask(t *testing.T) {
 	t.Cleanup(srv.Close)
 	u := srv.URL + elicit.MCPPath
 
-	tasktest.CheckStartTask(t, u, map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{elicit.TasksExtension: map[string]any{}}})
+	fronttest.CheckStartTask(t, u, map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{elicit.TasksExtension: map[string]any{}}})
 }

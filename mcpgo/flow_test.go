@@ -10,9 +10,8 @@ import (
 	"testing"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/mcpgo"
-	"github.com/elicitvault/elicitvault/store/memory"
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -32,16 +31,7 @@ type contact struct {
 // tool "add_contact" asks for a contact with elicit.Form.
 func newServer(t *testing.T, cfg *elicit.Config) string {
 	t.Helper()
-	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New(keys, st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev := fronttest.NewElicitor(t, nil, cfg)
 	m := server.NewMCPServer("test", "1", server.WithToolCapabilities(false))
 	f := mcpgo.New(ev, m, nil)
 	m.AddTool(mcp.NewTool("add_contact"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {

@@ -9,9 +9,8 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/mcpgo"
-	"github.com/elicitvault/elicitvault/store/memory"
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -41,16 +40,7 @@ func (u *waitingUser) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*
 // which waits on the same node (the session's pending form is kept in the
 // process).
 func TestSecondFormCancelsFirst(t *testing.T) {
-	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New(keys, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev := fronttest.NewElicitor(t, nil, nil)
 	m := server.NewMCPServer("test", "1", server.WithToolCapabilities(false))
 	f := mcpgo.New(ev, m, nil)
 	firstErr := make(chan error, 1)

@@ -14,8 +14,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/internal/tasktest"
-	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -55,15 +54,7 @@ func taskNode(t *testing.T, st store.Store) string {
 // request's subject is its context's subjectKey.
 func confirmNode(t *testing.T, st store.Store, support elicit.TaskSupport) (*Server, *server.MCPServer) {
 	t.Helper()
-	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := elicit.New(keys, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
+	ev := fronttest.NewElicitor(t, st, nil)
 	m := server.NewMCPServer("test", "1", server.WithToolCapabilities(false))
 	f := New(ev, m, &Options{Subject: func(ctx context.Context) string {
 		s, _ := ctx.Value(subjectKey{}).(string)
@@ -82,7 +73,7 @@ func confirmNode(t *testing.T, st store.Store, support elicit.TaskSupport) (*Ser
 	return f, m
 }
 
-type rpcError = tasktest.Error
+type rpcError = fronttest.Error
 
 var tasksCaps = map[string]any{
 	"elicitation": map[string]any{"form": map[string]any{}},
@@ -91,12 +82,12 @@ var tasksCaps = map[string]any{
 
 // taskRPC sends one request on 2026-07-28 as user with the client
 // capabilities caps, and returns its result or its error.
-var taskRPC = tasktest.Call
+var taskRPC = fronttest.Call
 
 // awaitTask polls tasks/get until the task has status want.
 func awaitTask(t *testing.T, url, user, id, want string) map[string]any {
 	t.Helper()
-	return tasktest.Await(t, url, user, id, want, tasksCaps)
+	return fronttest.Await(t, url, user, id, want, tasksCaps)
 }
 
 // TestTask: on the mcp-go front-end, a tool of RunAsTask called by a
@@ -139,12 +130,12 @@ func TestTask(t *testing.T) {
 
 	refused := func(name, url, user, taskID string, answer any) {
 		t.Helper()
-		before := tasktest.Dump(t, st)
+		before := fronttest.Dump(t, st)
 		_, rerr := taskRPC(t, url, user, "tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{key: answer}}, tasksCaps)
 		if rerr == nil || rerr.Code != -32602 {
 			t.Fatalf("%s: %+v, want -32602", name, rerr)
 		}
-		if !maps.Equal(before, tasktest.Dump(t, st)) {
+		if !maps.Equal(before, fronttest.Dump(t, st)) {
 			t.Fatalf("%s: the store changed", name)
 		}
 	}
@@ -195,7 +186,7 @@ func TestStartTaskMCPGo(t *testing.T) {
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
 	u := taskNode(t, st)
-	tasktest.CheckStartTask(t, u, tasksCaps)
+	fronttest.CheckStartTask(t, u, tasksCaps)
 }
 
 // TestTaskStdio: over stdio, a task's call, its tasks/get and its
@@ -221,7 +212,7 @@ func TestTaskStdio(t *testing.T) {
 		t.Helper()
 		id++
 		p := maps.Clone(params)
-		p["_meta"] = tasktest.Meta(caps)
+		p["_meta"] = fronttest.Meta(caps)
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": p})
 		if _, err := inW.Write(append(b, '\n')); err != nil {
 			t.Fatal(err)

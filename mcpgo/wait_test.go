@@ -10,9 +10,8 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/mcpgo"
-	"github.com/elicitvault/elicitvault/store/memory"
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -42,13 +41,7 @@ func (u *slowUser) Elicit(ctx context.Context, _ mcp.ElicitationRequest) (*mcp.E
 // errs receives the handler's errors.
 func confirmServer(t *testing.T, cfg *elicit.Config) (string, *elicit.Elicitor, chan error) {
 	t.Helper()
-	keys, _ := keyring.New([]byte("test secret that is at least 32 bytes long"))
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New(keys, st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev := fronttest.NewElicitor(t, nil, cfg)
 	errs := make(chan error, 1)
 	m := server.NewMCPServer("test", "1")
 	f := mcpgo.New(ev, m, nil)
