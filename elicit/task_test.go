@@ -183,14 +183,7 @@ func TestTaskUpdateRefused(t *testing.T) {
 // request whose link the user follows; the page's answer, which may reach
 // any node, resumes the task. Declined in tasks/update, it ends at once.
 func TestTaskURLMode(t *testing.T) {
-	keys := newKeyring(t)
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
+	ev := fronttest.NewElicitor(t, nil, nil)
 	pages := httptest.NewServer(ev.Pages(func(*http.Request) (string, bool) { return "alice", true }))
 	t.Cleanup(pages.Close)
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
@@ -376,14 +369,7 @@ func TestTaskRoutingHeader(t *testing.T) {
 // has the answer; a client without the tasks extension gets the result in
 // that round instead.
 func TestStartTask(t *testing.T) {
-	keys := newKeyring(t)
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
+	ev := fronttest.NewElicitor(t, nil, nil)
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	ev.Install(s)
 	type name struct {
