@@ -167,9 +167,7 @@ func flood(t *testing.T, cs *mcp.ClientSession, tool string, args any, n, w int)
 func TestAnonymousClientTakesNotEverySlot(t *testing.T) {
 	e := newEnv(t, llmConfig)
 	e.counted("profile")
-	srv := httptest.NewServer(e.ev.Handler(e.server, nil))
-	t.Cleanup(srv.Close)
-	url := srv.URL + elicit.MCPPath
+	url := e.serveMCP(nil)
 
 	attacker := connectHTTP(t, url, fromAddr("127.0.0.1", 16), mute, mrtr)
 	if n := flood(t, attacker, "profile", nil, 10*elicit.DefaultMaxPendingPerSubject, 8); n != elicit.DefaultMaxPendingPerSubject {
@@ -209,9 +207,7 @@ func TestAnonymousPendingBytes(t *testing.T) {
 		}
 		return &mcp.CallToolResult{}, nil, nil
 	})
-	srv := httptest.NewServer(e.ev.Handler(e.server, nil))
-	t.Cleanup(srv.Close)
-	url := srv.URL + elicit.MCPPath
+	url := e.serveMCP(nil)
 	args := blobArgs{Blob: strings.Repeat("x", 244<<10)}
 
 	heap := func() uint64 {

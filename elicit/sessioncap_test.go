@@ -133,7 +133,15 @@ func abandon(t *testing.T, hc *http.Client, urls []string, n, workers int) {
 	}
 }
 
-// profileTool registers "ask", a form elicitation whose answer it returns.
+// serveMCP serves e's MCP endpoint with opts, until the test ends, and
+// returns its URL.
+func (e *env) serveMCP(opts *elicit.HandlerOptions) string {
+	srv := httptest.NewServer(e.ev.Handler(e.server, opts))
+	e.t.Cleanup(srv.Close)
+	return srv.URL + elicit.MCPPath
+}
+
+// askTool registers "ask", a form elicitation whose answer it returns.
 func askTool(e *env, ended chan<- error) {
 	e.tool("ask", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 		p, err := elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
@@ -179,9 +187,7 @@ func TestAbandonedSessionsBounded(t *testing.T) {
 	n := abandonedSessions(t)
 	e := newEnv(t, nil)
 	askTool(e, nil)
-	srv := httptest.NewServer(e.ev.Handler(e.server, nil)) // the defaults
-	t.Cleanup(srv.Close)
-	url := srv.URL + elicit.MCPPath
+	url := e.serveMCP(nil) // the defaults
 	user := fromAddr("127.0.0.1", 2)
 	elicitFrom(t, user, url) // warm up what a session needs once
 	user.CloseIdleConnections()
@@ -262,9 +268,7 @@ func TestEvictedSessionEndsWaitingCall(t *testing.T) {
 	e := newEnv(t, &elicit.Config{TTL: time.Minute})
 	ended := make(chan error, 2)
 	askTool(e, ended)
-	srv := httptest.NewServer(e.ev.Handler(e.server, &elicit.HandlerOptions{MaxSessionsPerClient: 1}))
-	t.Cleanup(srv.Close)
-	url := srv.URL + elicit.MCPPath
+	url := e.serveMCP(&elicit.HandlerOptions{MaxSessionsPerClient: 1})
 	hc := fromAddr("127.0.0.1", 4)
 	a, _, _, err := openSession(hc, url)
 	if err != nil || a == "" {
@@ -324,9 +328,7 @@ func holdStream(t *testing.T, hc *http.Client, url, id string) (closeStream func
 func TestSessionCapRefusesBusyClient(t *testing.T) {
 	e := newEnv(t, nil)
 	askTool(e, nil)
-	srv := httptest.NewServer(e.ev.Handler(e.server, &elicit.HandlerOptions{MaxSessionsPerClient: 2, MaxSessions: 3}))
-	t.Cleanup(srv.Close)
-	url := srv.URL + elicit.MCPPath
+	url := e.serveMCP(&elicit.HandlerOptions{MaxSessionsPerClient: 2, MaxSessions: 3})
 	hc := fromAddr("127.0.0.2", 4)
 	for range 2 {
 		id, _, _, err := openSession(hc, url)
@@ -372,9 +374,7 @@ func TestHandlerIdleSessionEnds(t *testing.T) {
 	e := newEnv(t, &elicit.Config{TTL: time.Minute})
 	ended := make(chan error, 1)
 	askTool(e, ended)
-	srv := httptest.NewServer(e.ev.Handler(e.server, &elicit.HandlerOptions{SessionTimeout: 200 * time.Millisecond}))
-	t.Cleanup(srv.Close)
-	url := srv.URL + elicit.MCPPath
+	url := e.serveMCP(&elicit.HandlerOptions{SessionTimeout: 200 * time.Millisecond})
 	hc := fromAddr("127.0.0.1", 4)
 	id, _, _, err := openSession(hc, url)
 	if err != nil || id == "" {
@@ -485,9 +485,7 @@ func TestSessionCapBehindProxy(t *testing.T) {
 // session.
 func TestSessionCapCountsOnlyInitialized(t *testing.T) {
 	e := newEnv(t, nil)
-	srv := httptest.NewServer(e.ev.Handler(e.server, &elicit.HandlerOptions{MaxSessionsPerClient: 2}))
-	t.Cleanup(srv.Close)
-	url := srv.URL + elicit.MCPPath
+	url := e.serveMCP(&elicit.HandlerOptions{MaxSessionsPerClient: 2})
 	hc := fromAddr("127.0.0.1", 4)
 	a, _, _, err := openSession(hc, url)
 	if err != nil || a == "" {
@@ -522,9 +520,7 @@ func TestSessionCapPerUser(t *testing.T) {
 		}
 		return nil, auth.ErrInvalidToken
 	}
-	srv := httptest.NewServer(e.ev.Handler(e.server, &elicit.HandlerOptions{MaxSessionsPerClient: 1, MCP: auth.RequireBearerToken(verify, nil)}))
-	t.Cleanup(srv.Close)
-	url := srv.URL + elicit.MCPPath
+	url := e.serveMCP(&elicit.HandlerOptions{MaxSessionsPerClient: 1, MCP: auth.RequireBearerToken(verify, nil)})
 	open := func(from, user string) (string, int) {
 		hc := fromAddr(from, 1)
 		hc.Transport = &bearer{"user-" + user, hc.Transport}
