@@ -147,28 +147,23 @@ func newEnvClient(t *testing.T, n int, accessTTL time.Duration, user func(*http.
 		}))
 		nd.server = mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 		ev.Install(nd.server)
-		mcp.AddTool(nd.server, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			c, err := conn.Connect(ctx, "op")
-			if err != nil {
-				return nil, nil, err
+		// whoami connects with opts and says who the provider's userinfo
+		// endpoint says the person is.
+		whoami := func(opts ...elicit.Option) mcp.ToolHandlerFor[struct{}, any] {
+			return func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+				c, err := conn.Connect(ctx, "op", opts...)
+				if err != nil {
+					return nil, nil, err
+				}
+				sub, err := userinfo(ctx, c.Client(ctx), e.prov.Metadata.UserinfoEndpoint)
+				if err != nil {
+					return nil, nil, err
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sub:" + sub}}}, nil, nil
 			}
-			sub, err := userinfo(ctx, c.Client(ctx), e.prov.Metadata.UserinfoEndpoint)
-			if err != nil {
-				return nil, nil, err
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sub:" + sub}}}, nil, nil
-		})
-		mcp.AddTool(nd.server, &mcp.Tool{Name: "whoami_later"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			c, err := conn.Connect(ctx, "op", elicit.WithURLElicitationRequiredError())
-			if err != nil {
-				return nil, nil, err
-			}
-			sub, err := userinfo(ctx, c.Client(ctx), e.prov.Metadata.UserinfoEndpoint)
-			if err != nil {
-				return nil, nil, err
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sub:" + sub}}}, nil, nil
-		})
+		}
+		mcp.AddTool(nd.server, &mcp.Tool{Name: "whoami"}, whoami())
+		mcp.AddTool(nd.server, &mcp.Tool{Name: "whoami_later"}, whoami(elicit.WithURLElicitationRequiredError()))
 		mcp.AddTool(nd.server, &mcp.Tool{Name: "disconnect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 			if err := conn.Disconnect(ctx, "op"); err != nil {
 				return nil, nil, err
