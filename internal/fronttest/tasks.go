@@ -1,7 +1,3 @@
-// Package fronttest holds what the tests of both front-ends (elicit on the
-// go-sdk, mcpgo on mcp-go) share: an Elicitor on a memory store, and a raw
-// JSON-RPC client of MCP 2026-07-28 and its tasks extension over HTTP, so
-// that both check the same wire.
 package fronttest
 
 import (
@@ -16,33 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/memory"
 )
-
-// NewElicitor returns an Elicitor with cfg on st, or on a new memory store
-// when st is nil, with the keys of a fixed test secret. Both are closed
-// when the test ends (closing the Elicitor again is harmless).
-func NewElicitor(t testing.TB, st store.Store, cfg *elicit.Config) *elicit.Elicitor {
-	t.Helper()
-	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st == nil {
-		mem := memory.New(nil)
-		t.Cleanup(func() { mem.Close() })
-		st = mem
-	}
-	ev, err := elicit.New(keys, st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
-	return ev
-}
 
 // Error is a JSON-RPC error.
 type Error struct {
@@ -186,18 +157,5 @@ func CheckStartTask(t testing.TB, url string, withTasks map[string]any) {
 		if got := fmt.Sprint(result["content"]); !strings.Contains(got, "Hello, Ada") {
 			t.Fatalf("%s: result %v, want the answer", tc.name, got)
 		}
-	}
-}
-
-// Recv returns the next value of ch; it fails the test, naming what it
-// waited for, when none comes within 30 seconds.
-func Recv[T any](t testing.TB, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(30 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-		panic("unreachable")
 	}
 }
