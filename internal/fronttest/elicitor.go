@@ -2,7 +2,6 @@ package fronttest
 
 import (
 	"testing"
-	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/keyring"
@@ -30,17 +29,4 @@ func NewElicitor(t testing.TB, st store.Store, cfg *elicit.Config) *elicit.Elici
 	}
 	t.Cleanup(func() { ev.Close() })
 	return ev
-}
-
-// Recv returns the next value of ch; it fails the test, naming what it
-// waited for, when none comes within 30 seconds.
-func Recv[T any](t testing.TB, ch <-chan T, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(30 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-		panic("unreachable")
-	}
 }
