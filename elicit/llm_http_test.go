@@ -57,12 +57,7 @@ func TestModelAcrossNodesAndUsers(t *testing.T) {
 			return profileTool(ctx, req)
 		})
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
-		nodes[i] = auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-			if user, ok := strings.CutPrefix(tok, "user-"); ok {
-				return &auth.TokenInfo{UserID: user, Expiration: time.Now().Add(time.Hour)}, nil
-			}
-			return nil, auth.ErrInvalidToken
-		}, nil)(h)
+		nodes[i] = auth.RequireBearerToken(verifyUser, nil)(h)
 	}
 	lb := answersToSecondNode(t, nodes)
 

@@ -44,12 +44,7 @@ func taskNode(t *testing.T, keys *ring.Keyring, st store.Store, cfg ...*elicit.C
 	if err := ev.RunAsTask(s, "confirm", elicit.TaskOptional); err != nil {
 		t.Fatal(err)
 	}
-	bearer := auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		if user, ok := strings.CutPrefix(tok, "user-"); ok {
-			return &auth.TokenInfo{UserID: user, Expiration: time.Now().Add(time.Hour)}, nil
-		}
-		return nil, auth.ErrInvalidToken
-	}, nil)
+	bearer := auth.RequireBearerToken(verifyUser, nil)
 	srv := httptest.NewServer(ev.Handler(s, &elicit.HandlerOptions{MCP: bearer}))
 	t.Cleanup(srv.Close)
 	return srv.URL + elicit.MCPPath
