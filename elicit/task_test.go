@@ -44,8 +44,14 @@ func taskNode(t *testing.T, keys *ring.Keyring, st store.Store, cfg ...*elicit.C
 	if err := ev.RunAsTask(s, "confirm", elicit.TaskOptional); err != nil {
 		t.Fatal(err)
 	}
-	bearer := auth.RequireBearerToken(verifyUser, nil)
-	srv := httptest.NewServer(ev.Handler(s, &elicit.HandlerOptions{MCP: bearer}))
+	return serveUsers(t, ev, s)
+}
+
+// serveUsers serves s with ev's Handler over Streamable HTTP, where a
+// bearer token "user-X" authenticates X, and returns its MCP endpoint.
+func serveUsers(t *testing.T, ev *elicit.Elicitor, s *mcp.Server) string {
+	t.Helper()
+	srv := httptest.NewServer(ev.Handler(s, &elicit.HandlerOptions{MCP: auth.RequireBearerToken(verifyUser, nil)}))
 	t.Cleanup(srv.Close)
 	return srv.URL + elicit.MCPPath
 }
@@ -193,12 +199,7 @@ func TestTaskURLMode(t *testing.T) {
 	if err := ev.RunAsTask(s, "connect", elicit.TaskOptional); err != nil {
 		t.Fatal(err)
 	}
-	bearer := auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: "alice", Expiration: time.Now().Add(time.Hour)}, nil
-	}, nil)
-	srv := httptest.NewServer(ev.Handler(s, &elicit.HandlerOptions{MCP: bearer}))
-	t.Cleanup(srv.Close)
-	mcpURL := srv.URL + elicit.MCPPath
+	mcpURL := serveUsers(t, ev, s)
 
 	ask := func() (id, key, link string) {
 		res, rerr := rpc(t, mcpURL, "alice", "tools/call", map[string]any{"name": "connect", "arguments": map[string]any{}})
@@ -387,12 +388,7 @@ func TestStartTask(t *testing.T) {
 	if err := ev.RunAsTask(s, "other", elicit.TaskOptional); err != nil {
 		t.Fatal(err)
 	}
-	bearer := auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: "alice", Expiration: time.Now().Add(time.Hour)}, nil
-	}, nil)
-	srv := httptest.NewServer(ev.Handler(s, &elicit.HandlerOptions{MCP: bearer}))
-	t.Cleanup(srv.Close)
-	u := srv.URL + elicit.MCPPath
+	u := serveUsers(t, ev, s)
 
 	fronttest.CheckStartTask(t, u, map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{elicit.TasksExtension: map[string]any{}}})
 }
