@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/elicitlink"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
@@ -155,7 +156,7 @@ func benchElicitStore(b *testing.B, st store.Store) {
 	ev.Install(server)
 	ss := elicitSession(b, server)
 	req := &mcp.CallToolRequest{Session: ss, Params: &mcp.CallToolParamsRaw{Name: "delete_contacts"}}
-	ctx := elicit.NewContext(context.Background(), ev, req)
+	ctx := elicitlink.NewContext(context.Background(), ev, req)
 	b.ReportAllocs()
 	for b.Loop() {
 		ok, err := elicit.Confirm(ctx, elicitMessage)

@@ -82,7 +82,7 @@ func confirmServer(tb testing.TB, st store.Store) *mcp.Server {
 
 func benchInputRequests(b *testing.B, s *mcp.Server) {
 	ctx := context.Background()
-	_, cs := confirmingClient(b, s, elicit.ProtocolInputRequests)
+	_, cs := confirmingClient(b, s, "2026-07-28")
 	b.ReportAllocs()
 	for b.Loop() {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "confirm"})

@@ -60,7 +60,7 @@ func benchSchema(tb testing.TB, url string) string {
 }
 
 // newPostgresStore returns a store with a pool of its own.
-func newPostgresStore(tb testing.TB, url, schema string) *store.Portable {
+func newPostgresStore(tb testing.TB, url, schema string) store.Store {
 	s, err := evpostgres.New(context.Background(), url, &evpostgres.Options{Schema: schema, CleanupInterval: -1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		tb.Fatal(err)
@@ -85,7 +85,7 @@ func postgresOps(tb testing.TB, url string) []storeOp {
 	}
 	tb.Cleanup(func() { s.Close() })
 
-	t := pgx.Identifier{schema, evpostgres.Table}.Sanitize()
+	t := pgx.Identifier{schema, "elicitvault_entries"}.Sanitize()
 	var (
 		put = `INSERT INTO ` + t + ` (key, value, expires_at) VALUES ($1, $2, $3)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`

@@ -64,7 +64,7 @@ func newRedisClient(tb testing.TB, url string) *redis.Client {
 }
 
 // newRedisStore returns a store with a client of its own.
-func newRedisStore(tb testing.TB, url, prefix string) *store.Portable {
+func newRedisStore(tb testing.TB, url, prefix string) store.Store {
 	s, err := evredis.New(context.Background(), url, &evredis.Options{Prefix: prefix})
 	if err != nil {
 		tb.Fatal(err)

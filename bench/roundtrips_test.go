@@ -16,7 +16,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/store"
 	evpostgres "github.com/elicitvault/elicitvault/store/postgres"
 	evredis "github.com/elicitvault/elicitvault/store/redis"
@@ -49,12 +48,12 @@ func TestStoreRoundTrips(t *testing.T) {
 		{"redis", elicitProtocol, 0},
 		// EVALSHA (claim: SET … NX, then GET of the store's epoch, in
 		// one script), EVALSHA (commit)
-		{"redis", elicit.ProtocolInputRequests, 2},
+		{"redis", "2026-07-28", 2},
 		// none, as on Redis
 		{"postgres", elicitProtocol, 0},
 		// INSERT … ON CONFLICT (claim) and SELECT (the store's epoch) in
 		// one batch, UPDATE (commit)
-		{"postgres", elicit.ProtocolInputRequests, 2},
+		{"postgres", "2026-07-28", 2},
 	} {
 		t.Run(tc.backend+"/"+tc.version, func(t *testing.T) {
 			w := new(wireLog)

@@ -293,7 +293,9 @@ func storeOps[K any](s store.Store, channel string, r rawStore[K]) []storeOp {
 				mustPut(tb, n)
 			},
 			viaStore: func(ctx context.Context, i int) error {
-				ok, _, err := s.(*store.Portable).PutIfAbsentGet(ctx, fresh[i], v0, expiry, key)
+				ok, _, err := s.(interface {
+					PutIfAbsentGet(context.Context, string, []byte, time.Time, string) (bool, []byte, error)
+				}).PutIfAbsentGet(ctx, fresh[i], v0, expiry, key)
 				return written("not written", ok, err)
 			},
 			raw: func(ctx context.Context, i int) error {

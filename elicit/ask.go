@@ -59,13 +59,8 @@ func (e *Elicitor) engineAsk(ctx context.Context, r *Request, ttl time.Duration,
 	if run := engine.TaskRunFrom(ctx); run != nil {
 		q.Task = func(ctx context.Context) (*engine.Response, error) { return run.Ask(ctx, q) }
 	}
-	q.Unsupported = func(ctx context.Context) (*engine.Response, error) {
-		// The Policy, else an *UnsupportedError.
-		if e.fallback != nil {
-			res, err := e.fallback(ctx, r.Call, r)
-			return toEngine(res), err
-		}
-		return nil, &UnsupportedError{Mode: r.Mode}
+	q.Unsupported = func(context.Context) (*engine.Response, error) {
+		return nil, &unsupportedError{Mode: r.Mode}
 	}
 	return q
 }
@@ -90,7 +85,7 @@ func toEngine(r *Response) *engine.Response {
 // only with accept, is within the size limit and matches the schema.
 func (e *Elicitor) check(_ context.Context, r *Request, raw *Response) (*Response, error) {
 	if raw == nil {
-		return nil, ErrMalformed
+		return nil, errMalformed
 	}
 	switch raw.Action {
 	case Decline, Cancel:
@@ -98,7 +93,7 @@ func (e *Elicitor) check(_ context.Context, r *Request, raw *Response) (*Respons
 		return &Response{Action: raw.Action}, nil
 	case Accept:
 	default:
-		return nil, ErrMalformed
+		return nil, errMalformed
 	}
 	if r.Mode == ModeURL {
 		// URL mode carries no content: the answer went to the server's page.
@@ -118,7 +113,7 @@ func (e *Elicitor) check(_ context.Context, r *Request, raw *Response) (*Respons
 func checkSize(content map[string]any, maxSize int) error {
 	b, err := json.Marshal(content)
 	if err != nil {
-		return fmt.Errorf("%w: content does not encode", ErrMalformed)
+		return fmt.Errorf("%w: content does not encode", errMalformed)
 	}
 	if len(b) > maxSize {
 		return ErrTooLarge

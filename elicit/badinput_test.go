@@ -32,7 +32,7 @@ func TestBadAnswers(t *testing.T) {
 			e := newEnv(t, &elicit.Config{MaxContentSize: 256})
 			var got error
 			e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-				_, got = elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
+				_, got = elicit.Form[profile](ctx, "Your profile?", withProfile)
 				return "", got
 			})
 			var text string
@@ -72,7 +72,7 @@ func TestBadInputResponses(t *testing.T) {
 	} {
 		e := newEnv(t, nil)
 		e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-			_, err := elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
+			_, err := elicit.Form[profile](ctx, "Your profile?", withProfile)
 			return "", err
 		})
 		m := e.manual()

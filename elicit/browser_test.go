@@ -75,7 +75,7 @@ func newBrowserEnv(t *testing.T, cfg *elicit.Config) *browserEnv {
 	t.Cleanup(func() { e.ev.Close() })
 	e.tool("form", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 		e.runs.Add(1)
-		res, err := elicit.Form[everything](ctx, "Which warehouse?", elicit.WithSchema(everythingSchema))
+		res, err := elicit.Form[everything](ctx, "Which warehouse?", elicit.WithSchema(mustRing(elicit.SchemaFor[everything](everythingSchema))))
 		e.errs <- err
 		if err != nil {
 			return "", err
@@ -419,7 +419,7 @@ func TestBrowserSuperseded(t *testing.T) {
 	a := waitFor(t, announced, "first announcement")
 	second := callAsync(t, context.Background(), cs, callParams("confirm"))
 	b := waitFor(t, announced, "second announcement")
-	if got := waitFor(t, first, "first result"); !strings.Contains(got, elicit.ErrCancelled.Error()) {
+	if got := waitFor(t, first, "first result"); !strings.Contains(got, elicit.ErrReplaced.Error()) {
 		t.Errorf("first: %q, want ErrCancelled", got)
 	}
 	if code, _ := postForm(t, a, everythingAnswer(), true); code != http.StatusConflict {

@@ -6,14 +6,6 @@ import (
 	"github.com/elicitvault/elicitvault/internal/engine"
 )
 
-// Protocol versions the flow distinguishes.
-const (
-	// ProtocolInputRequests is the first protocol version in which a server
-	// must not send requests to the client during a tool call: it returns
-	// input requests instead and the client calls again (SEP-2322).
-	ProtocolInputRequests = engine.ProtocolInputRequests
-)
-
 // Call describes the tool call an elicitation belongs to, as hooks and
 // policies see it. It never holds the session ID or the subject.
 type Call struct {

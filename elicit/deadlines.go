@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// DefaultReadTimeout and DefaultWriteTimeout are the per-request
+// defaultReadTimeout and defaultWriteTimeout are the per-request
 // deadlines of Handler (HandlerOptions.ReadTimeout, WriteTimeout).
 const (
-	DefaultReadTimeout  = 30 * time.Second
-	DefaultWriteTimeout = 30 * time.Second
+	defaultReadTimeout  = 30 * time.Second
+	defaultWriteTimeout = 30 * time.Second
 )
 
 // withDeadlines gives every request of h a deadline for its body (read)
@@ -21,10 +21,10 @@ const (
 // reset a stream whose write deadline passed even with nothing to write).
 func withDeadlines(h http.Handler, read, write time.Duration) http.Handler {
 	if read == 0 {
-		read = DefaultReadTimeout
+		read = defaultReadTimeout
 	}
 	if write == 0 {
-		write = DefaultWriteTimeout
+		write = defaultWriteTimeout
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)

@@ -5,17 +5,26 @@
 // A server in full:
 //
 //	keys, err := keyring.Load(nil) // MCP_ELICITATION_SECRET
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	ev, err := elicit.New(keys, memory.New(nil), &elicit.Config{BaseURL: "https://mcp.example.com", ServerName: "Contacts"})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	server := mcp.NewServer(&mcp.Implementation{Name: "contacts", Version: "1"}, nil)
 //	ev.Install(server)
+//	type Args struct {
+//		IDs []string `json:"ids"`
+//	}
 //	mcp.AddTool(server, &mcp.Tool{Name: "delete_contacts"}, func(ctx context.Context, req *mcp.CallToolRequest, in Args) (*mcp.CallToolResult, any, error) {
 //		ok, err := elicit.Confirm(ctx, fmt.Sprintf("Delete %d contacts?", len(in.IDs)))
 //		if err != nil || !ok {
 //			return nil, nil, err // return elicit's errors unchanged
 //		}
-//		...
+//		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "deleted"}}}, nil, nil
 //	})
-//	http.ListenAndServe(addr, ev.Handler(server, nil)) // MCP at /mcp, URL-mode pages at /elicit/
+//	log.Fatal(http.ListenAndServe("localhost:8080", ev.Handler(server, nil))) // MCP at /mcp, URL-mode pages at /elicit/
 //
 // Stop with ev.Close(), which ends every waiting elicitation, then the
 // http.Server's Shutdown.
@@ -28,8 +37,7 @@
 //		Name  string `json:"name"`
 //		Email string `json:"email"`
 //	}
-//	res, err := elicit.Form[Contact](ctx, "Who should be added?",
-//		elicit.WithField("email", elicit.Title("Email"), elicit.Format("email")))
+//	res, err := elicit.Form[Contact](ctx, "Who should be added?")
 //	if err != nil {
 //		return nil, nil, err // return it unchanged: see "Protocols"
 //	}
@@ -39,21 +47,24 @@
 //
 //	action, err := elicit.URL(ctx, "Connect your GitHub account")
 //
-// The form's schema comes from the Go type (jsonschema.For), refined with
-// [WithField] (checked: a misspelt field is a *SchemaError naming it), and is
-// checked against the MCP elicitation subset before anything is sent; a
-// field whose name says it holds a secret is refused in form mode unless
-// the call says [AllowSensitiveFieldsInFormMode]. Accepted content is
-// validated against the schema it was asked with, and decoded into the
-// type, before the tool sees it. Errors are usable with errors.Is and
-// errors.As ([ErrInvalidParams] and *[SchemaError] naming the field,
-// [ErrInvalidContent] and *[ContentError] naming the JSON path, [ErrUnsupported],
-// [ErrTimeout], ErrCancelled, [ErrClosed], ...) and never carry a session ID, a
-// subject, a token or the user's answer.
+// The form's schema comes from the Go type (jsonschema.For); to say what a
+// Go type cannot (titles, formats, bounds, choices, defaults) make one
+// with [SchemaFor], or write it as JSON with [ParseSchema], and pass it
+// with [WithSchema]. It is checked against the MCP elicitation subset
+// before anything is sent; a field whose name says it holds a secret is
+// refused in form mode unless the call says
+// [AllowSensitiveFieldsInFormMode]. Accepted content is validated against
+// the schema it was asked with, and decoded into the type, before the tool
+// sees it. Errors are usable with errors.Is and errors.As ([*SchemaError]
+// naming the field, [ErrInvalidContent] and [*ContentError] naming the
+// JSON path, [ErrUnsupported], [ErrTimeout], [ErrReplaced], [ErrClosed],
+// ...) and never carry a session ID, a subject, a token or the user's
+// answer.
 //
-// [URL] sends the user to the built-in consent page under [Config].BaseURL
-// (Accept or Decline; served by [Elicitor.Handler], or by [Elicitor.Pages] on a stdio server), or
-// with [WithLink] to a page of yours that calls [Elicitor.CompleteURL].
+// [URL] sends the user to the built-in consent page under [Config.BaseURL]
+// (Accept or Decline; served by [Elicitor.Handler], or by [Elicitor.Pages]
+// on a stdio server), or with [WithLink] to a page of yours that calls
+// [Elicitor.CompleteURL].
 //
 // # Waiting
 //
@@ -61,9 +72,9 @@
 // call that carries a progress token gets a progress notification every
 // [Config].ProgressInterval, so that a client which resets its request
 // timeout on progress keeps waiting while the user reads. A client that
-// gives up cancels the call ([ErrClientCancelled]); a second elicitation in
-// the same session cancels the first (ErrCancelled): a session has one
-// question open at a time.
+// gives up cancels the call (the error matches context.Canceled); a second
+// elicitation in the same session replaces the first ([ErrReplaced]): a
+// session has one question open at a time.
 //
 // # Protocols
 //
@@ -81,9 +92,8 @@
 // bound to another call, session or subject) is the JSON-RPC error -32602
 // (invalid params), before the handler runs; a call with the requestState
 // but without the answer asks again. The go-sdk decodes inputResponses
-// before any middleware: serve through CheckInputResponses (Streamable
-// HTTP) or [CheckTransport] (stdio) so that malformed ones get -32602 naming
-// the key too.
+// before any middleware: [Elicitor.Handler] answers malformed ones with
+// -32602 naming the key; on stdio, serve through [CheckTransport].
 // The tool author writes the same code for both; two things follow:
 //
 //   - What the handler does before it asks runs once per round: see
@@ -111,8 +121,8 @@
 // An elicitation in progress is a sealed record in the store, bound to the
 // subject (the go-sdk's TokenInfo.UserID, when the server authenticates
 // users) and the session, under a blinded key. A session has at most one:
-// a new elicitation cancels the older one, whose caller gets ErrCancelled.
-// The TTL ends a wait with [ErrTimeout], cancels the request at the client
+// a new elicitation replaces the older one, whose caller gets [ErrReplaced].
+// The TTL ends a wait with ErrTimeout, cancels the request at the client
 // and releases every goroutine and subscription. A URL-mode answer may
 // arrive on any node sharing the store; it is checked there against the
 // sealed record, written to the store and announced, and the node that
@@ -130,9 +140,9 @@
 //
 // The client's capabilities are read per mode, from its initialize request
 // and, on 2026-07-28, from each request's _meta. A mode the client lacks is
-// never sent: the fallbacks the Config enables are tried, then its
-// Unsupported policy, and by default the call fails with an
-// *[UnsupportedError] the tool can branch on.
+// never sent: the fallbacks the Config enables are tried, and without one
+// that applies the call fails with an error matching [ErrUnsupported],
+// which the tool can branch on.
 //
 // # Clients that cannot elicit
 //
@@ -153,13 +163,13 @@
 // done on the page, continues the tool with the page's answer (the model
 // can only refuse for the user; a new call of the tool asks again). The elicitation is sealed in the store with the tool's
 // name and arguments, bound to the subject and the session, and it is the
-// session's one pending elicitation. The tool sendElicitationResult
-// ([FallbackTool]), listed only to clients without form or URL mode,
+// session's one pending elicitation. The tool sendElicitationResult,
+// listed only to clients without form or URL mode,
 // takes {elicitId, action, content} on any node: from another session or
 // another user it finds nothing ([ErrUnknownElicitation]); invalid content
 // is a tool error naming the JSON path, and the elicitation stays open for
-// a corrected answer; the first valid answer wins ([ErrAnswered] for the
-// others). It then continues the original tool: the handler runs again
+// a corrected answer; the first valid answer wins (the others get a tool
+// error saying it was already answered). It then continues the original tool: the handler runs again
 // from the start, its Form or Confirm returns the answer, and the result
 // of sendElicitationResult is the tool's result. As with the rounds of
 // 2026-07-28, what the handler did before it asked runs again (see

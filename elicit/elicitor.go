@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/elicitlink"
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
@@ -21,31 +22,22 @@ import (
 
 // Defaults of Config.
 const (
-	// DefaultTTL is how long an elicitation waits for its answer.
-	DefaultTTL = 5 * time.Minute
-	// DefaultClaimLease is the default of [Config].ClaimLease.
-	DefaultClaimLease = token.DefaultClaimLease
-
-	// DefaultMaxPendingSize bounds the JSON encoding of a pending record.
-	DefaultMaxPendingSize = 256 << 10
-	// DefaultMaxContentSize bounds the JSON encoding of accepted content.
-	DefaultMaxContentSize = 64 << 10
-	// DefaultProgressInterval is how often a waiting elicitation reports
-	// progress to a client that asked for it.
-	DefaultProgressInterval = 10 * time.Second
-	// DefaultURLRoundWait is the default of [Config].URLRoundWait.
-	DefaultURLRoundWait = 20 * time.Second
+	defaultTTL              = 5 * time.Minute
+	defaultMaxPendingSize   = 256 << 10
+	defaultMaxContentSize   = 64 << 10
+	defaultProgressInterval = 10 * time.Second
+	defaultURLRoundWait     = 20 * time.Second
 )
 
 // Config configures an Elicitor. The zero value is usable.
 type Config struct {
-	// TTL is how long an elicitation waits for its answer (DefaultTTL when
+	// TTL is how long an elicitation waits for its answer (5 minutes when
 	// zero). A call may shorten or lengthen it with [WithTTL].
 	TTL time.Duration
 
 	// MaxContentSize bounds the JSON encoding of the content of an answer,
-	// in bytes (DefaultMaxContentSize when zero). Larger content is refused
-	// with [ErrTooLarge] before it is decoded further.
+	// in bytes (64 KiB when zero). Larger content is refused with
+	// [ErrTooLarge] before it is decoded further.
 	MaxContentSize int
 
 	// Hooks wrap the request and result flows of every elicitation. The
@@ -53,9 +45,9 @@ type Config struct {
 	Hooks []Hooks
 
 	// BaseURL is the address browsers reach the server's pages by, such
-	// as "https://mcp.example.com": URL sends users to BaseURL +
-	// [ConsentPath], and the pages accept only this host. Set it to use
-	// URL without [WithLink].
+	// as "https://mcp.example.com": [URL] sends users to the consent page
+	// under BaseURL + [PagesPrefix], and the pages accept only this host.
+	// Set it to use URL without [WithLink].
 	BaseURL string
 
 	// ServerName is how the consent page names the server that asks,
@@ -67,9 +59,9 @@ type Config struct {
 
 	// Fallbacks enables, in order of preference, the ways to reach a user
 	// whose client cannot receive an elicitation in the mode it needs
-	// (see Fallback): [LLMMediated], [BrowserForm]. Each is tried only where it
+	// (see Fallback): LLMMediated, BrowserForm. Each is tried only where it
 	// applies; a call may narrow the list with [WithFallbacks]. When none
-	// applies, Unsupported decides.
+	// applies, the call fails with an error matching [ErrUnsupported].
 	Fallbacks []Fallback
 
 	// OpenBrowser, when set, is called with the page of a [BrowserForm]
@@ -79,16 +71,15 @@ type Config struct {
 	OpenBrowser func(ctx context.Context, url string) error
 
 	// MaxPending bounds the elicitations pending on this Elicitor at once
-	// (DefaultMaxPending when zero), and MaxPendingPerSubject those of one
-	// client (DefaultMaxPendingPerSubject when zero): an authenticated
+	// (10000 when zero), and MaxPendingPerSubject those of one client (100
+	// when zero): an authenticated
 	// user; without authentication, a session (a stateful Streamable HTTP
 	// session, a stdio or in-memory connection); on a stateless server
-	// (2026-07-28), its address as Handler sees it (HandlerOptions.Client;
-	// [WithClientID] for servers that mount the go-sdk's handler
-	// themselves). MaxPendingBytes and
+	// (2026-07-28), its address as [Elicitor.Handler] sees it
+	// ([HandlerOptions.TrustedProxies]). MaxPendingBytes and
 	// MaxPendingBytesPerSubject bound the same in bytes of the pending
-	// records (DefaultMaxPendingBytes and [DefaultMaxPendingBytesPerSubject]
-	// when zero). A call beyond any of them fails with [ErrTooManyPending]
+	// records (64 MiB and 2 MiB when zero). A call beyond any of them
+	// fails with [ErrTooManyPending]
 	// before anything is written. An elicitation counts on the Elicitor
 	// that asked it, from its pending record until it ends or expires, or
 	// until its record is found gone from the store (answered on another
@@ -97,36 +88,30 @@ type Config struct {
 	MaxPendingBytes, MaxPendingBytesPerSubject int
 
 	// MaxPendingSize bounds the JSON encoding of a pending record, in bytes
-	// (DefaultMaxPendingSize when zero): an LLM-mediated elicitation keeps
-	// the tool's arguments, the earlier answers and the handler's state
-	// there until it is answered. A larger one fails with [ErrTooLarge]
+	// (256 KiB when zero): an LLM-mediated elicitation keeps the tool's
+	// arguments, the earlier answers and the handler's state there until
+	// it is answered. A larger one fails with [ErrTooLarge]
 	// before anything is written.
 	MaxPendingSize int
 
 	// ClaimLease is how long a node's claim on an answer or a token holds
 	// it before another node may take it over: the time a resend waits
 	// when the node that claimed it died or lost the store between claim
-	// and commit (DefaultClaimLease when zero). It must cover a few store
-	// round trips.
+	// and commit (10 seconds when zero). It must cover a few store round
+	// trips.
 	ClaimLease time.Duration
-
-	// Unsupported decides what happens when the client cannot receive an
-	// elicitation in the mode it needs and no fallback applies (see
-	// Policy). When nil, the call fails with an *UnsupportedError.
-	Unsupported Policy
 
 	// ProgressInterval is how often a waiting elicitation sends a progress
 	// notification, when the tool call carries a progress token, so that
 	// a client which resets its request timeout on progress keeps waiting
-	// while the user reads (DefaultProgressInterval when zero; negative
-	// disables it).
+	// while the user reads (10 seconds when zero; negative disables it).
 	ProgressInterval time.Duration
 
 	// URLRoundWait bounds how long, on 2026-07-28, the retry of a
 	// URL-mode round waits for the user to finish on the page before it
 	// answers "still waiting": an input-required result with no input
 	// request and a new requestState, which the client sends back at once
-	// (DefaultURLRoundWait when zero; negative: wait until the TTL). It
+	// (20 seconds when zero; negative: wait until the TTL). It
 	// keeps each request well under the clients' timeouts (a minute in
 	// the TypeScript SDK). A call answers "still waiting" at most twice,
 	// the go-sdk client's limit, and then waits until the TTL.
@@ -147,16 +132,6 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Policy is consulted when the client lacks the capability an elicitation
-// needs (no elicitation at all, or no URL mode, or no form mode) and none
-// of the Elicitor's Fallbacks applies. It may obtain the answer some other
-// way and return it, or return an error; returning [ErrUnsupported] (or an
-// *UnsupportedError) lets the tool branch on it.
-//
-// The Response it returns goes through the result flow like any other: it
-// is validated against the elicitation's schema before the tool sees it.
-type Policy func(ctx context.Context, call *Call, r *Request) (*Response, error)
-
 // Elicitor holds what every elicitation of a server shares: the keyring,
 // the store, the token service, the TTL, the content limit and the hooks.
 // Create one per server with New and install it with [Elicitor.Install]. It is safe
@@ -169,7 +144,6 @@ type Elicitor struct {
 	ttl      time.Duration
 	maxSize  int
 	hooks    []Hooks
-	fallback Policy
 	sessions sessions
 
 	fallbacks []Fallback
@@ -204,12 +178,11 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		rk = rk.WithClock(cfg.Clock)
 	}
 	e := &Elicitor{
-		keys:     rk,
-		store:    st,
-		ttl:      cfg.TTL,
-		maxSize:  cfg.MaxContentSize,
-		hooks:    append([]Hooks(nil), cfg.Hooks...),
-		fallback: cfg.Unsupported,
+		keys:    rk,
+		store:   st,
+		ttl:     cfg.TTL,
+		maxSize: cfg.MaxContentSize,
+		hooks:   append([]Hooks(nil), cfg.Hooks...),
 
 		baseURL:    strings.TrimRight(cfg.BaseURL, "/"),
 		serverName: cfg.ServerName,
@@ -231,11 +204,11 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		},
 	}
 	if ecfg.ProgressInterval == 0 {
-		ecfg.ProgressInterval = DefaultProgressInterval
+		ecfg.ProgressInterval = defaultProgressInterval
 	}
 	switch {
 	case cfg.URLRoundWait == 0:
-		ecfg.URLRoundWait = DefaultURLRoundWait
+		ecfg.URLRoundWait = defaultURLRoundWait
 	case cfg.URLRoundWait > 0:
 		ecfg.URLRoundWait = cfg.URLRoundWait
 	}
@@ -253,13 +226,13 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 		}
 	}
 	if e.ttl <= 0 {
-		e.ttl = DefaultTTL
+		e.ttl = defaultTTL
 	}
 	if ecfg.MaxPendingSize <= 0 {
-		ecfg.MaxPendingSize = DefaultMaxPendingSize
+		ecfg.MaxPendingSize = defaultMaxPendingSize
 	}
 	if e.maxSize <= 0 {
-		e.maxSize = DefaultMaxContentSize
+		e.maxSize = defaultMaxContentSize
 	}
 	ecfg.MaxContentSize, ecfg.Logger = e.maxSize, e.log
 	if cfg.BaseURL != "" {
@@ -278,11 +251,6 @@ func New(keys *keyring.Keyring, st store.Store, cfg *Config) (*Elicitor, error) 
 	e.engine, e.tokens = eng, eng.Tokens()
 	return e, nil
 }
-
-// Engine returns the SDK-neutral engine e runs on, for the packages of
-// this module built on an Elicitor (elicit/oauth). Its type is internal to
-// the module.
-func (e *Elicitor) Engine() *engine.Engine { return e.engine }
 
 // Close ends every tool call of the Elicitor's servers that is in progress:
 // a waiting elicitation returns [ErrClosed] to its handler, and the request
@@ -309,9 +277,9 @@ func (e *Elicitor) prepare(ctx context.Context) context.Context {
 // The receiving middleware makes the Elicitor available to handlers and,
 // on protocol 2026-07-28, turns an elicitation into input requests and
 // continues the call when the client sends the answers (the handler runs
-// again; see [Form]). With the [LLMMediated] fallback it also lists and serves
-// [FallbackTool] for the clients that need it, and keeps the logging level
-// each client sets, for the [BrowserForm] fallback. The sending middleware
+// again; see Form). With the LLMMediated fallback it also lists and serves
+// sendElicitationResult for the clients that need it, and keeps the logging level
+// each client sets, for the BrowserForm fallback. The sending middleware
 // keeps the client's raw answer so that it is validated here, with errors
 // that name the JSON path.
 func (e *Elicitor) Install(s *mcp.Server) {
@@ -319,17 +287,30 @@ func (e *Elicitor) Install(s *mcp.Server) {
 	s.AddSendingMiddleware(e.sdk.sending)
 }
 
-// NewContext returns ctx carrying e and the tool call req, for code that
-// calls [Form], [Confirm] or URL outside a handler of a server e is installed
-// on (tests, custom dispatch). [Elicitor.Install] does this for every request. The
-// call is read from req once, here. Without a session in req, ctx carries
-// e alone, and the calls return [ErrNotInstalled].
-func NewContext(ctx context.Context, e *Elicitor, req *mcp.CallToolRequest) context.Context {
+// newContext returns ctx carrying e and the tool call req, for code that
+// calls Form, Confirm or URL outside a handler of a server e is installed
+// on (benchmarks, tests: elicitlink.NewContext). Install does this for
+// every request. The call is read from req once, here. Without a session
+// in req, ctx carries e alone, and the calls return ErrNotInstalled.
+func newContext(ctx context.Context, e *Elicitor, req *mcp.CallToolRequest) context.Context {
 	ctx = context.WithValue(ctx, elicitorKey{}, e)
 	if p, err := e.sdk.newPeer(ctx, req); err == nil {
 		ctx = engine.WithPeer(ctx, p)
 	}
 	return ctx
+}
+
+func init() {
+	elicitlink.Engine = func(v any) *engine.Engine {
+		if e, ok := v.(*Elicitor); ok && e != nil {
+			return e.engine
+		}
+		return nil
+	}
+	elicitlink.NewContext = func(ctx context.Context, v any, req *mcp.CallToolRequest) context.Context {
+		return newContext(ctx, v.(*Elicitor), req)
+	}
+	elicitlink.InputKey = func(key string) any { return withInputKey(key) }
 }
 
 func fromContext(ctx context.Context) (*Elicitor, error) {

@@ -2,6 +2,7 @@ package elicit_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store/memory"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -62,21 +64,39 @@ func textResult(format string, args ...any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
 }
 
-// A form derived from a Go type, refined with WithField, answered on both
+// Warehouse is the form of ExampleForm.
+type Warehouse struct {
+	Site     string `json:"site"`
+	Quantity int    `json:"quantity"`
+}
+
+// warehouseForm is Warehouse's schema, refined with what a Go type cannot
+// say: made once, used by every call.
+var warehouseForm = mustSchema(elicit.SchemaFor[Warehouse](func(s *jsonschema.Schema) error {
+	site, quantity := s.Properties["site"], s.Properties["quantity"]
+	site.Title = "Warehouse"
+	var lis, ber any = "lis", "ber"
+	site.OneOf = []*jsonschema.Schema{{Const: &lis, Title: "Lisbon"}, {Const: &ber, Title: "Berlin"}}
+	quantity.Minimum, quantity.Maximum = jsonschema.Ptr(1.0), jsonschema.Ptr(500.0)
+	quantity.Default = json.RawMessage(`100`)
+	return nil
+}))
+
+func mustSchema(s *elicit.Schema, err error) *elicit.Schema {
+	if err != nil {
+		log.Fatal(err) // a bug in the form: fail at start-up
+	}
+	return s
+}
+
+// A form derived from a Go type, refined with SchemaFor, answered on both
 // protocol generations: the handler is the same code for each.
 func ExampleForm() {
 	ev, server := exampleElicitor(nil)
 	defer ev.Close()
 
-	type Warehouse struct {
-		Site     string `json:"site"`
-		Quantity int    `json:"quantity"`
-	}
 	mcp.AddTool(server, &mcp.Tool{Name: "restock"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		res, err := elicit.Form[Warehouse](ctx, "Which warehouse should be restocked?",
-			elicit.WithField("site", elicit.Title("Warehouse"),
-				elicit.Choices(elicit.Choice{Value: "lis", Title: "Lisbon"}, elicit.Choice{Value: "ber", Title: "Berlin"})),
-			elicit.WithField("quantity", elicit.Range(1, 500), elicit.Default(100)))
+		res, err := elicit.Form[Warehouse](ctx, "Which warehouse should be restocked?", elicit.WithSchema(warehouseForm))
 		if err != nil {
 			return nil, nil, err // unchanged: on 2026-07-28 this is how the question is asked
 		}

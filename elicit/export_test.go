@@ -2,9 +2,11 @@ package elicit
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
+	"github.com/elicitvault/elicitvault/internal/form"
 	"github.com/elicitvault/elicitvault/internal/token"
 )
 
@@ -31,7 +33,7 @@ func IssueURLToken(e *Elicitor, subject string) (string, error) {
 }
 
 // ClaimLease is the lease of answer claims.
-const ClaimLease = DefaultClaimLease
+const ClaimLease = token.DefaultClaimLease
 
 // WithDeadlines is Handler's per-request deadlines around any handler.
 var WithDeadlines = withDeadlines
@@ -39,3 +41,42 @@ var WithDeadlines = withDeadlines
 // SetTakenWait sets how long e's consent page waits for the call to take
 // an answer (2 s otherwise), for tests that answer where nothing takes it.
 func SetTakenWait(e *Elicitor, d time.Duration) { e.takenWait = d }
+
+// Names the package keeps unexported, for its external tests.
+var (
+	CallbackURL         = callbackURL
+	CheckInputResponses = checkHTTPInputResponses
+	ForwardedFor        = forwardedFor
+	WithClientID        = engine.WithClientID
+	WithInputKey        = withInputKey
+
+	ErrAnswerInProgress  = engine.ErrAnswerInProgress
+	ErrAnswered          = engine.ErrAnswered
+	ErrMalformed         = engine.ErrMalformed
+	ErrSecretUnavailable = engine.ErrSecretUnavailable
+	ErrSessionEvicted    = errSessionEvicted
+	ErrSensitiveField    = form.ErrSensitiveField
+	ErrInvalidParams     = form.ErrInvalidSchema
+
+	// Of the package's own tests (package elicit).
+	errInvalidSchema  = form.ErrInvalidSchema
+	errSensitiveField = form.ErrSensitiveField
+)
+
+const (
+	ConsentPath                      = consentPath
+	DefaultMaxPendingBytesPerSubject = defaultMaxPendingBytesPerSubject
+	DefaultMaxPendingPerSubject      = defaultMaxPendingPerSubject
+	DefaultMaxSessionsPerClient      = defaultMaxSessionsPerClient
+	FallbackTool                     = engine.FallbackTool
+	MaxCarried                       = maxCarried
+	MetaElicitationPending           = engine.MetaElicitationPending
+	MetaElicitationReplayed          = engine.MetaElicitationReplayed
+	ProtocolInputRequests            = engine.ProtocolInputRequests
+	TasksExtension                   = engine.TasksExtension
+)
+
+type UnsupportedError = unsupportedError
+
+// EndSessionOnDelete is the DELETE handling Handler composes.
+func (e *Elicitor) EndSessionOnDelete(h http.Handler) http.Handler { return e.endSessionOnDelete(h) }

@@ -13,9 +13,9 @@ import (
 // The order of a call is fixed where the client can elicit: native
 // elicitation/create on 2025-06-18 and 2025-11-25, input requests on
 // 2026-07-28. Only where it cannot are the fallbacks tried, in the order
-// given, each only where it applies; then the Config's Unsupported policy;
-// then an *UnsupportedError. Both fallbacks serve form mode (Form and
-// [Confirm]) and URL mode: [LLMMediated] gives the model the link, [BrowserForm]
+// given, each only where it applies; then the call fails with an error
+// matching ErrUnsupported. Both fallbacks serve form mode (Form and
+// Confirm) and URL mode: LLMMediated gives the model the link, BrowserForm
 // announces it to the user as it announces a form.
 type Fallback string
 
@@ -23,7 +23,8 @@ const (
 	// LLMMediated hands the question to the model: the tool call returns
 	// instructions and _meta.elicitationPending (the elicitation ID, the
 	// message and the requested schema), and the model, having asked the
-	// user, calls the tool [FallbackTool] with the answer. That call is
+	// user, calls the tool sendElicitationResult with the answer, which the
+	// Elicitor lists only to clients that lack form mode or URL mode. That call is
 	// checked against the sealed pending elicitation (same session, same
 	// subject), validated, used once, and continues the original tool: its
 	// handler runs again from the start with the answer in place, and the
@@ -57,12 +58,6 @@ const (
 	// waits for the user's answer there.
 	BrowserForm Fallback = engine.FallbackBrowser
 )
-
-// FallbackTool is the name of the tool through which the model sends the
-// answer of an [LLMMediated] elicitation. The Elicitor lists it only to
-// clients that lack form mode or URL mode, and only when LLMMediated is
-// enabled; it refuses it for an elicitation in a mode the client has.
-const FallbackTool = engine.FallbackTool
 
 // WithFallbacks sets the fallbacks this call may use, in order, instead of
 // the Elicitor's. Only fallbacks the Elicitor enables ([Config].Fallbacks)

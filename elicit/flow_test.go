@@ -43,6 +43,9 @@ func profileSchema(s *jsonschema.Schema) error {
 	return nil
 }
 
+// withProfile asks for a profile with profileSchema.
+var withProfile = elicit.WithSchema(mustRing(elicit.SchemaFor[profile](profileSchema)))
+
 // env is a server with an Elicitor over a memory store.
 type env struct {
 	t      *testing.T
@@ -178,7 +181,7 @@ func answer(action string, content map[string]any) func(context.Context, *mcp.El
 }
 
 func profileTool(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-	res, err := elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
+	res, err := elicit.Form[profile](ctx, "Your profile?", withProfile)
 	if err != nil {
 		return "", err
 	}
@@ -246,7 +249,7 @@ func TestFormInvalidContent(t *testing.T) {
 			e := newEnv(t, nil)
 			var got error
 			e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-				_, err := elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
+				_, err := elicit.Form[profile](ctx, "Your profile?", withProfile)
 				got = err
 				return "", err
 			})
@@ -308,7 +311,7 @@ func TestCapabilityMissing(t *testing.T) {
 			var formErr, confirmErr error
 			var confirmed bool
 			e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-				_, formErr = elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
+				_, formErr = elicit.Form[profile](ctx, "Your profile?", withProfile)
 				confirmed, confirmErr = elicit.Confirm(ctx, "Sure?")
 				return "done", nil
 			})
@@ -374,7 +377,7 @@ func TestTimeout(t *testing.T) {
 	e := newEnv(t, &elicit.Config{TTL: 150 * time.Millisecond})
 	var got error
 	e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		_, got = elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
+		_, got = elicit.Form[profile](ctx, "Your profile?", withProfile)
 		return "", got
 	})
 	cancelled := make(chan struct{})
@@ -404,7 +407,7 @@ func TestOnePendingPerSession(t *testing.T) {
 	var mu sync.Mutex
 	results := map[string]error{}
 	e.tool("first", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		_, err := elicit.Form[profile](ctx, "first", elicit.WithSchema(profileSchema))
+		_, err := elicit.Form[profile](ctx, "first", withProfile)
 		mu.Lock()
 		results["first"] = err
 		mu.Unlock()
@@ -440,7 +443,7 @@ func TestOnePendingPerSession(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if !errors.Is(results["first"], elicit.ErrCancelled) {
+	if !errors.Is(results["first"], elicit.ErrReplaced) {
 		t.Errorf("first: %v, want ErrCancelled", results["first"])
 	}
 	select {
@@ -532,7 +535,7 @@ func TestHooksOrder(t *testing.T) {
 	}}}})
 	var got error
 	e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		_, got = elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
+		_, got = elicit.Form[profile](ctx, "Your profile?", withProfile)
 		return "", got
 	})
 	asked := false

@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 	"time"
-
-	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Result is the outcome of a form elicitation. Content is set only when
@@ -20,7 +18,6 @@ type Option func(*options)
 
 type options struct {
 	ttl            time.Duration
-	adjust         []func(*jsonschema.Schema) error
 	schema         *Schema
 	allowSensitive bool
 	requiredError  bool
@@ -30,21 +27,15 @@ type options struct {
 }
 
 // WithTTL sets how long this elicitation waits for its answer, instead of
-// the Elicitor's TTL.
+// the Elicitor's TTL ([Config.TTL]).
 func WithTTL(d time.Duration) Option { return func(o *options) { o.ttl = d } }
 
-// WithSchema adjusts the schema derived from the form's Go type, to say what
-// a Go type cannot: titles, formats, bounds, enums, defaults. The result is
-// checked against the MCP subset.
-func WithSchema(adjust func(*jsonschema.Schema) error) Option {
-	return func(o *options) { o.adjust = append(o.adjust, adjust) }
-}
-
-// WithRequestedSchema makes [Form] ask with s, a schema from ParseSchema,
-// instead of one derived from T: for schemas written as JSON, or that a Go
-// type cannot say. T must decode every answer s accepts (map[string]any
-// always does); WithSchema does not apply.
-func WithRequestedSchema(s *Schema) Option { return func(o *options) { o.schema = s } }
+// WithSchema makes [Form] ask with s instead of the schema derived from T:
+// one made by [SchemaFor] (T's, refined with titles, formats, bounds,
+// choices, defaults) or by [ParseSchema] (written as JSON). T must decode
+// every answer s accepts (map[string]any always does). Make s once, at
+// start-up: a Schema is immutable and safe for concurrent use.
+func WithSchema(s *Schema) Option { return func(o *options) { o.schema = s } }
 
 // AllowSensitiveFieldsInFormMode lets a form ask for fields whose names say
 // they hold secrets (passwords, API keys, tokens, card numbers). In form
@@ -55,21 +46,23 @@ func AllowSensitiveFieldsInFormMode() Option {
 	return func(o *options) { o.allowSensitive = true }
 }
 
-// WithURLElicitationRequiredError makes URL, instead of sending the
+// WithURLElicitationRequiredError makes [URL], instead of sending the
 // elicitation and waiting, fail the tool call with the protocol error
 // -32042 (URL elicitation required) that carries it. The client opens the
 // URL and retries the call once notifications/elicitation/complete
-// arrives. The handler must return the error unchanged.
+// arrives. The handler must return the error unchanged: it matches
+// [ErrInputRequired].
 func WithURLElicitationRequiredError() Option {
 	return func(o *options) { o.requiredError = true }
 }
 
-// WithInputKey sets the key of the elicitation's input request on protocol
+// withInputKey sets the key of the elicitation's input request on protocol
 // 2026-07-28, in the result's inputRequests and the client's
-// inputResponses, for clients and tests that expect a given one. By
-// default the key is derived from the elicitation's random ID. The answer
-// is taken only with the requestState the result carries, whatever the key.
-func WithInputKey(key string) Option { return func(o *options) { o.key = key } }
+// inputResponses, for the conformance fixtures, which expect given ones
+// (elicitlink.InputKey). By default the key is derived from the
+// elicitation's random ID. The answer is taken only with the requestState
+// the result carries, whatever the key.
+func withInputKey(key string) Option { return func(o *options) { o.key = key } }
 
 func collect(opts []Option) *options {
 	o := &options{}
@@ -79,23 +72,25 @@ func collect(opts []Option) *options {
 	return o
 }
 
-// Form asks the user to fill in a form whose schema is derived from T (see
-// SchemaFor and WithSchema), and returns the answer decoded into a T.
+// Form asks the user to fill in a form whose schema is derived from T, a
+// struct (see [SchemaFor]; [WithSchema] gives another), and returns the
+// answer decoded into a T.
 //
 // The schema is checked against the MCP elicitation subset before anything
-// is sent (an error matching [ErrInvalidParams] names the field); a field
-// whose name says it holds a secret is refused unless
-// [AllowSensitiveFieldsInFormMode] is given (ErrSensitiveField). An accepted
-// answer is validated against the schema it was asked with (an error
-// matching [ErrInvalidContent] names the JSON path) before it is decoded.
+// is sent (a [*SchemaError] names the field); a field whose name says it
+// holds a secret is refused unless [AllowSensitiveFieldsInFormMode] is
+// given (SchemaError.Sensitive). An accepted answer is validated against
+// the schema it was asked with (a [*ContentError], matching
+// [ErrInvalidContent], names the JSON path) before it is decoded.
 //
-// On protocol 2025-06-18 and 2025-11-25 [Form] sends elicitation/create and
-// waits, at most the TTL (ErrTimeout). A newer elicitation in the same
-// session cancels this one (ErrCancelled). A client without form mode is
-// never sent one: the Elicitor's fallbacks are tried (see Fallback), then
-// its Policy, and by default Form returns an *UnsupportedError. The
-// [LLMMediated] fallback, like 2026-07-28, returns an error matching
-// [ErrInputRequired] for the handler to return, and runs the handler again
+// On protocol 2025-06-18 and 2025-11-25 Form sends elicitation/create and
+// waits, at most the TTL ([ErrTimeout]). A newer elicitation in the same
+// session replaces this one ([ErrReplaced]). A client without form mode is
+// never sent one: the Elicitor's fallbacks are tried (see [Fallback]),
+// and without one that applies Form returns an error matching
+// [ErrUnsupported]. The
+// LLMMediated fallback, like 2026-07-28, returns an error matching
+// ErrInputRequired for the handler to return, and runs the handler again
 // with the answer.
 //
 // On protocol 2026-07-28 a server must not send requests during a call.
@@ -112,7 +107,7 @@ func Form[T any](ctx context.Context, message string, opts ...Option) (Result[T]
 	s := o.schema
 	if s == nil {
 		var err error
-		if s, err = SchemaFor[T](o.adjust...); err != nil {
+		if s, err = SchemaFor[T](); err != nil {
 			return zero, err
 		}
 	}

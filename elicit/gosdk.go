@@ -29,11 +29,11 @@ type gosdkPeer struct {
 }
 
 // newPeer reads the identity and the capabilities of the call req, once.
-// ctx is the request's (it carries the client ID, WithClientID).
+// ctx is the request's (it carries the client ID, contextWithClientID).
 func (pa *goSDK) newPeer(ctx context.Context, req *mcp.CallToolRequest) (*gosdkPeer, error) {
 	e := pa.e
 	if req == nil || req.Session == nil || req.Params == nil {
-		return nil, ErrNoSession
+		return nil, errNoSession
 	}
 	p := &gosdkPeer{e: e, ss: req.Session}
 	in := &p.info
@@ -45,7 +45,7 @@ func (pa *goSDK) newPeer(ctx context.Context, req *mcp.CallToolRequest) (*gosdkP
 	in.Protocol, caps = clientCapabilities(req.Session, meta)
 	in.FormMode, in.URLMode = modes(caps)
 	in.LogLevel = e.sessions.info(req.Session).level()
-	if meta != nil && in.Protocol >= ProtocolInputRequests {
+	if meta != nil && in.Protocol >= engine.ProtocolInputRequests {
 		// On 2026-07-28 the level is per request (and none is none).
 		//lint:ignore SA1019 logging is deprecated in 2026-07-28 but still delivered, and the one channel to the user outside the model
 		in.LogLevel, _ = meta[mcp.MetaKeyLogLevel].(string)
@@ -75,7 +75,7 @@ func (p *gosdkPeer) Elicit(ctx context.Context, ep *engine.ElicitParams) (*engin
 	if res.Content != nil {
 		b, err := json.Marshal(res.Content)
 		if err != nil {
-			return nil, fmt.Errorf("%w: content does not encode", ErrMalformed)
+			return nil, fmt.Errorf("%w: content does not encode", errMalformed)
 		}
 		r.Content = b
 	}
@@ -126,7 +126,7 @@ func sdkParams(ep *engine.ElicitParams) *mcp.ElicitParams {
 
 // receiving is the Elicitor's receiving middleware: it puts the Elicitor in
 // every request's context, keeps the client's logging level, lists and
-// serves FallbackTool, and runs every tool call through the engine
+// serves fallbackTool, and runs every tool call through the engine
 // (engine.Engine.Begin and Run.Finish): on 2026-07-28 the rounds of input
 // requests, everywhere the stop of an LLM-mediated elicitation and -32042.
 func (pa *goSDK) receiving(next mcp.MethodHandler) mcp.MethodHandler {
@@ -159,7 +159,7 @@ func (pa *goSDK) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil {
 			return next(ctx, method, req) // no session: the calls say ErrNotInstalled
 		}
-		if ctr.Params.Name == FallbackTool && e.enabled(LLMMediated) {
+		if ctr.Params.Name == engine.FallbackTool && e.enabled(LLMMediated) {
 			return e.sdk.serveAnswer(ctx, peer, ctr, next)
 		}
 		call := newCall(peer)
@@ -188,7 +188,7 @@ func (pa *goSDK) receiving(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// serveAnswer serves FallbackTool (engine.Engine.Answer): the
+// serveAnswer serves fallbackTool (engine.Engine.Answer): the
 // continuation runs the original tool through the rest of the chain.
 func (pa *goSDK) serveAnswer(ctx context.Context, peer *gosdkPeer, req *mcp.CallToolRequest, next mcp.MethodHandler) (mcp.Result, error) {
 	e := pa.e
@@ -212,7 +212,7 @@ func (pa *goSDK) serveAnswer(ctx context.Context, peer *gosdkPeer, req *mcp.Call
 	case ans.Replayed != nil:
 		var r mcp.CallToolResult
 		if json.Unmarshal(ans.Replayed, &r) != nil {
-			return toolErrorResult(call, ErrAnswered.Error()), nil
+			return toolErrorResult(call, engine.ErrAnswered.Error()), nil
 		}
 		return &r, nil
 	case ans.Stop != nil:
@@ -330,7 +330,7 @@ func toolErrorResult(c *Call, text string) *mcp.CallToolResult {
 	return res
 }
 
-// fallbackTool is FallbackTool as listed.
+// fallbackTool is engine.FallbackTool as listed.
 var fallbackTool = &mcp.Tool{
 	Name:        engine.FallbackTool,
 	Title:       engine.FallbackToolTitle,
@@ -519,10 +519,10 @@ func callComplete(c *Call) bool {
 		return true
 	}
 	init := p.ss.InitializeParams()
-	return init == nil || init.ProtocolVersion >= ProtocolInputRequests
+	return init == nil || init.ProtocolVersion >= engine.ProtocolInputRequests
 }
 
-// needsFallbackTool reports whether a client should see FallbackTool.
+// needsFallbackTool reports whether a client should see fallbackTool.
 func (pa *goSDK) needsFallbackTool(ss *mcp.ServerSession, meta mcp.Meta) bool {
 	e := pa.e
 	if ss == nil {
@@ -532,7 +532,7 @@ func (pa *goSDK) needsFallbackTool(ss *mcp.ServerSession, meta mcp.Meta) bool {
 	return e.engine.ListsFallbackTool(modes(caps))
 }
 
-// listTools adds FallbackTool to the last page of tools/list for the
+// listTools adds fallbackTool to the last page of tools/list for the
 // clients that need it.
 func (pa *goSDK) listTools(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	e := pa.e
@@ -552,7 +552,7 @@ func (pa *goSDK) listTools(ctx context.Context, req mcp.Request, next mcp.Method
 	if !e.sdk.needsFallbackTool(lreq.Session, meta) {
 		return res, err
 	}
-	if slices.ContainsFunc(lr.Tools, func(t *mcp.Tool) bool { return t != nil && t.Name == FallbackTool }) {
+	if slices.ContainsFunc(lr.Tools, func(t *mcp.Tool) bool { return t != nil && t.Name == engine.FallbackTool }) {
 		return res, err
 	}
 	out := *lr

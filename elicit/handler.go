@@ -2,19 +2,21 @@ package elicit
 
 import (
 	"net/http"
+	"net/netip"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MCPPath is where Handler serves MCP over Streamable HTTP.
+// MCPPath is where [Elicitor.Handler] serves MCP over Streamable HTTP.
 const MCPPath = "/mcp"
 
 // HandlerOptions configures Handler; nil means the defaults.
 type HandlerOptions struct {
 	// User returns the browser's authenticated user on the URL-mode pages
-	// (see Pages). A server that authenticates its MCP clients must set
-	// it for URL mode to work.
+	// (see [Elicitor.Pages]). A server that authenticates its MCP clients
+	// must set it for URL mode to work.
 	User func(r *http.Request) (subject string, ok bool)
 
 	// MCP, when set, wraps the MCP endpoint alone, for example with the
@@ -24,32 +26,35 @@ type HandlerOptions struct {
 
 	// SessionTimeout closes a stateful session (protocols before
 	// 2026-07-28) that has been idle this long: no request of it in
-	// flight, no stream open (DefaultSessionTimeout when zero). Its
-	// waiting calls end with ErrSessionEnded.
+	// flight, no stream open (30 minutes when zero). Its waiting calls end
+	// with [ErrSessionEnded].
 	SessionTimeout time.Duration
 
 	// MaxSessions bounds the live stateful sessions of the Handler, and
 	// MaxSessionsPerClient those of one client: its authenticated user
 	// (auth.TokenInfo's UserID, see MCP) or, without one, its address
-	// (see Client). A new session over either bound closes the oldest
-	// idle session (the client's own first; its waiting calls end with
-	// ErrSessionEvicted); when none is idle the new session is refused
-	// with HTTP 429 (the client's bound) or 503 (the total) and a
-	// JSON-RPC error. DefaultMaxSessions and DefaultMaxSessionsPerClient
-	// when zero. The bounds are per Handler (per node): sessions live on
-	// the node that created them.
+	// (see TrustedProxies). A new session over either bound closes the
+	// oldest idle session (the client's own first; its waiting calls end
+	// with [ErrSessionEnded]); when none is idle the new session is
+	// refused with HTTP 429 (the client's bound) or 503 (the total) and a
+	// JSON-RPC error. 5000 and 32 when zero (the go-sdk keeps a goroutine
+	// and about 15 KiB per session). The bounds are per Handler (per
+	// node): sessions live on the node that created them.
 	MaxSessions, MaxSessionsPerClient int
 
-	// Client returns the address of the client that sent r ("ip" or
-	// "ip:port"), for MaxSessionsPerClient when r has no authenticated
-	// user: r.RemoteAddr when nil. Behind a proxy every request comes
-	// from the proxy's address: use ForwardedFor with the proxies'
-	// addresses. An IPv6 address counts as its /64.
-	Client func(r *http.Request) string
+	// TrustedProxies are the addresses of the proxies in front of the
+	// server. A client without an authenticated user is counted by its
+	// address (MaxSessionsPerClient, [Config.MaxPendingPerSubject]): the
+	// request's peer address, or, when that is one of TrustedProxies, the
+	// rightmost address of X-Forwarded-For that is not. Behind a proxy
+	// every request comes from the proxy's address: list it here. List
+	// only proxies that overwrite or append to X-Forwarded-For: a client
+	// can write anything in the header. An IPv6 address counts as its /64.
+	TrustedProxies []netip.Prefix
 
 	// ReadTimeout bounds the time a request's body may take to arrive,
 	// from the start of the handler (the headers are the http.Server's
-	// ReadHeaderTimeout), on /mcp and on the pages; 30 seconds when zero,
+	// ReadHeaderTimeout), on MCPPath and on the pages; 30 seconds when zero,
 	// none when negative. Once the body is read, the request may stream
 	// its response for as long as it needs: the deadline is lifted, and
 	// an http.Server's ReadTimeout, which would otherwise cancel a long
@@ -66,8 +71,9 @@ type HandlerOptions struct {
 }
 
 // Handler returns the HTTP handler of an MCP server s on which the Elicitor
-// is installed: MCP over Streamable HTTP at MCPPath on every protocol
-// version, and the pages of URL mode under PagesPrefix.
+// is installed ([Elicitor.Install]): MCP over Streamable HTTP at [MCPPath]
+// on every protocol version, and the pages of URL mode under
+// [PagesPrefix]. opts may be nil.
 //
 // The go-sdk serves 2026-07-28 from a stateless handler only, and a
 // stateless handler cannot send the requests to the client that
@@ -76,15 +82,15 @@ type HandlerOptions struct {
 // handler (elicitations become input requests), the rest (initialize
 // included) to a stateful one with sessions, which ends after
 // SessionTimeout idle, and whose DELETE ends its waiting calls
-// (EndSessionOnDelete). Sessions are bounded per client and in total
+// ([ErrSessionEnded]). Sessions are bounded per client and in total
 // (MaxSessions); an idle one holds a goroutine of the go-sdk's (its
 // reader) and none of the Handler's. Every request has a deadline for its
 // body and each write of its response one of its own (ReadTimeout,
 // WriteTimeout), which let long streams live. Both refuse a loopback listener's requests whose
 // Host is not a loopback name. Malformed inputResponses get -32602 naming
-// the key (see CheckInputResponses).
+// the key, and nothing else of the request.
 //
-// To stop, call Close on the Elicitor: it ends every waiting elicitation
+// To stop, call [Elicitor.Close]: it ends every waiting elicitation
 // (cancelled at the client), then shut the http.Server down.
 func (e *Elicitor) Handler(s *mcp.Server, opts *HandlerOptions) http.Handler {
 	var o HandlerOptions
@@ -94,20 +100,20 @@ func (e *Elicitor) Handler(s *mcp.Server, opts *HandlerOptions) http.Handler {
 	server := func(*http.Request) *mcp.Server { return s }
 	// The session table closes idle sessions itself, ending their waiting
 	// calls first: the go-sdk closes a session only once its calls
-	// returned. So does a DELETE (EndSessionOnDelete).
+	// returned. So does a DELETE (endSessionOnDelete).
 	if o.SessionTimeout <= 0 {
-		o.SessionTimeout = DefaultSessionTimeout
+		o.SessionTimeout = defaultSessionTimeout
 	}
 	// The go-sdk's own idle timeout, which counts only POSTs, is a
 	// backstop for a session the table would not hold.
 	sdk := mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{SessionTimeout: 2 * o.SessionTimeout})
-	caps := newSessionCap(e, e.EndSessionOnDelete(sdk), &o)
+	caps := newSessionCap(e, e.endSessionOnDelete(sdk), &o)
 	s.AddReceivingMiddleware(caps.capture)
 	// An anonymous stateless caller's pending elicitations count against
-	// the client the session caps count too (HandlerOptions.Client).
-	stateless := checkTaskHeaders(withClientID(o.Client, mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true})))
-	endpoint := CheckInputResponses(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Mcp-Protocol-Version") >= ProtocolInputRequests {
+	// the client the session caps count too (HandlerOptions.TrustedProxies).
+	stateless := checkTaskHeaders(withClientID(clientOf(o.TrustedProxies), mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true})))
+	endpoint := checkHTTPInputResponses(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Protocol-Version") >= engine.ProtocolInputRequests {
 			stateless.ServeHTTP(w, r)
 			return
 		}

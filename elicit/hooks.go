@@ -82,7 +82,7 @@ type Hooks struct {
 	// with the request flow's context when the elicitation's pending
 	// record is written; what it returns is sealed in that record, with
 	// it, and never appears in a URL or token. Keys and values count
-	// against a limit of MaxCarried bytes for all hooks together; a hook
+	// against a limit of 1 KiB for all hooks together; a hook
 	// over it carries nothing. Resume is called on the node that resumes
 	// the elicitation from its record (a page that resolves it, a round
 	// that awaits it) with every hook's carried entries; it returns the
@@ -97,9 +97,9 @@ type Hooks struct {
 	StoreReset func(ctx context.Context)
 }
 
-// MaxCarried is the most, in bytes of keys and values, that Carry hooks
+// maxCarried is the most, in bytes of keys and values, that Carry hooks
 // put in a pending record.
-const MaxCarried = 1024
+const maxCarried = 1024
 
 // carry collects what the hooks carry in a pending record.
 func carry(ctx context.Context, hooks []Hooks) map[string]string {
@@ -114,7 +114,7 @@ func carry(ctx context.Context, hooks []Hooks) map[string]string {
 		for k, v := range m {
 			size += len(k) + len(v)
 		}
-		if n+size > MaxCarried {
+		if n+size > maxCarried {
 			continue
 		}
 		n += size

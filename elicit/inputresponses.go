@@ -32,19 +32,19 @@ func clip(s string) string {
 // own: over Streamable HTTP on 2026-07-28 the header check answers -32020
 // (header mismatch, "failed to extract name"); over stdio it answers
 // -32602 with a message that quotes all the params, answers included.
-// CheckInputResponses and CheckTransport answer such a request first,
+// checkHTTPInputResponses and CheckTransport answer such a request first,
 // with -32602 (invalid params) naming the key of the input response that
 // is wrong and quoting nothing else.
 
-// maxChecked bounds the body CheckInputResponses reads to check it; a
+// maxChecked bounds the body checkHTTPInputResponses reads to check it; a
 // larger one passes unchecked, to the go-sdk's own limits.
 const maxChecked = 4 << 20
 
-// CheckInputResponses returns h, a Streamable HTTP handler of the go-sdk,
+// checkHTTPInputResponses returns h, a Streamable HTTP handler of the go-sdk,
 // answering a POST whose tools/call, prompts/get or resources/read has
 // inputResponses that do not decode with HTTP 400 and the JSON-RPC error
 // -32602 naming the key, instead of the go-sdk's -32020.
-func CheckInputResponses(h http.Handler) http.Handler {
+func checkHTTPInputResponses(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			h.ServeHTTP(w, r)
@@ -99,9 +99,13 @@ func mayHaveInputResponses(body []byte) bool {
 }
 
 // CheckTransport returns t answering a tools/call, prompts/get or
-// resources/read request whose inputResponses do not decode with the
-// JSON-RPC error -32602 naming the key, before the go-sdk sees it: for
-// stdio and other transports a server runs with Server.Run or Connect.
+// resources/read request whose inputResponses (protocol 2026-07-28) do not
+// decode with the JSON-RPC error -32602 naming the key, before the go-sdk
+// sees it, which would answer with an error quoting the params, answers
+// included. Use it for stdio and the other transports a server runs with
+// Server.Run or Connect ([Elicitor.Handler] does the same over HTTP):
+//
+//	err := server.Run(ctx, elicit.CheckTransport(&mcp.StdioTransport{}))
 func CheckTransport(t mcp.Transport) mcp.Transport { return checkedTransport{t} }
 
 type checkedTransport struct{ mcp.Transport }

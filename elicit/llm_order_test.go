@@ -52,7 +52,9 @@ func (l *opLog) PutIfAbsent(ctx context.Context, k string, v []byte, e time.Time
 }
 func (l *opLog) PutIfAbsentGet(ctx context.Context, k string, v []byte, e time.Time, other string) (bool, []byte, error) {
 	l.add("putIfAbsentGet")
-	return l.Store.(*store.Portable).PutIfAbsentGet(ctx, k, v, e, other)
+	return l.Store.(interface {
+		PutIfAbsentGet(context.Context, string, []byte, time.Time, string) (bool, []byte, error)
+	}).PutIfAbsentGet(ctx, k, v, e, other)
 }
 func (l *opLog) Swap(ctx context.Context, k string, v []byte, e time.Time) ([]byte, error) {
 	l.add("swap")

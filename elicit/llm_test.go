@@ -329,7 +329,7 @@ func TestModelNotApplicable(t *testing.T) {
 		var formErr, urlErr error
 		var confirmed bool
 		e.tool("strict", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-			_, formErr = elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema), elicit.WithFallbacks())
+			_, formErr = elicit.Form[profile](ctx, "Your profile?", withProfile, elicit.WithFallbacks())
 			confirmed, _ = elicit.Confirm(ctx, "Sure?", elicit.WithFallbacks(elicit.BrowserForm))
 			_, urlErr = elicit.URL(ctx, "Connect", elicit.WithLink(elicit.CallbackURL("http://127.0.0.1:1/cb")), elicit.WithFallbacks())
 			return "done", nil
@@ -365,7 +365,7 @@ func TestModelTwoStepsWithState(t *testing.T) {
 					return nil, nil, err
 				}
 			}
-			who, err := elicit.Form[profile](ctx, "To whom?", elicit.WithSchema(profileSchema))
+			who, err := elicit.Form[profile](ctx, "To whom?", withProfile)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -20,7 +20,7 @@ func TestFormAndStoredElicitationReplaceEachOther(t *testing.T) {
 	e.tool("connect", urlTool(srv.URL))
 	formErr := make(chan error, 2)
 	e.tool("form", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		_, err := elicit.Form[profile](ctx, "form", elicit.WithSchema(profileSchema), elicit.WithTTL(10*time.Second))
+		_, err := elicit.Form[profile](ctx, "form", withProfile, elicit.WithTTL(10*time.Second))
 		formErr <- err
 		return "", err
 	})
@@ -46,7 +46,7 @@ func TestFormAndStoredElicitationReplaceEachOther(t *testing.T) {
 	id, _ := urlPending(t, callTool(t, cs, "connect", nil), srv.URL)
 	select {
 	case err := <-formErr:
-		if !errors.Is(err, elicit.ErrCancelled) {
+		if !errors.Is(err, elicit.ErrReplaced) {
 			t.Fatalf("the form ended with %v, want ErrCancelled", err)
 		}
 	case <-time.After(5 * time.Second):

@@ -17,25 +17,24 @@ import (
 	"github.com/elicitvault/elicitvault/elicit/internal/page"
 )
 
-// The paths of the URL-mode pages under [PagesPrefix].
-const (
-	// PagesPrefix is where Handler mounts the pages of URL mode, and what
-	// [Config].BaseURL is completed with.
-	PagesPrefix = "/elicit/"
-	// ConsentPath is the page a URL-mode link opens: it shows what is
-	// asked with Accept and Decline, and only the user's choice uses the
-	// link up (a link previewer or mail scanner that fetches it changes
-	// nothing).
-	ConsentPath = PagesPrefix + "consent"
-)
+// PagesPrefix is where [Elicitor.Handler] mounts the pages of URL mode,
+// and what [Config.BaseURL] is completed with; mount [Elicitor.Pages]
+// there.
+const PagesPrefix = "/elicit/"
 
-// ErrWrongUser is returned by [Elicitor.CompleteURL] for a link issued to another
-// user, or to a signed-in user when the browser's user is unknown.
+// consentPath is the page a URL-mode link opens: it shows what is asked
+// with Accept and Decline, and only the user's choice uses the link up (a
+// link previewer or mail scanner that fetches it changes nothing).
+const consentPath = PagesPrefix + "consent"
+
+// ErrWrongUser is returned by [Elicitor.CompleteURL] for a link issued to
+// another user, or to a signed-in user when the browser's user is
+// unknown.
 var ErrWrongUser = errors.New("elicit: the link belongs to another user")
 
 // Pages returns the handler of the URL-mode pages, for a server that
-// serves MCP some other way (stdio, or an HTTP stack of its own); Handler
-// includes it. Mount it at [PagesPrefix]. user returns the browser's
+// serves MCP some other way (stdio, or an HTTP stack of its own);
+// [Elicitor.Handler] includes it. Mount it at [PagesPrefix]. user returns the browser's
 // authenticated user; it is required when MCP clients are authenticated,
 // since a link issued to a user is accepted only from that user (without
 // it such links are refused, never accepted from anyone).
@@ -50,17 +49,22 @@ func (e *Elicitor) Pages(user func(*http.Request) (subject string, ok bool)) htt
 	return &pages{e: e, user: user}
 }
 
-// WithLink makes URL send the user to a page of yours instead of the
+// WithLink makes [URL] send the user to a page of yours instead of the
 // built-in consent page: link builds its address around the callback
-// token (see [CallbackURL]). Your page calls [Elicitor.CompleteURL] with the token
-// when the user is done.
+// token, a bearer capability (put it in the fragment or the query of a
+// page of yours, not in a log). Your page calls [Elicitor.CompleteURL]
+// with the token when the user is done.
+//
+//	elicit.URL(ctx, "Enter your API key", elicit.WithLink(func(token string) string {
+//		return "https://mcp.example.com/apikey?token=" + url.QueryEscape(token)
+//	}))
 func WithLink(link func(token string) string) Option {
 	return func(o *options) { o.link = link }
 }
 
-// CallbackURL returns a link builder for [WithLink] that puts the token in
+// callbackURL returns a link builder for WithLink that puts the token in
 // the query parameter "token" of base.
-func CallbackURL(base string) func(string) string {
+func callbackURL(base string) func(string) string {
 	return func(tok string) string {
 		u, err := url.Parse(base)
 		if err != nil {
@@ -74,15 +78,15 @@ func CallbackURL(base string) func(string) string {
 }
 
 // CompleteURL completes the URL-mode elicitation that tok, the token of its
-// link, names: Accept when the user finished on your page, Decline when
-// they refused. The elicitation's call continues on whichever node asked.
-// subject is the browser's authenticated user ("" when there is none); a
-// link issued to a user completes only for that user (ErrWrongUser). The
-// token is used up: a second call returns an error matching
-// [ErrUnknownElicitation].
+// link ([WithLink]), names: [Accept] when the user finished on your page,
+// [Decline] when they refused. The elicitation's call continues on
+// whichever node asked. subject is the browser's authenticated user (""
+// when there is none); a link issued to a user completes only for that
+// user ([ErrWrongUser]). The token is used up: a second call returns an
+// error matching [ErrUnknownElicitation].
 func (e *Elicitor) CompleteURL(ctx context.Context, tok, subject string, action Action) error {
 	if action != Accept && action != Decline {
-		return ErrMalformed
+		return errMalformed
 	}
 	c, err := e.tokens.Verify(tok, token.Expect{Kind: token.URL})
 	if err != nil {
@@ -167,18 +171,18 @@ func (e *Elicitor) completeTaken(ctx context.Context, c *token.Claims, action Ac
 func pageErr(err error) error {
 	switch {
 	case errors.Is(err, token.ErrInProgress):
-		return ErrAnswerInProgress
+		return engine.ErrAnswerInProgress
 	case errors.Is(err, token.ErrExpired), errors.Is(err, token.ErrReplayed):
 		return engine.ErrGone
 	case errors.Is(err, token.ErrInvalid), errors.Is(err, token.ErrUnknownKey):
-		return ErrMalformed
+		return errMalformed
 	}
 	return err
 }
 
 // defaultLink is the link of the built-in consent page under base.
 func defaultLink(base string) func(string) string {
-	return CallbackURL(strings.TrimRight(base, "/") + ConsentPath)
+	return callbackURL(strings.TrimRight(base, "/") + consentPath)
 }
 
 type pages struct {
@@ -296,11 +300,9 @@ func (p *pages) answer(w http.ResponseWriter, r *http.Request) {
 	case err == nil:
 		taken, expiry, err = p.e.completeTaken(r.Context(), c, action)
 	}
-	if errors.Is(err, token.ErrStoreReset) && p.e.engine.DeliverLocal(c, string(action)) {
-		// The store lost the records, but the call is still waiting here.
-		err, taken = nil, true
-	} else if errors.Is(err, token.ErrStoreReset) && p.e.engine.Handoff(r.Context(), c, string(action), p.e.takenWait) {
-		// Or on another node, which took the answer handed over through
+	if errors.Is(err, token.ErrStoreReset) && p.e.engine.Handoff(r.Context(), c, string(action), p.e.takenWait) {
+		// The store lost the records, but the call is still waiting, here
+		// or on another node, which took the answer handed over through
 		// the store's channel and used it.
 		err, taken = nil, true
 	}

@@ -1,7 +1,6 @@
 package elicit
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
@@ -9,18 +8,10 @@ import (
 
 // Defaults of the pending quotas of Config.
 const (
-	// DefaultMaxPending bounds the elicitations pending on one Elicitor.
-	DefaultMaxPending = 10000
-	// DefaultMaxPendingPerSubject bounds the elicitations pending on one
-	// Elicitor for one client: an authenticated user, else a session,
-	// else its address as Handler sees it (HandlerOptions.Client).
-	DefaultMaxPendingPerSubject = 100
-	// DefaultMaxPendingBytes bounds the pending records of one Elicitor,
-	// in bytes of their JSON encoding.
-	DefaultMaxPendingBytes = 64 << 20
-	// DefaultMaxPendingBytesPerSubject bounds the pending records of one
-	// client on one Elicitor, in bytes.
-	DefaultMaxPendingBytesPerSubject = 2 << 20
+	defaultMaxPending                = 10000
+	defaultMaxPendingPerSubject      = 100
+	defaultMaxPendingBytes           = 64 << 20
+	defaultMaxPendingBytesPerSubject = 2 << 20
 )
 
 // limits are the pending quotas of cfg, with the defaults.
@@ -30,36 +21,28 @@ func limits(cfg *Config) engine.Limits {
 		MaxBytes: cfg.MaxPendingBytes, PerClientBytes: cfg.MaxPendingBytesPerSubject,
 	}
 	if l.Max <= 0 {
-		l.Max = DefaultMaxPending
+		l.Max = defaultMaxPending
 	}
 	if l.PerClient <= 0 {
-		l.PerClient = DefaultMaxPendingPerSubject
+		l.PerClient = defaultMaxPendingPerSubject
 	}
 	if l.MaxBytes <= 0 {
-		l.MaxBytes = DefaultMaxPendingBytes
+		l.MaxBytes = defaultMaxPendingBytes
 	}
 	if l.PerClientBytes <= 0 {
-		l.PerClientBytes = DefaultMaxPendingBytesPerSubject
+		l.PerClientBytes = defaultMaxPendingBytesPerSubject
 	}
 	return l
 }
 
-// WithClientID returns ctx carrying id, the identity of the client of an
-// unauthenticated request on a stateless server (2026-07-28), which the
-// Elicitor's pending quotas count per client (see Config.MaxPending). Handler
-// does this for every request; a server that mounts the go-sdk's handler
-// itself calls it in an HTTP middleware around it, with a value the
-// client cannot choose (its address, or what a trusted proxy forwarded).
-func WithClientID(ctx context.Context, id string) context.Context {
-	return engine.WithClientID(ctx, id)
-}
-
 // withClientID wraps h, so that its requests carry their client's
-// identity (WithClientID): the authenticated user, or the address client
-// returns (see HandlerOptions.Client), as the session caps count it.
+// identity (engine.WithClientID), which the pending quotas count an
+// unauthenticated call on a stateless server against: the authenticated
+// user, or the address client returns (HandlerOptions.TrustedProxies), as
+// the session caps count it.
 func withClientID(client func(*http.Request) string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, _ := sessionClientOf(r, client)
-		h.ServeHTTP(w, r.WithContext(WithClientID(r.Context(), id)))
+		h.ServeHTTP(w, r.WithContext(engine.WithClientID(r.Context(), id)))
 	})
 }

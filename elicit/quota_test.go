@@ -238,14 +238,14 @@ func TestAnonymousPendingBytes(t *testing.T) {
 }
 
 // Behind a proxy every client has the proxy's address: the Handler's
-// client (HandlerOptions.Client, here ForwardedFor, as for the session
-// caps) tells them apart by what the proxy forwarded. Two clients with
+// client (HandlerOptions.TrustedProxies, as for the session caps) tells
+// them apart by what the proxy forwarded. Two clients with
 // other forwarded addresses have a quota each; the same one shares it.
 func TestClientIDBehindProxy(t *testing.T) {
 	e := newEnv(t, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: 2})
 	e.counted("profile")
 	srv := httptest.NewServer(e.ev.Handler(e.server, &elicit.HandlerOptions{
-		Client: elicit.ForwardedFor(netip.MustParsePrefix("127.0.0.0/8")),
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 	}))
 	t.Cleanup(srv.Close)
 	as := func(client string) *mcp.ClientSession {
@@ -346,14 +346,14 @@ func TestPendingQuotaTotalBytes(t *testing.T) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
 	})
 	srv := httptest.NewServer(e.ev.Handler(e.server, &elicit.HandlerOptions{
-		Client: func(r *http.Request) string { return r.Header.Get("X-Test-Client") },
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 	}))
 	t.Cleanup(srv.Close)
 	args := blobArgs{Blob: strings.Repeat("x", 100<<10)}
 	var clients []*mcp.ClientSession
 	var first pending
 	for i := range 4 {
-		hc := &http.Client{Transport: &header{"X-Test-Client", fmt.Sprint("client-", i), http.DefaultTransport}}
+		hc := &http.Client{Transport: &header{"X-Forwarded-For", fmt.Sprint("192.0.2.", i+1), http.DefaultTransport}}
 		cs := connectHTTP(t, srv.URL+elicit.MCPPath, hc, mute, mrtr)
 		clients = append(clients, cs)
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "blob", Arguments: args})

@@ -12,16 +12,17 @@ import (
 )
 
 // SchemaError reports a form schema outside the MCP elicitation subset, at
-// the call site, before anything is sent. Field names the offending
-// property ("" for the schema as a whole). It matches ErrInvalidParams with
-// errors.Is, and ErrSensitiveField too when a field was refused because its
-// name says it holds a secret.
+// the call site, before anything is sent: a bug of the caller's, never of
+// the user's. Field names the offending property ("" for the schema as a
+// whole); Sensitive is set when a field was refused because its name says
+// it holds a secret (ask for it with [URL], or opt out with
+// [AllowSensitiveFieldsInFormMode]). Match it with errors.As.
 type SchemaError = form.SchemaError
 
 // ContentError reports accepted content that does not match the schema it
 // was asked with. Path is the JSON pointer of the offending value (for
 // example "/email" or "/tags/2"). The error never quotes the value. It
-// matches ErrInvalidContent with errors.Is.
+// matches [ErrInvalidContent] with errors.Is.
 type ContentError = form.ContentError
 
 // Schema is a form schema within the MCP elicitation subset: a flat object
@@ -36,13 +37,19 @@ type ContentError = form.ContentError
 type Schema struct {
 	f   *form.Schema
 	raw []byte
-	// sensitive are SensitiveFields, found once: a Schema does not change,
-	// and a form checks them each time it asks.
+	// sensitive are the fields whose name or title says they hold a
+	// secret (password, passwd, secret, API key, token, card number, CVV,
+	// SSN, private key, and the like), found once: a Schema does not
+	// change, and a form checks them each time it asks.
 	sensitive []string
 }
 
-// ParseSchema parses a requested schema, refusing anything outside the
-// subset with a *SchemaError.
+// ParseSchema parses a form schema written as JSON, for [WithSchema],
+// refusing anything outside the subset with a [*SchemaError]:
+//
+//	var colorForm, err = elicit.ParseSchema([]byte(`{"type": "object",
+//		"properties": {"color": {"type": "string", "enum": ["red", "green"]}},
+//		"required": ["color"]}`))
 func ParseSchema(raw []byte) (*Schema, error) {
 	f, err := form.Parse(raw)
 	if err != nil {
@@ -58,11 +65,21 @@ func ParseSchema(raw []byte) (*Schema, error) {
 	return s, nil
 }
 
-// SchemaFor derives the schema of a form from the Go type T, a struct, with
-// jsonschema.For: fields named by their json tags, required unless
-// omitempty or omitzero, the jsonschema tag as description. The adjust
-// functions then set what a Go type cannot say (titles, formats, bounds,
-// enums, defaults); the result is checked against the subset.
+// SchemaFor derives the schema of a form from the Go type T, a struct, as
+// [Form] does, with jsonschema.For: fields named by their json tags,
+// required unless omitempty or omitzero, the jsonschema tag as
+// description. The adjust functions then set what a Go type cannot say
+// (titles, formats, bounds, choices, defaults); the result is checked
+// against the subset, and a panic in adjust (a misspelt field) is a
+// [*SchemaError], not a crash. Pass the result to [WithSchema]:
+//
+//	signupForm, err := elicit.SchemaFor[Signup](func(s *jsonschema.Schema) error {
+//		s.Properties["email"].Format = "email"
+//		s.Properties["seats"].Minimum = jsonschema.Ptr(1.0)
+//		return nil
+//	})
+//	...
+//	res, err := elicit.Form[Signup](ctx, "Sign up", elicit.WithSchema(signupForm))
 func SchemaFor[T any](adjust ...func(*jsonschema.Schema) error) (*Schema, error) {
 	js, err := jsonschema.For[T](nil)
 	if err != nil {
@@ -96,13 +113,13 @@ func fromJSONSchema(js *jsonschema.Schema, adjust []func(*jsonschema.Schema) err
 	return ParseSchema(raw)
 }
 
-// adjustSafely runs a WithSchema function: a panic in it (a nil pointer for
+// adjustSafely runs a SchemaFor function: a panic in it (a nil pointer for
 // a misspelt field, the usual one) becomes a *SchemaError, not a crash of
 // the tool call.
 func adjustSafely(fn func(*jsonschema.Schema) error, js *jsonschema.Schema) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &SchemaError{Reason: fmt.Sprintf("refinement failed: %v (use WithField, which checks the field names)", r)}
+			err = &SchemaError{Reason: fmt.Sprintf("refinement failed: %v (check the field names against the json tags)", r)}
 		}
 	}()
 	if err := fn(js); err != nil {
@@ -115,10 +132,12 @@ func adjustSafely(fn func(*jsonschema.Schema) error, js *jsonschema.Schema) (err
 	return nil
 }
 
-// MarshalJSON returns the canonical encoding of s.
+// MarshalJSON returns the canonical encoding of s: what the client is
+// sent.
 func (s *Schema) MarshalJSON() ([]byte, error) { return bytes.Clone(s.raw), nil }
 
-// Fields returns the names of the form's fields, in order.
+// Fields returns the names of the form's fields, in order: what a hook
+// may log of a form without its content.
 func (s *Schema) Fields() []string {
 	names := make([]string, len(s.f.Fields))
 	for i, f := range s.f.Fields {
@@ -126,11 +145,6 @@ func (s *Schema) Fields() []string {
 	}
 	return names
 }
-
-// SensitiveFields returns the fields whose name or title says they hold a
-// secret (password, passwd, secret, API key, token, card number, CVV, SSN,
-// private key, and the like).
-func (s *Schema) SensitiveFields() []string { return slices.Clone(s.sensitive) }
 
 // checkFormMode refuses a form with sensitive fields unless allowed.
 func (s *Schema) checkFormMode(allowSensitive bool) error {
@@ -144,16 +158,12 @@ func (s *Schema) checkFormMode(allowSensitive bool) error {
 	return nil
 }
 
-// Validate checks accepted content against s and returns it normalized:
-// numbers as float64, multi-selections as []string, absent optional fields
-// with a default filled in. An error is a *ContentError.
+// Validate checks content against s, as an answer is checked before the
+// tool sees it, and returns it normalized: numbers as float64,
+// multi-selections as []string, absent optional fields with a default
+// filled in. An error is a [*ContentError].
 func (s *Schema) Validate(content map[string]any) (map[string]any, error) {
 	return s.f.Validate(content)
-}
-
-// ValidateJSON is Validate for content as a JSON object.
-func (s *Schema) ValidateJSON(raw []byte) (map[string]any, error) {
-	return s.f.ValidateJSON(raw)
 }
 
 // decodeInto decodes validated content into a T.
@@ -171,4 +181,9 @@ func decodeInto[T any](content map[string]any) (T, error) {
 		return v, &ContentError{Reason: fmt.Sprintf("does not decode into %T", v)}
 	}
 	return v, nil
+}
+
+// validateJSON is Validate for content as a JSON object.
+func (s *Schema) validateJSON(raw []byte) (map[string]any, error) {
+	return s.f.ValidateJSON(raw)
 }

@@ -89,8 +89,8 @@ func TestParseSchemaRefuses(t *testing.T) {
 			t.Errorf("ParseSchema(%s) = %v, want a *SchemaError", tc.raw, err)
 			continue
 		}
-		if !errors.Is(err, ErrInvalidParams) {
-			t.Errorf("ParseSchema(%s): %v is not ErrInvalidParams", tc.raw, err)
+		if !errors.Is(err, errInvalidSchema) {
+			t.Errorf("ParseSchema(%s): %v is not errInvalidSchema", tc.raw, err)
 		}
 		if se.Field != tc.field {
 			t.Errorf("ParseSchema(%s): field %q, want %q (%v)", tc.raw, se.Field, tc.field, err)
@@ -155,8 +155,8 @@ func TestSchemaForType(t *testing.T) {
 	type withMap struct {
 		M map[string]string `json:"m"`
 	}
-	if _, err := SchemaFor[withMap](); !errors.Is(err, ErrInvalidParams) {
-		t.Errorf("SchemaFor[withMap] = %v, want ErrInvalidParams", err)
+	if _, err := SchemaFor[withMap](); !errors.Is(err, errInvalidSchema) {
+		t.Errorf("SchemaFor[withMap] = %v, want errInvalidSchema", err)
 	}
 }
 
@@ -205,7 +205,7 @@ func TestValidate(t *testing.T) {
 		{`[1]`, ""},
 		{`{"name":"Ann"} {}`, ""},
 	} {
-		_, err := s.ValidateJSON([]byte(tc.content))
+		_, err := s.validateJSON([]byte(tc.content))
 		var ce *ContentError
 		if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidContent) {
 			t.Errorf("ValidateJSON(%s) = %v, want a ContentError", tc.content, err)
@@ -243,7 +243,7 @@ func TestFormats(t *testing.T) {
 		{`{"t":"2026-02-28T10:00:00.5+02:00"}`, true},
 		{`{"t":"2026-02-28 10:00"}`, false},
 	} {
-		_, err := s.ValidateJSON([]byte(tc.content))
+		_, err := s.validateJSON([]byte(tc.content))
 		if (err == nil) != tc.ok {
 			t.Errorf("ValidateJSON(%s) = %v, want ok=%v", tc.content, err, tc.ok)
 		}
@@ -271,13 +271,13 @@ func TestSensitiveFields(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = s.checkFormMode(false)
-		if got := errors.Is(err, ErrSensitiveField); got != tc.sensitive {
+		if got := errors.Is(err, errSensitiveField); got != tc.sensitive {
 			t.Errorf("%q: sensitive %v, want %v", tc.name, got, tc.sensitive)
 		}
 		if tc.sensitive {
 			var se *SchemaError
-			if !errors.As(err, &se) || se.Field != tc.name || !errors.Is(err, ErrInvalidParams) || !strings.Contains(err.Error(), "URL mode") {
-				t.Errorf("%q: error %v should name the field, be ErrInvalidParams and point to URL mode", tc.name, err)
+			if !errors.As(err, &se) || se.Field != tc.name || !errors.Is(err, errInvalidSchema) || !strings.Contains(err.Error(), "URL mode") {
+				t.Errorf("%q: error %v should name the field, be errInvalidSchema and point to URL mode", tc.name, err)
 			}
 			if err := s.checkFormMode(true); err != nil {
 				t.Errorf("%q: opted out, still %v", tc.name, err)
@@ -286,7 +286,7 @@ func TestSensitiveFields(t *testing.T) {
 	}
 	// A title that says secret counts too.
 	s, _ := ParseSchema([]byte(`{"type":"object","properties":{"p":{"type":"string","title":"Your password"}}}`))
-	if !errors.Is(s.checkFormMode(false), ErrSensitiveField) {
+	if !errors.Is(s.checkFormMode(false), errSensitiveField) {
 		t.Error("a title naming a password was not refused")
 	}
 }

@@ -31,8 +31,8 @@ func TestSensitiveIssue20(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.checkFormMode(false); !errors.Is(err, ErrSensitiveField) {
-			t.Errorf("%q %v: %v, want ErrSensitiveField", name, prop, err)
+		if err := s.checkFormMode(false); !errors.Is(err, errSensitiveField) {
+			t.Errorf("%q %v: %v, want errSensitiveField", name, prop, err)
 		}
 	}
 }

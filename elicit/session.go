@@ -7,7 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
-// EndSessionOnDelete wraps a stateful Streamable HTTP handler so that a
+// endSessionOnDelete wraps a stateful Streamable HTTP handler so that a
 // DELETE of a session (the client ending it) first ends the session's
 // waiting tool calls: their elicitations return ErrSessionEnded, instead of
 // the DELETE hanging until they time out (the go-sdk closes a session only
@@ -21,7 +21,7 @@ import (
 //
 // Handler uses it; a server that mounts the go-sdk's handler itself with
 // it has none of Handler's session caps and request deadlines.
-func (e *Elicitor) EndSessionOnDelete(h http.Handler) http.Handler {
+func (e *Elicitor) endSessionOnDelete(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodDelete {
 			if id := r.Header.Get("Mcp-Session-Id"); id != "" {

@@ -60,7 +60,7 @@ func TestDeleteEndsWaitingTool(t *testing.T) {
 	e := newEnv(t, &elicit.Config{TTL: time.Minute})
 	ended := make(chan error, 1)
 	e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		_, err := elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
+		_, err := elicit.Form[profile](ctx, "Your profile?", withProfile)
 		ended <- err
 		return "", err
 	})

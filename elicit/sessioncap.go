@@ -17,31 +17,37 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Defaults of the session caps of HandlerOptions.
+// Defaults of the session caps of HandlerOptions. The go-sdk keeps a
+// goroutine and about 15 KiB for each session: some 75 MiB for
+// defaultMaxSessions.
 const (
-	// DefaultMaxSessions bounds the live stateful sessions of one Handler.
-	// The go-sdk keeps a goroutine and about 15 KiB for each: some 75 MiB
-	// for this many.
-	DefaultMaxSessions = 5000
-	// DefaultMaxSessionsPerClient bounds the live stateful sessions of one
-	// client (an authenticated user, or an address).
-	DefaultMaxSessionsPerClient = 32
-	// DefaultSessionTimeout is how long a stateful session may stay idle.
-	DefaultSessionTimeout = 30 * time.Minute
+	defaultMaxSessions          = 5000
+	defaultMaxSessionsPerClient = 32
+	defaultSessionTimeout       = 30 * time.Minute
 )
 
-// ErrSessionEvicted is returned to the handler of a call that waited in a
+// errSessionEvicted is returned to the handler of a call that waited in a
 // session closed to make room for a newer one (HandlerOptions.MaxSessions
 // and MaxSessionsPerClient). errors.Is(err, ErrSessionEnded) holds.
-var ErrSessionEvicted = fmt.Errorf("%w: it was idle and was closed to make room for newer sessions (too many open)", ErrSessionEnded)
+var errSessionEvicted = fmt.Errorf("%w: it was idle and was closed to make room for newer sessions (too many open)", ErrSessionEnded)
 
-// ForwardedFor returns a HandlerOptions.Client for a server behind
-// proxies: for a request whose peer address is in trusted, the client is
+// clientOf returns how a Handler finds the address of a request's client
+// (HandlerOptions.TrustedProxies): nil (the peer address) without
+// proxies.
+func clientOf(trusted []netip.Prefix) func(*http.Request) string {
+	if len(trusted) == 0 {
+		return nil
+	}
+	return forwardedFor(trusted...)
+}
+
+// forwardedFor returns the client of a request behind proxies: for a
+// request whose peer address is in trusted, the client is
 // the rightmost address of X-Forwarded-For that is not itself in trusted;
 // for any other request, the peer address. Only list proxies that
 // overwrite or append to X-Forwarded-For: a client can write anything in
 // the header, and only the addresses your proxies appended are true.
-func ForwardedFor(trusted ...netip.Prefix) func(*http.Request) string {
+func forwardedFor(trusted ...netip.Prefix) func(*http.Request) string {
 	isTrusted := func(a netip.Addr) bool {
 		for _, p := range trusted {
 			if p.Contains(a.Unmap()) {
@@ -120,7 +126,7 @@ func sessionClientOf(r *http.Request, client func(*http.Request) string) (key, s
 // goroutine.
 type sessionCap struct {
 	e              *Elicitor
-	inner          http.Handler // the go-sdk's stateful handler, under EndSessionOnDelete
+	inner          http.Handler // the go-sdk's stateful handler, under endSessionOnDelete
 	max, perClient int
 	timeout        time.Duration
 	client         func(*http.Request) string
@@ -145,19 +151,19 @@ func newSessionCap(e *Elicitor, inner http.Handler, o *HandlerOptions) *sessionC
 	c := &sessionCap{
 		e: e, inner: inner,
 		max: o.MaxSessions, perClient: o.MaxSessionsPerClient, timeout: o.SessionTimeout,
-		client:  o.Client,
+		client:  clientOf(o.TrustedProxies),
 		byID:    make(map[string]*liveSession),
 		clients: make(map[string]*list.List),
 		count:   make(map[string]int),
 	}
 	if c.max <= 0 {
-		c.max = DefaultMaxSessions
+		c.max = defaultMaxSessions
 	}
 	if c.perClient <= 0 {
-		c.perClient = DefaultMaxSessionsPerClient
+		c.perClient = defaultMaxSessionsPerClient
 	}
 	if c.timeout <= 0 {
-		c.timeout = DefaultSessionTimeout
+		c.timeout = defaultSessionTimeout
 	}
 	e.mu.Lock()
 	e.caps = append(e.caps, c)
@@ -193,7 +199,7 @@ func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	client, subject := sessionClientOf(r, c.client)
 	evict, status := c.admit(client)
 	for _, s := range evict {
-		c.close(s, ErrSessionEvicted)
+		c.close(s, errSessionEvicted)
 	}
 	if status != 0 {
 		msg := "too many sessions open for this client: end one (HTTP DELETE) or retry later"

@@ -144,7 +144,7 @@ func (e *env) serveMCP(opts *elicit.HandlerOptions) string {
 // askTool registers "ask", a form elicitation whose answer it returns.
 func askTool(e *env, ended chan<- error) {
 	e.tool("ask", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-		p, err := elicit.Form[profile](ctx, "Your profile?", elicit.WithSchema(profileSchema))
+		p, err := elicit.Form[profile](ctx, "Your profile?", withProfile)
 		if ended != nil {
 			ended <- err
 		}
@@ -452,7 +452,7 @@ func TestForwardedFor(t *testing.T) {
 func TestSessionCapBehindProxy(t *testing.T) {
 	e := newEnv(t, nil)
 	srv := httptest.NewServer(e.ev.Handler(e.server, &elicit.HandlerOptions{
-		MaxSessionsPerClient: 1, Client: elicit.ForwardedFor(netip.MustParsePrefix("127.0.0.0/8")),
+		MaxSessionsPerClient: 1, TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")},
 	}))
 	t.Cleanup(srv.Close)
 	url := srv.URL + elicit.MCPPath

@@ -8,8 +8,9 @@ import (
 	"github.com/elicitvault/elicitvault/internal/engine"
 )
 
-// MaxStateSize bounds the JSON encoding of a call's state (SaveState).
-const MaxStateSize = 4 << 10
+// maxStateSize bounds the JSON encoding of a call's state (SaveState):
+// 4 KiB.
+const maxStateSize = 4 << 10
 
 // SaveState keeps v, encoded as JSON, with the tool call whose handler
 // ctx belongs to, for the next run of the same handler: the run that
@@ -26,8 +27,9 @@ const MaxStateSize = 4 << 10
 // elicitation the handler may stop at; a later SaveState replaces the
 // state.
 //
-// It returns [ErrNotInstalled] outside a tool call of a server the Elicitor
-// is installed on, and [ErrTooLarge] beyond [MaxStateSize].
+// It returns [ErrNotInstalled] outside a tool call of a server the
+// Elicitor is installed on, and [ErrTooLarge] when v's JSON encoding is
+// larger than 4 KiB.
 func SaveState(ctx context.Context, v any) error {
 	if _, ok := engine.LoadState(ctx); !ok {
 		return ErrNotInstalled
@@ -36,7 +38,7 @@ func SaveState(ctx context.Context, v any) error {
 	if err != nil {
 		return fmt.Errorf("elicit: state: %w", err)
 	}
-	if len(b) > MaxStateSize {
+	if len(b) > maxStateSize {
 		return ErrTooLarge
 	}
 	engine.SaveState(ctx, b)

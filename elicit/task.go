@@ -13,14 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TasksExtension is the name of the tasks extension (SEP-2663) in the
-// capabilities' extensions.
-const TasksExtension = engine.TasksExtension
-
-// DefaultTaskTTL is how long a task, its input requests and its result
-// are kept, from its creation.
-const DefaultTaskTTL = engine.DefaultTaskTTL
-
 // TaskSupport says how a tool runs as a task (RunAsTask).
 type TaskSupport string
 
@@ -57,7 +49,7 @@ type taskTable struct {
 // against the schema it was asked with before it is written, and is used
 // once.
 //
-// A task is kept for DefaultTaskTTL. Its handler runs on the node that
+// A task is kept for an hour. Its handler runs on the node that
 // received the call, with a context that ends when the task is cancelled,
 // when its TTL passes, or when the Elicitor is closed. A node runs at most
 // Config.MaxPending tasks at once, Config.MaxPendingPerSubject of one
@@ -162,7 +154,7 @@ func (pa *taskPath) advertiseTasks(res mcp.Result, err error) (mcp.Result, error
 			ext[k] = v
 		}
 		out.Extensions = ext
-		out.AddExtension(TasksExtension, nil)
+		out.AddExtension(engine.TasksExtension, nil)
 		return &out
 	}
 	switch r := res.(type) {

@@ -20,7 +20,7 @@ import (
 // methods.
 func checkTaskHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Body == nil || r.Header.Get("Mcp-Protocol-Version") < ProtocolInputRequests {
+		if r.Method != http.MethodPost || r.Body == nil || r.Header.Get("Mcp-Protocol-Version") < engine.ProtocolInputRequests {
 			h.ServeHTTP(w, r)
 			return
 		}

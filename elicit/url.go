@@ -3,15 +3,13 @@ package elicit
 import (
 	"context"
 	"errors"
-
-	"github.com/elicitvault/elicitvault/internal/engine"
 )
 
 // URL asks the user to visit a page of the server (URL mode): to sign in to
 // a third party, enter a secret, or consent, without the value ever
 // passing through the MCP client. The link goes to the built-in consent
-// page under [Config].BaseURL (see Handler and Pages), or to a page of yours
-// with [WithLink]; when the user is done there, the elicitation completes on
+// page under [Config.BaseURL] (see [Elicitor.Handler] and [Elicitor.Pages]),
+// or to a page of yours with [WithLink]; when the user is done there, the elicitation completes on
 // this node or any other that shares the store, URL sends
 // notifications/elicitation/complete and returns the user's choice:
 // Accept, or Decline when they refused on the page.
@@ -24,9 +22,9 @@ import (
 // waiting, TTL, cancellation and protocol rules are those of [Form]; on
 // 2026-07-28 the handler runs again once the user opened the page (see
 // Reruns in the package documentation), and URL waits there for the page,
-// in retries of at most [Config].URLRoundWait. With
-// [WithURLElicitationRequiredError] (before
-// 2026-07-28) URL does not wait: it returns an error for the handler to
+// in retries of at most [Config.URLRoundWait].
+// With [WithURLElicitationRequiredError] (before 2026-07-28) URL does not
+// wait: it returns an error matching [ErrInputRequired] for the handler to
 // return, which becomes the protocol error -32042; when the page completes
 // the client is notified, retries the call, and this time URL returns the
 // user's choice.
@@ -48,8 +46,3 @@ func URL(ctx context.Context, message string, opts ...Option) (Action, error) {
 	}
 	return res.Action, nil
 }
-
-// URLRequiredError is what URL returns with WithURLElicitationRequiredError:
-// the handler returns it, and the installed middleware answers the call
-// with the protocol error -32042 carrying the elicitation.
-type URLRequiredError = engine.URLRequiredError

@@ -325,3 +325,27 @@ func TestURLCallbackBadInput(t *testing.T) {
 	}
 	e.assertEmpty()
 }
+
+// The error of WithURLElicitationRequiredError matches ErrInputRequired:
+// a handler follows one rule for every error that asks the client (return
+// it unchanged), as the mcp-go reference tools do.
+func TestURLRequiredErrorMatchesInputRequired(t *testing.T) {
+	e := newEnv(t, nil)
+	srv := e.callback()
+	matched := make(chan bool, 1)
+	ask := urlTool(srv.URL, elicit.WithURLElicitationRequiredError())
+	e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		a, err := ask(ctx, req)
+		matched <- errors.Is(err, elicit.ErrInputRequired)
+		return a, err
+	})
+	cs := e.connect(&mcp.ClientOptions{Capabilities: bothModes, ElicitationHandler: answer("accept", nil)}, legacy)
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "connect"})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired {
+		t.Fatalf("got %v, want -32042", err)
+	}
+	if !<-matched {
+		t.Error("the -32042 error of URL does not match ErrInputRequired")
+	}
+}

@@ -40,11 +40,11 @@
 // FuzzParseKeyID, FuzzLoadPrevious (envelope_test.go); FuzzCompactVerify,
 // FuzzJWEVerify (token_test.go); FuzzHashArgs (args_test.go);
 // FuzzElicitContent, FuzzElicitSchema (elicit_test.go); FuzzCredential
-// (credential_test.go, the vault of elicit/oauth); FuzzCheckURL,
-// FuzzFieldParse (client_test.go: elicit/client); FuzzInputResponses
-// (inputresponses_test.go, elicit.CheckInputResponses); FuzzForwardedFor
-// (sessions_test.go, elicit.ForwardedFor: the client behind a proxy). Parsers
-// inside internal packages keep their targets beside them: FuzzAppend
+// (credential_test.go, the vault of elicit/oauth). Parsers that are not
+// exported keep their targets beside them: FuzzCheckURL and
+// FuzzFieldParse (elicit/client), FuzzInputResponses and FuzzForwardedFor
+// (the inputResponses check and the X-Forwarded-For reading of elicit's
+// Handler, in elicit), FuzzAppend
 // (internal/token/internal/jcs), FuzzReadString and FuzzAppendString
 // (internal/token/internal/wire), FuzzParseContent (the browser form's
 // posted fields, elicit/internal/browserform), FuzzParseURL (the Redis

@@ -499,13 +499,13 @@ func llmTrial(t *testing.T, c *faultCluster) (int, string) {
 	if err != nil {
 		t.Fatalf("asking: %v", err)
 	}
-	p, _ := res.Meta[elicit.MetaElicitationPending].(map[string]any)
+	p, _ := res.Meta["elicitationPending"].(map[string]any)
 	id, _ := p["elicitId"].(string)
 	if id == "" {
 		t.Fatalf("asking: %.200s", pendingText(res, nil))
 	}
 	c.a.arm() // the user answers from here on
-	res, err = resend(ctx, cs, &mcp.CallToolParams{Name: elicit.FallbackTool, Arguments: map[string]any{
+	res, err = resend(ctx, cs, &mcp.CallToolParams{Name: "sendElicitationResult", Arguments: map[string]any{
 		"elicitId": id, "action": "accept", "content": map[string]any{"name": "Ann"},
 	}})
 	return c.runsOf(trial), pendingText(res, err)

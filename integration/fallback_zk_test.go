@@ -115,7 +115,7 @@ func TestZeroKnowledgeFallbacks(t *testing.T) {
 			return res
 		}
 		first := pendingID(t, call("order", map[string]any{"note": zkfArgument}))
-		second := pendingID(t, call(elicit.FallbackTool, map[string]any{"elicitId": first, "action": "accept", "content": map[string]any{zkfField: zkfAnswer1}}))
+		second := pendingID(t, call("sendElicitationResult", map[string]any{"elicitId": first, "action": "accept", "content": map[string]any{zkfField: zkfAnswer1}}))
 
 		// The browser form, announced in a log message.
 		announced := make(chan string, 1)
@@ -169,7 +169,7 @@ func TestZeroKnowledgeFallbacks(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("the browser form's tool did not return")
 		}
-		res := call(elicit.FallbackTool, map[string]any{"elicitId": second, "action": "accept", "content": map[string]any{zkfField: zkfAnswer2}})
+		res := call("sendElicitationResult", map[string]any{"elicitId": second, "action": "accept", "content": map[string]any{zkfField: zkfAnswer2}})
 		if got := resultText(res); res.IsError || got != fmt.Sprint(zkfArgument, " ", zkfAnswer1, " ", zkfAnswer2, " ", zkfState) {
 			t.Fatalf("order: %q", got)
 		}
@@ -181,7 +181,7 @@ func TestZeroKnowledgeFallbacks(t *testing.T) {
 // tool result hands to the model.
 func pendingID(t *testing.T, res *mcp.CallToolResult) string {
 	t.Helper()
-	raw, _ := json.Marshal(res.Meta[elicit.MetaElicitationPending])
+	raw, _ := json.Marshal(res.Meta["elicitationPending"])
 	var p struct {
 		ID string `json:"elicitationId"`
 	}

@@ -266,7 +266,7 @@ func newPostgresZK(t *testing.T) *zkBackend {
 		}
 		pool.Close()
 	})
-	table := pgx.Identifier{schema, postgres.Table}.Sanitize()
+	table := pgx.Identifier{schema, "elicitvault_entries"}.Sanitize()
 	return &zkBackend{
 		Name:  "postgres",
 		Store: s,

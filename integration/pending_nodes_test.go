@@ -100,7 +100,7 @@ func pendingLoopMode(t *testing.T, open func() store.Store, mode elicit.Mode) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		node := 0
-		if bytes.Contains(body, []byte(elicit.FallbackTool)) || bytes.Contains(body, []byte(`"requestState"`)) ||
+		if bytes.Contains(body, []byte("sendElicitationResult")) || bytes.Contains(body, []byte(`"requestState"`)) ||
 			strings.HasPrefix(r.URL.Path, elicit.PagesPrefix) {
 			node = 1
 		}
@@ -156,13 +156,13 @@ func pendingLLMRound(ctx context.Context, cs *mcp.ClientSession, _ string) strin
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "profile"})
 	var id string
 	if err == nil {
-		p, _ := res.Meta[elicit.MetaElicitationPending].(map[string]any)
+		p, _ := res.Meta["elicitationPending"].(map[string]any)
 		id, _ = p["elicitId"].(string)
 	}
 	if id == "" {
 		return pendingText(res, err)
 	}
-	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: elicit.FallbackTool, Arguments: map[string]any{
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "sendElicitationResult", Arguments: map[string]any{
 		"elicitId": id, "action": "accept", "content": map[string]any{"name": "Ann"},
 	}})
 	if err != nil || res.IsError || pendingText(res, nil) != "accept Ann" {

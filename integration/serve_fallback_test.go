@@ -43,7 +43,7 @@ func listsFallbackTool(t *testing.T, cs *mcp.ClientSession) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return slices.ContainsFunc(res.Tools, func(tool *mcp.Tool) bool { return tool.Name == elicit.FallbackTool })
+	return slices.ContainsFunc(res.Tools, func(tool *mcp.Tool) bool { return tool.Name == "sendElicitationResult" })
 }
 
 // TestServeLLMFallback drives the LLM-mediated fallback of
@@ -79,17 +79,17 @@ func TestServeLLMFallback(t *testing.T) {
 				if content != nil {
 					args["content"] = content
 				}
-				return call(t, cs, elicit.FallbackTool, args)
+				return call(t, cs, "sendElicitationResult", args)
 			}
 			ada := map[string]any{"name": "Ada", "email": "ada@example.com", "arrival": "2026-05-04"}
 
 			t.Run("listed", func(t *testing.T) {
 				if !listsFallbackTool(t, cs) {
-					t.Errorf("%s not listed to a client that cannot elicit", elicit.FallbackTool)
+					t.Errorf("%s not listed to a client that cannot elicit", "sendElicitationResult")
 				}
 				able := newGoClient(t).connect(srv.mcpURL(), v.version)
 				if listsFallbackTool(t, able) {
-					t.Errorf("%s listed to a client that elicits", elicit.FallbackTool)
+					t.Errorf("%s listed to a client that elicits", "sendElicitationResult")
 				}
 				res := answer(t, able, "anything", "accept", map[string]any{})
 				if !res.IsError || !strings.Contains(resultText(res), "only for clients that cannot elicit") {
@@ -99,7 +99,7 @@ func TestServeLLMFallback(t *testing.T) {
 			t.Run("accept", func(t *testing.T) {
 				res := call(t, cs, "register_attendee", nil)
 				id := pendingID(t, res)
-				if !strings.Contains(resultText(res), elicit.FallbackTool) || !strings.Contains(resultText(res), "Register for MCP Dev Days") {
+				if !strings.Contains(resultText(res), "sendElicitationResult") || !strings.Contains(resultText(res), "Register for MCP Dev Days") {
 					t.Errorf("instructions: %q", resultText(res))
 				}
 				out := resultText(answer(t, cs, id, "accept", ada))
@@ -131,7 +131,7 @@ func TestServeLLMFallback(t *testing.T) {
 				if !strings.HasPrefix(out, "Nothing was deleted: deleting contacts needs a confirmation from the user") {
 					t.Errorf("got %q", out)
 				}
-				if res.Meta[elicit.MetaElicitationPending] != nil || strings.Contains(out, elicit.FallbackTool) {
+				if res.Meta["elicitationPending"] != nil || strings.Contains(out, "sendElicitationResult") {
 					t.Errorf("delete_contacts asked the model: %q", out)
 				}
 			})
@@ -168,11 +168,11 @@ func TestServeLLMFallback(t *testing.T) {
 				ran := 0
 				for res := range results {
 					switch out := resultText(res); {
-					case out == "Subscribed." && res.Meta[elicit.MetaElicitationReplayed] != nil:
+					case out == "Subscribed." && res.Meta["elicitationReplayed"] != nil:
 						// the same answer again: the first run's result
 					case out == "Subscribed.":
 						ran++
-					case res.IsError && (strings.Contains(out, elicit.ErrAnswered.Error()) || strings.Contains(out, elicit.ErrUnknownElicitation.Error())):
+					case res.IsError && (strings.Contains(out, "the elicitation was already answered") || strings.Contains(out, elicit.ErrUnknownElicitation.Error())):
 					default:
 						t.Errorf("unexpected result %q", out)
 					}
@@ -221,7 +221,7 @@ func serveBrowserFallback(t *testing.T, args ...string) {
 		t.Run(v.name, func(t *testing.T) {
 			cs, logs, params := loggingClient(t, srv.mcpURL(), v.version, "register_attendee")
 			if listsFallbackTool(t, cs) {
-				t.Errorf("%s listed without the LLM-mediated fallback", elicit.FallbackTool)
+				t.Errorf("%s listed without the LLM-mediated fallback", "sendElicitationResult")
 			}
 			done := make(chan *mcp.CallToolResult, 1)
 			go func() {

@@ -127,10 +127,10 @@ func serveMCPGoLLMFallback(t *testing.T, srv *serveProc) {
 			}
 			listed := false
 			for _, tool := range tools.Tools {
-				listed = listed || tool.Name == elicit.FallbackTool
+				listed = listed || tool.Name == "sendElicitationResult"
 			}
 			if !listed {
-				t.Fatalf("%s not listed to a client that cannot elicit", elicit.FallbackTool)
+				t.Fatalf("%s not listed to a client that cannot elicit", "sendElicitationResult")
 			}
 			pending := func(t *testing.T, name string) string {
 				t.Helper()
@@ -138,11 +138,11 @@ func serveMCPGoLLMFallback(t *testing.T, srv *serveProc) {
 				if err != nil || res.IsError || res.Meta == nil {
 					t.Fatalf("%s: %v (%q)", name, err, mgText(res))
 				}
-				raw, _ := json.Marshal(res.Meta.AdditionalFields[elicit.MetaElicitationPending])
+				raw, _ := json.Marshal(res.Meta.AdditionalFields["elicitationPending"])
 				var p struct {
 					ID string `json:"elicitationId"`
 				}
-				if json.Unmarshal(raw, &p) != nil || p.ID == "" || !strings.Contains(mgText(res), elicit.FallbackTool) {
+				if json.Unmarshal(raw, &p) != nil || p.ID == "" || !strings.Contains(mgText(res), "sendElicitationResult") {
 					t.Fatalf("no pending elicitation in %q", mgText(res))
 				}
 				return p.ID
@@ -153,9 +153,9 @@ func serveMCPGoLLMFallback(t *testing.T, srv *serveProc) {
 				if content != nil {
 					args["content"] = content
 				}
-				out, isErr, err := s.call(ctx, elicit.FallbackTool, args)
+				out, isErr, err := s.call(ctx, "sendElicitationResult", args)
 				if err != nil || isErr {
-					t.Fatalf("%s: %q, %v", elicit.FallbackTool, out, err)
+					t.Fatalf("%s: %q, %v", "sendElicitationResult", out, err)
 				}
 				return out
 			}

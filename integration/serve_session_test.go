@@ -7,6 +7,7 @@ import (
 	"github.com/elicitvault/elicitvault/keyring"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -105,7 +106,7 @@ func newSubjectServer(t *testing.T) *subjectServer {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(ok)}}}, nil, nil
 	})
 	mcp.AddTool(server, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		a, err := elicit.URL(ctx, "Connect", elicit.WithLink(elicit.CallbackURL(s.callback)))
+		a, err := elicit.URL(ctx, "Connect", elicit.WithLink(callbackLink(s.callback)))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -123,7 +124,7 @@ func newSubjectServer(t *testing.T) *subjectServer {
 	stateless := mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{Stateless: true})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", auth.RequireBearerToken(verify, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Mcp-Protocol-Version") >= elicit.ProtocolInputRequests {
+		if r.Header.Get("Mcp-Protocol-Version") >= "2026-07-28" {
 			stateless.ServeHTTP(w, r)
 			return
 		}
@@ -183,7 +184,7 @@ func TestSubjectBinding(t *testing.T) {
 		}
 		alice := s.connect(t, "alice", "", manual)
 		bob := s.connect(t, "bob", "", manual)
-		if v := alice.InitializeResult().ProtocolVersion; v != elicit.ProtocolInputRequests {
+		if v := alice.InitializeResult().ProtocolVersion; v != "2026-07-28" {
 			t.Fatalf("negotiated %s", v)
 		}
 		first, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "set", Arguments: map[string]any{"n": 1}})
@@ -288,4 +289,20 @@ func toolText(res *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// callbackLink builds the link of a URL-mode elicitation for elicit.WithLink:
+// base with the token in its query parameter "token", as the tests'
+// callback pages read it.
+func callbackLink(base string) func(string) string {
+	return func(tok string) string {
+		u, err := url.Parse(base)
+		if err != nil {
+			return base
+		}
+		q := u.Query()
+		q.Set("token", tok)
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
 }

@@ -200,7 +200,7 @@ func (c *v2Client) wait(ch <-chan v2Reply, what string) v2Reply {
 // no URL mode), or fails t.
 func linkOf(t *testing.T, r v2Reply, what string) (id, link string) {
 	t.Helper()
-	if r.Err != nil || r.IsError || r.Pending.ElicitID == "" || !strings.Contains(r.Pending.URL, elicit.ConsentPath+"?token=") {
+	if r.Err != nil || r.IsError || r.Pending.ElicitID == "" || !strings.Contains(r.Pending.URL, elicit.PagesPrefix+"consent"+"?token=") {
 		t.Fatalf("%s: got %q (error %v, %+v), want a link of its own for the user", what, r.Text, r.IsError, r.Err)
 	}
 	return r.Pending.ElicitID, r.Pending.URL
@@ -263,7 +263,7 @@ func TestServeV2LinkAnswersOnlyItsCall(t *testing.T) {
 		if idB == idA {
 			t.Fatal("B was handed A's elicitation")
 		}
-		r := a.wait(a.call(elicit.FallbackTool, map[string]any{"elicitId": idA, "action": "accept"}), "A's answer")
+		r := a.wait(a.call("sendElicitationResult", map[string]any{"elicitId": idA, "action": "accept"}), "A's answer")
 		if r.Err != nil || r.IsError || r.Text != connected {
 			t.Fatalf("A's sendElicitationResult: %q (error %v, %+v)", r.Text, r.IsError, r.Err)
 		}
@@ -277,7 +277,7 @@ func TestServeV2LinkAnswersOnlyItsCall(t *testing.T) {
 		choose(t, wd, link2, "decline")
 		linkOf(t, a.wait(a.call("connect_account", args), "call 4"), "call 4, after link 2 was declined")
 		for _, c := range []struct{ id, want string }{{id1, connected}, {id2, declined}} {
-			r := a.wait(a.call(elicit.FallbackTool, map[string]any{"elicitId": c.id, "action": "accept"}), "an answer")
+			r := a.wait(a.call("sendElicitationResult", map[string]any{"elicitId": c.id, "action": "accept"}), "an answer")
 			if r.Err != nil || r.IsError || r.Text != c.want {
 				t.Errorf("sendElicitationResult: %q (error %v, %+v), want %q", r.Text, r.IsError, r.Err, c.want)
 			}
@@ -384,7 +384,7 @@ func serveBrowserFallbackURLMode(t *testing.T, args ...string) {
 			case <-time.After(15 * time.Second):
 				t.Fatal("no log message announced the page")
 			}
-			link := regexp.MustCompile(`http://\S+` + regexp.QuoteMeta(elicit.ConsentPath) + `\?token=\S+`).FindString(msg)
+			link := regexp.MustCompile(`http://\S+` + regexp.QuoteMeta(elicit.PagesPrefix+"consent") + `\?token=\S+`).FindString(msg)
 			if link == "" {
 				t.Fatalf("log message without the consent page's link: %q", msg)
 			}

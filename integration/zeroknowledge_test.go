@@ -108,7 +108,7 @@ func TestZeroKnowledge(t *testing.T) {
 			return text(fmt.Sprintf("%s %s", res.Action, res.Content.Colour)), nil, nil
 		})
 		mcp.AddTool(server, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			a, err := elicit.URL(ctx, zkMessageURL, elicit.WithLink(elicit.CallbackURL(callback.URL+"/cb")))
+			a, err := elicit.URL(ctx, zkMessageURL, elicit.WithLink(callbackLink(callback.URL+"/cb")))
 			if err != nil {
 				return nil, nil, err
 			}
@@ -344,7 +344,7 @@ func zkRPC(t *testing.T, mcpURL, method string, params map[string]any) map[strin
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "zk", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{elicit.TasksExtension: map[string]any{}}},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	req, _ := http.NewRequest(http.MethodPost, mcpURL, bytes.NewReader(body))

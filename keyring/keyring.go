@@ -3,7 +3,14 @@
 // secrets of MCP_ELICITATION_SECRET_PREVIOUS, which still open what they
 // sealed.
 //
-// A server loads one Keyring at start-up and passes it to elicit.New.
+// A server loads one Keyring at start-up and passes it to elicit.New:
+//
+//	keys, err := keyring.Load(nil) // MCP_ELICITATION_SECRET, MCP_ELICITATION_SECRET_PREVIOUS
+//	if err != nil {
+//		log.Fatal(err) // ErrNoSecret: set one made by GenerateSecret
+//	}
+//	ev, err := elicit.New(keys, memory.New(nil), nil)
+//
 // Operators use Rewrap to re-seal a whole store under the primary after a
 // rotation and Inspect to see how many records each secret still holds;
 // the elicitvault CLI's rotate and inspect commands are thin wrappers of
@@ -22,23 +29,14 @@ import (
 	"github.com/elicitvault/elicitvault/store"
 )
 
-// The environment variables Load reads.
-const (
-	EnvSecret   = ring.EnvSecret   // the primary secret, at least 32 bytes
-	EnvPrevious = ring.EnvPrevious // older secrets, comma-separated, newest first
-)
-
 // Errors of Load and New, usable with errors.Is.
 var (
 	// ErrNoSecret: MCP_ELICITATION_SECRET is unset and no ephemeral
-	// development secret was allowed.
+	// development secret was allowed. GenerateSecret makes one.
 	ErrNoSecret = ring.ErrNoSecret
 	// ErrShortSecret: a secret is shorter than 32 bytes. The error names
 	// the variable and position, never the value.
 	ErrShortSecret = ring.ErrShortSecret
-	// ErrDuplicateKeyID: two configured secrets share a key ID (the same
-	// secret listed twice).
-	ErrDuplicateKeyID = ring.ErrDuplicateKeyID
 )
 
 // Keyring is a primary secret and the previous ones. It is safe for
@@ -46,8 +44,11 @@ var (
 type Keyring ring.Keyring
 
 // KeyID names a secret without revealing it: the first 4 bytes of an HKDF
-// output (SECURITY.md). Its String form is 8 lowercase hex characters.
-type KeyID = keyschedule.KeyID
+// output (SECURITY.md).
+type KeyID [4]byte
+
+// String returns the key ID as 8 lowercase hex characters.
+func (id KeyID) String() string { return keyschedule.KeyID(id).String() }
 
 // LoadOptions configures Load. The zero value (or nil) reads the process
 // environment and refuses to start without a secret.
@@ -63,8 +64,9 @@ type LoadOptions struct {
 	Warn           func(msg string)
 }
 
-// Load builds the keyring from MCP_ELICITATION_SECRET and the
-// comma-separated MCP_ELICITATION_SECRET_PREVIOUS.
+// Load builds the keyring from MCP_ELICITATION_SECRET (the primary secret,
+// at least 32 bytes) and MCP_ELICITATION_SECRET_PREVIOUS (older secrets,
+// comma-separated, newest first). opts may be nil.
 func Load(opts *LoadOptions) (*Keyring, error) {
 	var o ring.LoadOptions
 	if opts != nil {
@@ -86,13 +88,36 @@ func New(primary []byte, previous ...[]byte) (*Keyring, error) {
 func GenerateSecret() string { return ring.GenerateSecret() }
 
 // KeyIDs returns the key ID of every secret, primary first.
-func (k *Keyring) KeyIDs() []KeyID { return (*ring.Keyring)(k).KeyIDs() }
+func (k *Keyring) KeyIDs() []KeyID {
+	ids := (*ring.Keyring)(k).KeyIDs()
+	out := make([]KeyID, len(ids))
+	for i, id := range ids {
+		out[i] = KeyID(id)
+	}
+	return out
+}
 
 // RewrapOptions configures Rewrap; nil means the defaults.
-type RewrapOptions = ring.RewrapOptions
+type RewrapOptions struct {
+	// BatchSize is the number of entries read per Scan (500 when zero).
+	BatchSize int
+	// Cursor resumes an interrupted rewrap from Progress.Cursor.
+	Cursor string
+	// Progress, when set, is called after every batch.
+	Progress func(Progress)
+}
 
 // Progress counts what a rewrap has done so far.
-type Progress = ring.Progress
+type Progress struct {
+	Scanned   int    // entries read
+	Rewrapped int    // records now under the primary secret and its index
+	Current   int    // records that already were
+	Changed   int    // records left alone because they changed (or went) while being rewrapped
+	Skipped   int    // entries that are not records (one-shot markers)
+	InTransit int    // answers on their way to a waiter, left where they were written
+	Failed    int    // records that did not open: invalid, unknown key, or misplaced
+	Cursor    string // where to resume; "" once done
+}
 
 // Rewrap re-seals every record of s under the primary secret and moves it to
 // the primary's blinded key, keeping its binding and expiry, one batch at a
@@ -100,21 +125,42 @@ type Progress = ring.Progress
 // changed since it read it, and a crash leaves a record in one place or two,
 // never none. An interrupted rewrap resumes from Progress.Cursor.
 func (k *Keyring) Rewrap(ctx context.Context, s store.Store, opts *RewrapOptions) (Progress, error) {
-	var o RewrapOptions
+	var o ring.RewrapOptions
 	if opts != nil {
-		o = *opts
+		o = ring.RewrapOptions{BatchSize: opts.BatchSize, Cursor: opts.Cursor}
+		if f := opts.Progress; f != nil {
+			o.Progress = func(p ring.Progress) { f(Progress(p)) }
+		}
 	}
-	return (*ring.Keyring)(k).Rewrap(ctx, s, o)
+	p, err := (*ring.Keyring)(k).Rewrap(ctx, s, o)
+	return Progress(p), err
 }
 
 // Report is what Inspect counts.
-type Report = ring.Report
+type Report struct {
+	Entries  int           // every entry scanned
+	Records  map[KeyID]int // stored records per key ID of their payload
+	Markers  int           // entries that are not records (one-shot markers)
+	Expiries []Bucket      // records per time left until expiry, shortest first
+}
 
-// Bucket counts the records whose time left is at most Upto.
-type Bucket = ring.Bucket
+// Bucket counts the records whose time left is at most Upto (and more than
+// the previous bucket's).
+type Bucket struct {
+	Upto  time.Duration
+	Count int
+}
 
 // Inspect counts the records of s per key ID and per time left until expiry.
 // It needs no secret and opens nothing.
 func Inspect(ctx context.Context, s store.Store) (Report, error) {
-	return ring.Inspect(ctx, s, time.Now())
+	r, err := ring.Inspect(ctx, s, time.Now())
+	out := Report{Entries: r.Entries, Markers: r.Markers, Records: make(map[KeyID]int, len(r.Records))}
+	for id, n := range r.Records {
+		out.Records[KeyID(id)] = n
+	}
+	for _, b := range r.Expiries {
+		out.Expiries = append(out.Expiries, Bucket(b))
+	}
+	return out, err
 }

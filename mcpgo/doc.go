@@ -3,6 +3,26 @@
 // in lockstep with the core module, so that a go-sdk user never downloads
 // mcp-go (store/layout_test.go holds it).
 //
+//	ev, err := elicit.New(keys, memory.New(nil), &elicit.Config{BaseURL: "http://localhost:8080"})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	s := server.NewMCPServer("contacts", "1")
+//	front := mcpgo.New(ev, s, nil)
+//	s.AddTool(mcp.NewTool("delete_contacts"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+//		ok, err := elicit.Confirm(ctx, "Delete 47 contacts?")
+//		if err != nil || !ok {
+//			return nil, err // return elicit's errors unchanged
+//		}
+//		return mcp.NewToolResultText("deleted"), nil
+//	})
+//	log.Fatal(http.ListenAndServe("localhost:8080", front.Handler(nil))) // or front.ServeStdio
+//
+// The package is the server front-end: New installs an Elicitor on an
+// mcp-go server, and elicit.Confirm, elicit.Form and elicit.URL work in
+// its tool handlers as they do on the go-sdk; Handler and ServeStdio
+// serve it. mcpgo/client holds elicit/client's checks as an mcp-go
+// client.ElicitationHandler.
 // The package is the server front-end: [New] installs an Elicitor on an
 // mcp-go server, and [elicit.Confirm], [elicit.Form] and [elicit.URL] work
 // in its tool handlers as they do on the go-sdk; [Server.Handler] and

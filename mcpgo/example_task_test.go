@@ -69,7 +69,7 @@ func post(url, method string, params map[string]any) map[string]any {
 	params["_meta"] = map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "example", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{elicit.TasksExtension: map[string]any{}}},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
 	}
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))

@@ -95,7 +95,7 @@ func TestSecondFormCancelsFirst(t *testing.T) {
 	}
 	select {
 	case err := <-firstErr:
-		if !errors.Is(err, elicit.ErrCancelled) {
+		if !errors.Is(err, elicit.ErrReplaced) {
 			t.Fatalf("the first form ended with %v, want ErrCancelled", err)
 		}
 	case <-time.After(5 * time.Second):

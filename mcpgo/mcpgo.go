@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/elicitlink"
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -55,7 +56,7 @@ var (
 // m with Handler, or ServeStdio, for the requestState check of
 // 2026-07-28.
 func New(ev *elicit.Elicitor, m *server.MCPServer, opts *Options) *Server {
-	f := &Server{ev: ev, eng: ev.Engine(), m: m}
+	f := &Server{ev: ev, eng: elicitlink.Engine(ev), m: m}
 	if opts != nil {
 		f.opts = *opts
 	}

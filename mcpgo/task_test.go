@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/elicitlink"
+	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
@@ -32,7 +34,7 @@ func taskNode(t *testing.T, st store.Store) string {
 	m.AddTool(mcp.NewTool("greet_later"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := elicit.Form[struct {
 			Name string `json:"name"`
-		}](ctx, "Your name?", elicit.WithInputKey("user_name"))
+		}](ctx, "Your name?", elicitlink.InputKey("user_name").(elicit.Option))
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +79,7 @@ type rpcError = fronttest.Error
 
 var tasksCaps = map[string]any{
 	"elicitation": map[string]any{"form": map[string]any{}},
-	"extensions":  map[string]any{elicit.TasksExtension: map[string]any{}},
+	"extensions":  map[string]any{engine.TasksExtension: map[string]any{}},
 }
 
 // taskRPC sends one request on 2026-07-28 as user with the client
@@ -114,7 +116,7 @@ func TestTask(t *testing.T) {
 		t.Fatalf("tools/list: execution %v, want confirm's taskSupport optional, and none for greet_later", execution)
 	}
 	disc, rerr := taskRPC(t, a, "alice", "server/discover", map[string]any{}, tasksCaps)
-	if rerr != nil || !strings.Contains(fmt.Sprint(disc["capabilities"]), elicit.TasksExtension) {
+	if rerr != nil || !strings.Contains(fmt.Sprint(disc["capabilities"]), engine.TasksExtension) {
 		t.Fatalf("server/discover: %v, %+v; want the extension", disc, rerr)
 	}
 

@@ -145,7 +145,7 @@ func TestFallbackToolListed(t *testing.T) {
 			}
 			listed := false
 			for _, tool := range res.Tools {
-				listed = listed || tool.Name == elicit.FallbackTool
+				listed = listed || tool.Name == "sendElicitationResult"
 			}
 			if listed != tc.want {
 				t.Errorf("%s, %s: listed %v, want %v", tc.name, v, listed, tc.want)

@@ -1,9 +1,18 @@
 // Package otel traces and measures elicitations with OpenTelemetry,
 // through elicit's hooks ([elicit.Hooks], returned by [Hooks]). It is a module of its own, so that elicitvault's
 // core never depends on OpenTelemetry: a server that wants telemetry adds
+// its hooks to the Elicitor's Config.
 //
-//	h, err := otel.Hooks(nil) // the global tracer and meter providers
-//	cfg.Hooks = append(cfg.Hooks, h)
+//	import elicitotel "github.com/elicitvault/elicitvault/otel"
+//
+//	h, err := elicitotel.Hooks(nil) // the global tracer and meter providers
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	ev, err := elicit.New(keys, st, &elicit.Config{Hooks: []elicit.Hooks{h}})
+//
+// The instrumentation scope of its spans and metrics is
+// github.com/elicitvault/elicitvault/otel.
 //
 // # Spans
 //
@@ -56,8 +65,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// ScopeName is the instrumentation scope of the spans and metrics.
-const ScopeName = "github.com/elicitvault/elicitvault/otel"
+// scopeName is the instrumentation scope of the spans and metrics.
+const scopeName = "github.com/elicitvault/elicitvault/otel"
 
 // Options chooses the providers. A nil Options, or a nil field, uses the
 // global provider of the otel package; a nil Propagator, W3C Trace
@@ -70,12 +79,12 @@ type Options struct {
 	Propagator propagation.TextMapPropagator
 }
 
-// The attribute keys.
+// The attribute keys (the package documentation lists them).
 const (
-	AttrMode    = attribute.Key("elicit.mode")
-	AttrPath    = attribute.Key("elicit.path")
-	AttrTool    = attribute.Key("elicit.tool")
-	AttrOutcome = attribute.Key("elicit.outcome")
+	attrMode    = attribute.Key("elicit.mode")
+	attrPath    = attribute.Key("elicit.path")
+	attrTool    = attribute.Key("elicit.tool")
+	attrOutcome = attribute.Key("elicit.outcome")
 )
 
 type instruments struct {
@@ -102,11 +111,11 @@ func Hooks(opts *Options) (elicit.Hooks, error) {
 	if o.MeterProvider == nil {
 		o.MeterProvider = otel.GetMeterProvider()
 	}
-	m := o.MeterProvider.Meter(ScopeName)
+	m := o.MeterProvider.Meter(scopeName)
 	if o.Propagator == nil {
 		o.Propagator = propagation.TraceContext{}
 	}
-	in := &instruments{prop: o.Propagator, tracer: o.TracerProvider.Tracer(ScopeName)}
+	in := &instruments{prop: o.Propagator, tracer: o.TracerProvider.Tracer(scopeName)}
 	var err, e error
 	in.started, e = m.Int64Counter("elicitvault.elicitations.started", metric.WithDescription("Elicitations asked"))
 	err = errors.Join(err, e)
@@ -129,16 +138,16 @@ func Hooks(opts *Options) (elicit.Hooks, error) {
 
 // path returns the protocol path of r's call.
 func path(r *elicit.Request) string {
-	if r.Call != nil && r.Call.Protocol >= elicit.ProtocolInputRequests {
+	if r.Call != nil && r.Call.Protocol >= "2026-07-28" {
 		return "input_required"
 	}
 	return "request"
 }
 
 func baseAttrs(r *elicit.Request) []attribute.KeyValue {
-	kv := []attribute.KeyValue{AttrMode.String(string(r.Mode)), AttrPath.String(path(r))}
+	kv := []attribute.KeyValue{attrMode.String(string(r.Mode)), attrPath.String(path(r))}
 	if r.Call != nil {
-		kv = append(kv, AttrTool.String(r.Call.Tool))
+		kv = append(kv, attrTool.String(r.Call.Tool))
 	}
 	return kv
 }
@@ -160,9 +169,9 @@ func outcome(res *elicit.Response, err error) string {
 		return "input_required"
 	case errors.Is(err, elicit.ErrTimeout):
 		return "timed_out"
-	case errors.Is(err, elicit.ErrCancelled):
+	case errors.Is(err, elicit.ErrReplaced):
 		return "superseded"
-	case errors.Is(err, elicit.ErrInvalidContent), errors.Is(err, elicit.ErrMalformed):
+	case errors.Is(err, elicit.ErrInvalidContent):
 		return "invalid"
 	}
 	return "error"
@@ -205,8 +214,8 @@ func (in *instruments) aroundResult(ctx context.Context, r *elicit.Request, raw 
 // end records a flow's outcome o on its span, in the outcome counter if
 // count, and its duration d unless d < 0.
 func (in *instruments) end(ctx context.Context, span trace.Span, attrs []attribute.KeyValue, o string, count bool, d time.Duration) {
-	span.SetAttributes(AttrOutcome.String(o))
-	all := metric.WithAttributes(append(attrs, AttrOutcome.String(o))...)
+	span.SetAttributes(attrOutcome.String(o))
+	all := metric.WithAttributes(append(attrs, attrOutcome.String(o))...)
 	if count {
 		in.outcomes.Add(ctx, 1, all)
 	}
@@ -230,7 +239,7 @@ func (in *instruments) carry(ctx context.Context) map[string]string {
 // resume starts the span of the work that resumes an elicitation, as a
 // child of the span that asked it.
 func (in *instruments) resume(ctx context.Context, mode elicit.Mode, carried map[string]string) (context.Context, func(error)) {
-	opts := []trace.SpanStartOption{trace.WithAttributes(AttrMode.String(string(mode))), trace.WithSpanKind(trace.SpanKindInternal)}
+	opts := []trace.SpanStartOption{trace.WithAttributes(attrMode.String(string(mode))), trace.WithSpanKind(trace.SpanKindInternal)}
 	parent := in.prop.Extract(context.Background(), propagation.MapCarrier(carried))
 	if remote := trace.SpanContextFromContext(parent); remote.IsValid() {
 		if local := trace.SpanContextFromContext(ctx); local.IsValid() {
@@ -251,7 +260,7 @@ func (in *instruments) resume(ctx context.Context, mode elicit.Mode, carried map
 			o = "error"
 			span.SetStatus(codes.Error, "elicitation failed")
 		}
-		span.SetAttributes(AttrOutcome.String(o))
+		span.SetAttributes(attrOutcome.String(o))
 		span.End()
 	}
 }

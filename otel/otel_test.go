@@ -103,7 +103,7 @@ func TestHooks(t *testing.T) {
 
 // newShop returns a server with an Elicitor on a memory store, which it
 // also returns, with hooks.
-func newShop(t *testing.T, hooks elicit.Hooks) (*mcp.Server, *store.Portable) {
+func newShop(t *testing.T, hooks elicit.Hooks) (*mcp.Server, store.Store) {
 	t.Helper()
 	keys, err := keyring.New([]byte("otel test secret, at least 32 bytes long"))
 	if err != nil {

@@ -24,8 +24,15 @@ import (
 	"strings"
 )
 
+// The targets of v0.2 (issue 21): the exported names of elicit, and of
+// all the published packages together.
+const (
+	targetElicit = 70
+	targetTotal  = 200
+)
+
 func main() {
-	total := 0
+	total, elicit := 0, -1
 	for _, arg := range os.Args[1:] {
 		label, dir, ok := strings.Cut(arg, "=")
 		if !ok {
@@ -42,8 +49,20 @@ func main() {
 		}
 		fmt.Printf("  %-22s %4d\n", label, n)
 		total += n
+		if label == "elicit" {
+			elicit = n
+		}
 	}
 	fmt.Printf("  %-22s %4d\n", "total", total)
+	fmt.Printf("  target: elicit <= %d (%s), total <= %d (%s)\n",
+		targetElicit, met(elicit >= 0 && elicit <= targetElicit), targetTotal, met(total <= targetTotal))
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT met"
 }
 
 // count returns the number of exported names of the package in dir.

@@ -11,13 +11,13 @@ import (
 )
 
 // A Driver is the raw operations of one backend, as gocloud.dev's drivers
-// are: [New] wraps it in the [Portable] that callers use, and the Portable
-// does what every backend must do alike, so that a Driver does not.
+// are: [New] wraps it in the [Store] that callers use, which does what
+// every backend must do alike, so that a Driver does not.
 //
-// A Portable calls a Driver only with checked arguments (see
+// That Store calls a Driver only with checked arguments (see
 // [ErrInvalidArgument]), only while it is open and with a ctx that is not
 // done yet, and calls Close once. A Driver returns [ErrNotFound] for an
-// absent or expired key, its own errors unwrapped (the Portable prefixes
+// absent or expired key, its own errors unwrapped (the Store prefixes
 // them with the backend's name and the operation's), and
 // [ErrInvalidArgument] for what only it can check (a malformed Scan cursor,
 // a message too large).
@@ -27,7 +27,8 @@ type Driver interface {
 	Take(ctx context.Context, key string) ([]byte, error)
 	PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error)
 	// PutIfAbsentGet is PutIfAbsent of key, then Get of other, in one
-	// round trip where the backend can; see [Portable.PutIfAbsentGet].
+	// round trip where the backend can (the Store New returns has the
+	// method too, beside the Store interface's).
 	// An absent other reads as a nil value, not ErrNotFound.
 	PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error)
 	Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error)
@@ -47,11 +48,11 @@ type Driver interface {
 	Close() error
 }
 
-// Portable is the [Store] every backend returns: it checks arguments,
+// portable is the [Store] every backend returns: it checks arguments,
 // refuses every operation after Close with [ErrClosed], prefixes errors with the
 // backend's name and the operation's, and gives each subscription its own
 // buffer, so that a Driver implements only its raw operations.
-type Portable struct {
+type portable struct {
 	name string
 	d    Driver
 	now  func() time.Time
@@ -61,20 +62,24 @@ type Portable struct {
 	subs   map[*subscription]struct{} // nil once closed
 }
 
-var _ Store = (*Portable)(nil)
+var _ Store = (*portable)(nil)
 
-// New returns the Portable store over d. name prefixes its errors ("redis",
-// "postgres"); now, when not nil, replaces time.Now for the check that an
-// expiry is not past.
-func New(name string, d Driver, now func() time.Time) *Portable {
+// New returns the Store over d, the one every backend returns: it checks
+// arguments ([ErrInvalidArgument]), refuses every operation after Close
+// with [ErrClosed], prefixes errors with the backend's name and the
+// operation's, and gives each subscription its own buffer, so that a
+// Driver implements only its raw operations. name prefixes its errors
+// ("redis", "postgres"); now, when not nil, replaces time.Now for the
+// check that an expiry is not past.
+func New(name string, d Driver, now func() time.Time) Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &Portable{name: name, d: d, now: now, subs: make(map[*subscription]struct{})}
+	return &portable{name: name, d: d, now: now, subs: make(map[*subscription]struct{})}
 }
 
 // begin checks that p is open and ctx is not done.
-func (p *Portable) begin(ctx context.Context, op string) error {
+func (p *portable) begin(ctx context.Context, op string) error {
 	if p.closed.Load() {
 		return p.wrap(op, ErrClosed)
 	}
@@ -84,13 +89,13 @@ func (p *Portable) begin(ctx context.Context, op string) error {
 	return nil
 }
 
-func (p *Portable) wrap(op string, err error) error {
+func (p *portable) wrap(op string, err error) error {
 	return fmt.Errorf("%s: %s: %w", p.name, op, err)
 }
 
 // fail wraps an error of the driver. ErrNotFound stays bare; an error of an
 // operation that Close overtook also matches ErrClosed.
-func (p *Portable) fail(op string, err error) error {
+func (p *portable) fail(op string, err error) error {
 	switch {
 	case err == nil || err == ErrNotFound:
 		return err
@@ -100,22 +105,22 @@ func (p *Portable) fail(op string, err error) error {
 	return p.wrap(op, err)
 }
 
-func (p *Portable) checkKey(op, key string) error {
+func (p *portable) checkKey(op, key string) error {
 	if key == "" {
 		return p.wrap(op, fmt.Errorf("empty key: %w", ErrInvalidArgument))
 	}
 	return nil
 }
 
-func (p *Portable) checkWrite(op, key string, value []byte, expiry time.Time) error {
-	if err := CheckWrite(key, value, expiry, p.now()); err != nil {
+func (p *portable) checkWrite(op, key string, value []byte, expiry time.Time) error {
+	if err := checkWriteArgs(key, value, expiry, p.now()); err != nil {
 		return p.wrap(op, err)
 	}
 	return nil
 }
 
 // Put implements Store.
-func (p *Portable) Put(ctx context.Context, key string, value []byte, expiry time.Time) error {
+func (p *portable) Put(ctx context.Context, key string, value []byte, expiry time.Time) error {
 	const op = "put"
 	if err := p.begin(ctx, op); err != nil {
 		return err
@@ -127,7 +132,7 @@ func (p *Portable) Put(ctx context.Context, key string, value []byte, expiry tim
 }
 
 // Get implements Store.
-func (p *Portable) Get(ctx context.Context, key string) ([]byte, error) {
+func (p *portable) Get(ctx context.Context, key string) ([]byte, error) {
 	const op = "get"
 	if err := p.begin(ctx, op); err != nil {
 		return nil, err
@@ -140,7 +145,7 @@ func (p *Portable) Get(ctx context.Context, key string) ([]byte, error) {
 }
 
 // Take implements Store.
-func (p *Portable) Take(ctx context.Context, key string) ([]byte, error) {
+func (p *portable) Take(ctx context.Context, key string) ([]byte, error) {
 	const op = "take"
 	if err := p.begin(ctx, op); err != nil {
 		return nil, err
@@ -153,7 +158,7 @@ func (p *Portable) Take(ctx context.Context, key string) ([]byte, error) {
 }
 
 // PutIfAbsent implements Store.
-func (p *Portable) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
+func (p *portable) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
 	const op = "put if absent"
 	if err := p.begin(ctx, op); err != nil {
 		return false, err
@@ -178,7 +183,7 @@ func (p *Portable) PutIfAbsent(ctx context.Context, key string, value []byte, ex
 // It is not a method of [Store], so that a Store wrapper that changes
 // PutIfAbsent or Get is not bypassed: a caller holding a Store asserts
 // for it, and without it calls PutIfAbsent, then Get.
-func (p *Portable) PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error) {
+func (p *portable) PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error) {
 	const op = "put if absent and get"
 	if err := p.begin(ctx, op); err != nil {
 		return false, nil, err
@@ -197,7 +202,7 @@ func (p *Portable) PutIfAbsentGet(ctx context.Context, key string, value []byte,
 }
 
 // Swap implements Store.
-func (p *Portable) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
+func (p *portable) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
 	const op = "swap"
 	if err := p.begin(ctx, op); err != nil {
 		return nil, err
@@ -211,7 +216,7 @@ func (p *Portable) Swap(ctx context.Context, key string, value []byte, expiry ti
 
 // CompareAndSwap implements Store. It returns ErrInvalidArgument for a nil
 // old.
-func (p *Portable) CompareAndSwap(ctx context.Context, key string, old, value []byte, expiry time.Time) (bool, error) {
+func (p *portable) CompareAndSwap(ctx context.Context, key string, old, value []byte, expiry time.Time) (bool, error) {
 	const op = "compare and swap"
 	if err := p.begin(ctx, op); err != nil {
 		return false, err
@@ -232,7 +237,7 @@ func (p *Portable) CompareAndSwap(ctx context.Context, key string, old, value []
 }
 
 // Delete implements Store.
-func (p *Portable) Delete(ctx context.Context, key string) error {
+func (p *portable) Delete(ctx context.Context, key string) error {
 	const op = "delete"
 	if err := p.begin(ctx, op); err != nil {
 		return err
@@ -245,7 +250,7 @@ func (p *Portable) Delete(ctx context.Context, key string) error {
 
 // Scan implements Store. It returns ErrInvalidArgument for a count below 1
 // or a cursor that no Scan of this backend returned.
-func (p *Portable) Scan(ctx context.Context, cursor string, count int) ([]Entry, string, error) {
+func (p *portable) Scan(ctx context.Context, cursor string, count int) ([]Entry, string, error) {
 	const op = "scan"
 	if err := p.begin(ctx, op); err != nil {
 		return nil, "", err
@@ -262,7 +267,7 @@ func (p *Portable) Scan(ctx context.Context, cursor string, count int) ([]Entry,
 
 // Publish implements Store. It returns ErrInvalidArgument for an empty
 // channel or a nil msg.
-func (p *Portable) Publish(ctx context.Context, channel string, msg []byte) error {
+func (p *portable) Publish(ctx context.Context, channel string, msg []byte) error {
 	const op = "publish"
 	if err := p.begin(ctx, op); err != nil {
 		return err
@@ -278,7 +283,7 @@ func (p *Portable) Publish(ctx context.Context, channel string, msg []byte) erro
 // instead, after the messages it buffered, a message with Resubscribed set,
 // telling it to read the store again. It returns ErrInvalidArgument for an
 // empty channel.
-func (p *Portable) Subscribe(ctx context.Context, channel string) (Subscription, error) {
+func (p *portable) Subscribe(ctx context.Context, channel string) (Subscription, error) {
 	const op = "subscribe"
 	if err := p.begin(ctx, op); err != nil {
 		return nil, err
@@ -315,7 +320,7 @@ func (p *Portable) Subscribe(ctx context.Context, channel string) (Subscription,
 
 // forget removes sub from the open subscriptions, and reports whether it
 // was there.
-func (p *Portable) forget(sub *subscription) bool {
+func (p *portable) forget(sub *subscription) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.subs[sub]; !ok {
@@ -327,7 +332,7 @@ func (p *Portable) forget(sub *subscription) bool {
 
 // Close implements Store: it closes the driver, then ends every
 // subscription. A second Close returns ErrClosed.
-func (p *Portable) Close() error {
+func (p *portable) Close() error {
 	if !p.closed.CompareAndSwap(false, true) {
 		return ErrClosed
 	}
@@ -349,7 +354,7 @@ func (p *Portable) Close() error {
 
 // subscription implements Subscription over a driver's deliver callback.
 type subscription struct {
-	p           *Portable
+	p           *portable
 	mu          sync.Mutex // serialises deliver and close of box
 	box         *mailbox
 	unsubscribe func() // set once the driver's Subscribe returned

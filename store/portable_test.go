@@ -60,7 +60,9 @@ func ops(s store.Store, key, channel string, value []byte, expiry time.Time, cou
 	_, errs["get"] = s.Get(ctx, key)
 	_, errs["take"] = s.Take(ctx, key)
 	_, errs["put if absent"] = s.PutIfAbsent(ctx, key, value, expiry)
-	if p, ok := s.(*store.Portable); ok {
+	if p, ok := s.(interface {
+		PutIfAbsentGet(context.Context, string, []byte, time.Time, string) (bool, []byte, error)
+	}); ok {
 		_, _, errs["put if absent and get"] = p.PutIfAbsentGet(ctx, key, value, expiry, key)
 	}
 	_, errs["swap"] = s.Swap(ctx, key, value, expiry)

@@ -1,6 +1,16 @@
 // Package store defines the storage contract elicitvault's backends
 // implement.
 //
+// An Elicitor takes a Store of any backend; nodes that share one share
+// their elicitations:
+//
+//	st, err := redis.New(ctx, "redis://localhost:6379/0", nil) // or memory.New(nil), postgres.New
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer st.Close()
+//	ev, err := elicit.New(keys, st, nil)
+//
 // A store holds opaque keys and opaque values. Callers pass keys that are
 // already blinded (keyed HMACs) and values that are already sealed: a store
 // never sees a session ID, a subject or a plaintext, and this package and its
@@ -12,7 +22,7 @@
 // operation returns [ErrClosed].
 //
 // A backend is a [Driver] of raw operations; every backend returns it
-// wrapped in a [Portable], which does what all backends must do alike
+// wrapped by [New] in a Store, which does what all backends must do alike
 // (argument checks, closed state, errors named by operation, subscription
 // buffers), as gocloud.dev's portable types do over their drivers.
 //
@@ -122,8 +132,8 @@ type Message struct {
 	Resubscribed bool
 }
 
-// CheckWrite validates the arguments of a write, for backends.
-func CheckWrite(key string, value []byte, expiry time.Time, now time.Time) error {
+// checkWriteArgs validates the arguments of a write.
+func checkWriteArgs(key string, value []byte, expiry time.Time, now time.Time) error {
 	if key == "" || value == nil || expiry.IsZero() || !expiry.After(now) {
 		return ErrInvalidArgument
 	}

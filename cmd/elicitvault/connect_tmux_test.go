@@ -355,7 +355,7 @@ func TestConnectTmuxServe(t *testing.T) {
 				p, visits := connectPane(t, "--protocol", proto, "--allow-host", "127.0.0.1", "--tool", "connect_account", url)
 				s := p.waitFor(`asks you to open a link[\s\S]*Decline`)
 				host := strings.TrimPrefix(strings.TrimSuffix(url, "/mcp"), "http://")
-				if !strings.Contains(s, "Host: "+host) || !strings.Contains(s, elicit.ConsentPath+"?token=") {
+				if !strings.Contains(s, "Host: "+host) || !strings.Contains(s, elicit.PagesPrefix+"consent"+"?token=") {
 					t.Errorf("the consent does not show the link and its host %s:\n%s", host, s)
 				}
 				if b, _ := os.ReadFile(visits); len(b) != 0 {
@@ -363,7 +363,7 @@ func TestConnectTmuxServe(t *testing.T) {
 				}
 				p.send("Down", "Enter")
 				p.waitFor(`Your Example account is connected\.\s+\[exit 0\]`)
-				if b, _ := os.ReadFile(visits); !strings.HasPrefix(string(b), "visited http://"+host+elicit.ConsentPath+"?token=") {
+				if b, _ := os.ReadFile(visits); !strings.HasPrefix(string(b), "visited http://"+host+elicit.PagesPrefix+"consent"+"?token=") {
 					t.Errorf("browser log: %q", b)
 				}
 			})

@@ -106,17 +106,17 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	storeURL := fs.String("store", "memory", storeFlagHelp)
 	migrate := fs.Bool("migrate", true, "with a postgres:// --store, create or upgrade its tables first, as \"elicitvault migrate\" does")
 	baseURL := fs.String("base-url", "", "the `URL` browsers reach --addr by, for the links of URL mode")
-	ttl := fs.Duration("ttl", elicit.DefaultTTL, "how long an elicitation waits for its answer")
+	ttl := fs.Duration("ttl", 5*time.Minute, "how long an elicitation waits for its answer")
 	fallback := fs.String("fallback", "llm", "for clients that cannot elicit: `llm,browser`, either, or none")
 	oauthFl := addOAuthFlags(fs)
 	conformance := fs.Bool("conformance", false, "also serve the fixtures of the MCP conformance suite (test_* tools, a prompt)")
 	unauthenticated := fs.Bool("unauthenticated", false, "allow an --addr other than loopback although serve authenticates no one")
-	sessionTimeout := fs.Duration("session-timeout", elicit.DefaultSessionTimeout, "close a 2025-11-25 (or older) session idle this long")
-	maxSessions := fs.Int("max-sessions", elicit.DefaultMaxSessions, "the most sessions this node keeps open; beyond, the oldest idle one is closed")
-	maxPerClient := fs.Int("max-sessions-per-client", elicit.DefaultMaxSessionsPerClient, "the most sessions one client (user, or address) keeps open")
+	sessionTimeout := fs.Duration("session-timeout", 30*time.Minute, "close a 2025-11-25 (or older) session idle this long")
+	maxSessions := fs.Int("max-sessions", 5000, "the most sessions this node keeps open; beyond, the oldest idle one is closed")
+	maxPerClient := fs.Int("max-sessions-per-client", 32, "the most sessions one client (user, or address) keeps open")
 	trustedProxies := fs.String("trusted-proxies", "", "`CIDR,...` of proxies whose X-Forwarded-For names the client, for the session caps and the pending quotas")
-	readTimeout := fs.Duration("read-timeout", elicit.DefaultReadTimeout, "the time a request's body may take to arrive")
-	writeTimeout := fs.Duration("write-timeout", elicit.DefaultWriteTimeout, "the time each write of a response may take (streams stay open)")
+	readTimeout := fs.Duration("read-timeout", 30*time.Second, "the time a request's body may take to arrive")
+	writeTimeout := fs.Duration("write-timeout", 30*time.Second, "the time each write of a response may take (streams stay open)")
 	idleTimeout := fs.Duration("idle-timeout", defaultIdleTimeout, "close a keep-alive connection idle this long")
 	if err := parseFlags(e, c, fs, args, 0); err != nil {
 		return err
@@ -157,7 +157,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 			}
 			prefixes = append(prefixes, p)
 		}
-		httpOpts.Client = elicit.ForwardedFor(prefixes...)
+		httpOpts.TrustedProxies = prefixes
 	}
 	if *baseURL != "" {
 		if u, err := url.Parse(*baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

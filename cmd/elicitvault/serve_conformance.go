@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/elicitlink"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -128,7 +129,7 @@ func (r *reference) addConformanceTools() {
 				return nil, nil, err
 			}
 		}
-		res, err := elicit.Form[map[string]any](ctx, "Please confirm", elicit.WithRequestedSchema(okSchema), elicit.WithInputKey("confirm"))
+		res, err := elicit.Form[map[string]any](ctx, "Please confirm", elicit.WithSchema(okSchema), inputKey("confirm"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -138,11 +139,11 @@ func (r *reference) addConformanceTools() {
 		Name:        "test_input_required_result_multi_round",
 		Description: "SEP-2322: two rounds of input requests (step1, step2), each with a new requestState",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		name, err := elicit.Form[map[string]any](ctx, "Step 1: What is your name?", elicit.WithRequestedSchema(nameSchema), elicit.WithInputKey("step1"))
+		name, err := elicit.Form[map[string]any](ctx, "Step 1: What is your name?", elicit.WithSchema(nameSchema), inputKey("step1"))
 		if err != nil {
 			return nil, nil, err
 		}
-		color, err := elicit.Form[map[string]any](ctx, "Step 2: What is your favorite color?", elicit.WithRequestedSchema(colorSchema), elicit.WithInputKey("step2"))
+		color, err := elicit.Form[map[string]any](ctx, "Step 2: What is your favorite color?", elicit.WithSchema(colorSchema), inputKey("step2"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -152,7 +153,7 @@ func (r *reference) addConformanceTools() {
 		Name:        "test_input_required_result_tampered_state",
 		Description: "SEP-2322: asks for a confirmation; a tampered requestState is the JSON-RPC error -32602",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		res, err := elicit.Form[map[string]any](ctx, "Please confirm", elicit.WithRequestedSchema(okSchema), elicit.WithInputKey("confirm"))
+		res, err := elicit.Form[map[string]any](ctx, "Please confirm", elicit.WithSchema(okSchema), inputKey("confirm"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -399,7 +400,7 @@ func promptWithInput(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPr
 func greetByName(ctx context.Context) (string, error) {
 	res, err := elicit.Form[struct {
 		Name string `json:"name"`
-	}](ctx, "What is your name?", elicit.WithRequestedSchema(nameSchema), elicit.WithInputKey("user_name"))
+	}](ctx, "What is your name?", elicit.WithSchema(nameSchema), inputKey("user_name"))
 	if err != nil {
 		return "", err
 	}
@@ -412,7 +413,7 @@ func greetByName(ctx context.Context) (string, error) {
 // conformanceForm asks with schema and reports the validated answer the
 // way the suite's reference server does.
 func conformanceForm(ctx context.Context, message string, schema *elicit.Schema, label string) (*mcp.CallToolResult, any, error) {
-	res, err := elicit.Form[map[string]any](ctx, message, elicit.WithRequestedSchema(schema))
+	res, err := elicit.Form[map[string]any](ctx, message, elicit.WithSchema(schema))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -426,3 +427,8 @@ func conformanceForm(ctx context.Context, message string, schema *elicit.Schema,
 	}
 	return text("%s: action=%s, content=%s", label, res.Action, b), nil, nil
 }
+
+// inputKey sets the key of an elicitation's input request on 2026-07-28:
+// the scenarios expect given keys, which elicit derives from a random ID
+// otherwise.
+func inputKey(key string) elicit.Option { return elicitlink.InputKey(key).(elicit.Option) }

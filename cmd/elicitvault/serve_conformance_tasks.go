@@ -108,7 +108,7 @@ func (r *reference) addConformanceTaskTools() {
 			go func() {
 				defer wg.Done()
 				res, err := elicit.Form[map[string]any](ctx, "Your "+key+" name?",
-					elicit.WithRequestedSchema(multiSchema), elicit.WithInputKey(key))
+					elicit.WithSchema(multiSchema), inputKey(key))
 				if err == nil && res.Action == elicit.Accept {
 					names[i], _ = res.Content["name"].(string)
 				}

@@ -72,9 +72,8 @@ func addMCPGoTool[In any](m *mgserver.MCPServer, t *mcp.Tool, h mcp.ToolHandlerF
 			}
 		}
 		res, _, err := h(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: t.Name, Arguments: args}}, in)
-		var ue *elicit.URLRequiredError
 		switch {
-		case errors.Is(err, elicit.ErrInputRequired) || errors.As(err, &ue):
+		case errors.Is(err, elicit.ErrInputRequired):
 			return nil, err
 		case err != nil:
 			return mg.NewToolResultError(err.Error()), nil

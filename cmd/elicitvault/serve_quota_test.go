@@ -35,7 +35,7 @@ func TestServeTrustedProxiesPendingQuota(t *testing.T) {
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
 	r, err := newReference(k, st, &referenceOptions{Fallbacks: []elicit.Fallback{elicit.LLMMediated},
-		HTTP: elicit.HandlerOptions{Client: elicit.ForwardedFor(netip.MustParsePrefix("127.0.0.0/8"))}})
+		HTTP: elicit.HandlerOptions{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestServeTrustedProxiesPendingQuota(t *testing.T) {
 		switch {
 		case err != nil:
 			return err.Error()
-		case res.Meta[elicit.MetaElicitationPending] != nil:
+		case res.Meta["elicitationPending"] != nil:
 			return "asked"
 		}
 		return "tool error"
@@ -62,7 +62,7 @@ func TestServeTrustedProxiesPendingQuota(t *testing.T) {
 		return cs
 	}
 	a, b := as("198.51.100.1"), as("198.51.100.2")
-	for i := range elicit.DefaultMaxPendingPerSubject {
+	for i := range 100 { // the default Config.MaxPendingPerSubject
 		if got := ask(a); got != "asked" {
 			t.Fatalf("client A's call %d: %s", i, got)
 		}

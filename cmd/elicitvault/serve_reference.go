@@ -24,7 +24,7 @@ type referenceOptions struct {
 	// BaseURL is the URL browsers reach the HTTP listener by, without a
 	// trailing slash.
 	BaseURL string
-	// TTL is how long an elicitation waits (elicit.DefaultTTL when zero).
+	// TTL is how long an elicitation waits (5 minutes when zero).
 	TTL time.Duration
 	// Fallbacks are the Elicitor's, for clients that cannot elicit.
 	Fallbacks []elicit.Fallback
@@ -87,7 +87,7 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 	}, &mcp.ServerOptions{Instructions: instructions})
 	r := &reference{server: server, ev: ev, ttl: o.TTL, httpOpts: o.HTTP}
 	if r.ttl <= 0 {
-		r.ttl = elicit.DefaultTTL
+		r.ttl = 5 * time.Minute
 	}
 	if o.OAuth != nil {
 		if r.oauth, err = newConnector(ev, keys, st, strings.TrimRight(o.BaseURL, "/"), o.OAuth); err != nil {

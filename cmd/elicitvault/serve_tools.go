@@ -115,42 +115,67 @@ type attendee struct {
 	Workshops    []string `json:"workshops" jsonschema:"at most two"`
 }
 
-// attendeeFields sets titles, formats, bounds, choices and defaults:
+// attendeeForm sets titles, formats, bounds, choices and defaults:
 // every field kind of the MCP subset, each way an enum can be written.
 // Only name, email and arrival must be filled in; the fields with a
 // default get it when they are left out.
-var attendeeFields = []elicit.Option{
-	elicit.WithField("name", elicit.Title("Name"), elicit.Length(1, 80)),
-	elicit.WithField("email", elicit.Title("Email"), elicit.Format("email")),
-	elicit.WithField("website", elicit.Title("Website"), elicit.Format("uri"), elicit.Optional()),
-	elicit.WithField("arrival", elicit.Title("Arrival"), elicit.Format("date")),
-	elicit.WithField("session_start", elicit.Title("Session start"), elicit.Format("date-time"), elicit.Optional()),
-	elicit.WithField("guests", elicit.Title("Guests"), elicit.Range(0, 4), elicit.Default(0), elicit.Optional()),
-	elicit.WithField("budget", elicit.Title("Dinner budget"), elicit.Range(0, 500), elicit.Default(49.5), elicit.Optional()),
-	elicit.WithField("newsletter", elicit.Title("Newsletter"), elicit.Default(false), elicit.Optional()),
+var attendeeForm = mustSchemaFor[attendee](func(s *jsonschema.Schema) error {
+	p := s.Properties
+	titles := map[string]string{
+		"name": "Name", "email": "Email", "website": "Website", "arrival": "Arrival",
+		"session_start": "Session start", "guests": "Guests", "budget": "Dinner budget",
+		"newsletter": "Newsletter", "room": "Room", "seating": "Seating", "diet": "Diet",
+		"topics": "Topics", "workshops": "Workshops",
+	}
+	for name, title := range titles {
+		p[name].Title = title
+	}
+	s.Required = []string{"name", "email", "arrival"}
+	p["name"].MinLength, p["name"].MaxLength = jsonschema.Ptr(1), jsonschema.Ptr(80)
+	p["email"].Format = "email"
+	p["website"].Format = "uri"
+	p["arrival"].Format = "date"
+	p["session_start"].Format = "date-time"
+	p["guests"].Minimum, p["guests"].Maximum, p["guests"].Default = jsonschema.Ptr(0.0), jsonschema.Ptr(4.0), json.RawMessage(`0`)
+	p["budget"].Minimum, p["budget"].Maximum, p["budget"].Default = jsonschema.Ptr(0.0), jsonschema.Ptr(500.0), json.RawMessage(`49.5`)
+	p["newsletter"].Default = json.RawMessage(`false`)
 	// An untitled enum, a titled one (oneOf const/title) and the legacy
-	// titled one (enumNames, set below).
-	elicit.WithField("room", elicit.Title("Room"), elicit.Optional(), elicit.Default("single"),
-		elicit.Choices(elicit.Choice{Value: "single"}, elicit.Choice{Value: "double"}, elicit.Choice{Value: "suite"})),
-	elicit.WithField("seating", elicit.Title("Seating"), elicit.Optional(), elicit.Default("aisle"),
-		elicit.Choices(elicit.Choice{Value: "aisle", Title: "Aisle"}, elicit.Choice{Value: "window", Title: "Window"}, elicit.Choice{Value: "front", Title: "Front row"})),
-	elicit.WithField("diet", elicit.Title("Diet"), elicit.Optional(), elicit.Default("none"),
-		elicit.Choices(elicit.Choice{Value: "none"}, elicit.Choice{Value: "vegetarian"}, elicit.Choice{Value: "vegan"})),
-	elicit.WithSchema(func(s *jsonschema.Schema) error {
-		if d := s.Properties["diet"]; d != nil {
-			d.Extra = map[string]any{"enumNames": []string{"No preference", "Vegetarian", "Vegan"}}
-		}
-		return nil
-	}),
+	// titled one (enumNames).
+	p["room"].Enum, p["room"].Default = []any{"single", "double", "suite"}, json.RawMessage(`"single"`)
+	p["seating"].OneOf, p["seating"].Default = titled("aisle", "Aisle", "window", "Window", "front", "Front row"), json.RawMessage(`"aisle"`)
+	p["diet"].Enum, p["diet"].Default = []any{"none", "vegetarian", "vegan"}, json.RawMessage(`"none"`)
+	p["diet"].Extra = map[string]any{"enumNames": []string{"No preference", "Vegetarian", "Vegan"}}
 	// Multi-select: untitled (items.enum) and titled (items.anyOf).
-	elicit.WithField("topics", elicit.Title("Topics"), elicit.Optional(), elicit.Default([]string{"security"}),
-		elicit.Choices(elicit.Choice{Value: "security"}, elicit.Choice{Value: "protocols"}, elicit.Choice{Value: "tooling"})),
-	elicit.WithField("workshops", elicit.Title("Workshops"), elicit.Optional(), elicit.Count(0, 2),
-		elicit.Choices(elicit.Choice{Value: "go", Title: "MCP servers in Go"}, elicit.Choice{Value: "oauth", Title: "OAuth for MCP"}, elicit.Choice{Value: "evals", Title: "Evaluating agents"})),
+	p["topics"].Items = &jsonschema.Schema{Type: "string", Enum: []any{"security", "protocols", "tooling"}}
+	p["topics"].Default = json.RawMessage(`["security"]`)
+	p["workshops"].Items = &jsonschema.Schema{AnyOf: titled("go", "MCP servers in Go", "oauth", "OAuth for MCP", "evals", "Evaluating agents")}
+	p["workshops"].MinItems, p["workshops"].MaxItems = jsonschema.Ptr(0), jsonschema.Ptr(2)
+	return nil
+})
+
+// titled returns the titled choices of value, title pairs, as const and
+// title schemas.
+func titled(pairs ...string) []*jsonschema.Schema {
+	var out []*jsonschema.Schema
+	for i := 0; i+1 < len(pairs); i += 2 {
+		v := any(pairs[i])
+		out = append(out, &jsonschema.Schema{Const: &v, Title: pairs[i+1]})
+	}
+	return out
+}
+
+// mustSchemaFor is elicit.SchemaFor for the reference tools' forms, which
+// are fixed: an error is a bug of this file.
+func mustSchemaFor[T any](adjust func(*jsonschema.Schema) error) *elicit.Schema {
+	s, err := elicit.SchemaFor[T](adjust)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
 
 func registerAttendee(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-	res, err := elicit.Form[attendee](ctx, "Register for MCP Dev Days", attendeeFields...)
+	res, err := elicit.Form[attendee](ctx, "Register for MCP Dev Days", elicit.WithSchema(attendeeForm))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -127,7 +127,7 @@ func TestServeTools(t *testing.T) {
 		runs := expect(t, r, "connect_account", nil, "Your Example account is connected.", elicittest.OpenURL(look))
 		for _, run := range runs {
 			q := run.Asked[0]
-			if q.Mode != "url" || !strings.HasPrefix(q.URL, base+elicit.ConsentPath+"?token=") || q.ElicitationID == "" {
+			if q.Mode != "url" || !strings.HasPrefix(q.URL, base+elicit.PagesPrefix+"consent"+"?token=") || q.ElicitationID == "" {
 				t.Errorf("%s: asked %+v", run.Protocol, q)
 			}
 		}

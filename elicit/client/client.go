@@ -2,6 +2,13 @@
 // client, with the rules the MCP specification sets for the client end
 // built in.
 //
+//	h := client.New(&client.Options{Form: formUI, URL: urlUI}) // your UIs
+//	opts := &mcp.ClientOptions{}
+//	h.Install(opts) // the handler and the capabilities it declares
+//	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, opts)
+//	h.Attach(c) // what the user submitted is sent as is
+//	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "https://mcp.example.com/mcp"}, nil)
+//
 // A [Handler] is made by [New] from a UI that asks the user: a [FormUI]
 // fills in forms, a [URLUI] asks consent to open a link. The Handler
 // declares exactly the
@@ -42,6 +49,7 @@ import (
 	"fmt"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/clientlink"
 	"github.com/elicitvault/elicitvault/internal/form"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -74,10 +82,11 @@ type URLUI interface {
 	ConsentURL(ctx context.Context, u *URLRequest) (elicit.Action, error)
 }
 
-// Answer is the user's answer to a form.
+// Answer is the user's answer, as a FormUI returns it, and as the Handler
+// sends it back.
 type Answer struct {
 	Action  elicit.Action
-	Content map[string]any // for Accept
+	Content map[string]any // for Accept in form mode: exactly what the user submitted, checked
 }
 
 // Options configure a Handler. A nil Form or URL means the UI cannot ask
@@ -120,9 +129,9 @@ func New(opts *Options) *Handler {
 	return &Handler{o: o}
 }
 
-// Capabilities returns the elicitation capability to declare: form, url,
+// capabilities returns the elicitation capability to declare: form, url,
 // both, or nil when the Handler has no UI.
-func (h *Handler) Capabilities() *mcp.ElicitationCapabilities {
+func (h *Handler) capabilities() *mcp.ElicitationCapabilities {
 	if h.o.Form == nil && h.o.URL == nil {
 		return nil
 	}
@@ -140,7 +149,7 @@ func (h *Handler) Capabilities() *mcp.ElicitationCapabilities {
 // capabilities. Without a UI it sets nothing: the client does not declare
 // elicitation, and the go-sdk refuses any request.
 func (h *Handler) Install(o *mcp.ClientOptions) {
-	caps := h.Capabilities()
+	caps := h.capabilities()
 	if caps == nil {
 		return
 	}
@@ -166,7 +175,7 @@ func (h *Handler) Install(o *mcp.ClientOptions) {
 // exactly what its user chose turns that middleware off
 // (mcp.MultiRoundTripOptions Disabled) and calls tools with h.CallTool.
 func (h *Handler) Attach(c *mcp.Client) {
-	if h.Capabilities() == nil {
+	if h.capabilities() == nil {
 		return
 	}
 	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -215,20 +224,17 @@ func (r *refused) Unwrap() error { return r.err }
 
 func refuse(err error) error { return &refused{err} }
 
-// Request is one elicitation request, as any MCP SDK's client receives it.
-type Request struct {
-	Server        string // the server's name, as it introduced itself (unverified); may be empty
-	Mode          string // "form" (or empty) or "url"
-	Message       string
-	Schema        any    // form mode: the requested schema (a JSON object, or a value that encodes to one)
-	URL           string // URL mode
-	ElicitationID string // URL mode
-}
+// request is one elicitation request, as any MCP SDK's client receives it.
+type request = clientlink.Request
 
-// Reply is the answer to send back for a Request.
-type Reply struct {
-	Action  elicit.Action
-	Content map[string]any // for Accept in form mode: exactly what the user submitted, checked
+func init() {
+	clientlink.Answer = func(ctx context.Context, h any, r *request) (string, map[string]any, error) {
+		a, err := h.(*Handler).answer(ctx, r)
+		if err != nil {
+			return "", nil, err
+		}
+		return string(a.Action), a.Content, nil
+	}
 }
 
 // Elicit answers one elicitation request: an mcp.ClientOptions
@@ -238,13 +244,13 @@ func (h *Handler) Elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elic
 		return nil, invalidParams(ErrInvalidRequest)
 	}
 	p := req.Params
-	r := &Request{Mode: p.Mode, Message: p.Message, Schema: p.RequestedSchema, URL: p.URL, ElicitationID: p.ElicitationID}
+	r := &request{Mode: p.Mode, Message: p.Message, Schema: p.RequestedSchema, URL: p.URL, ElicitationID: p.ElicitationID}
 	if req.Session != nil {
 		if ir := req.Session.InitializeResult(); ir != nil && ir.ServerInfo != nil {
 			r.Server = ir.ServerInfo.Name
 		}
 	}
-	rep, err := h.Answer(ctx, r)
+	rep, err := h.answer(ctx, r)
 	if err != nil {
 		var rf *refused
 		if errors.As(err, &rf) {
@@ -263,12 +269,12 @@ func invalidParams(err error) error {
 	return &refusal{rpc: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}, err: err}
 }
 
-// Answer answers one elicitation request through the UI, whatever the SDK
-// it came through (Elicit is Answer for the go-sdk; the mcpgo module has
-// one for mcp-go clients). An error that refuses the request matches one
-// of ErrSecretField, ErrInvalidAnswer, ErrRefusedURL or ErrInvalidRequest
-// with errors.Is; a UI's error comes back as it is.
-func (h *Handler) Answer(ctx context.Context, r *Request) (*Reply, error) {
+// answer answers one elicitation request through the UI, whatever the SDK
+// it came through (Elicit is answer for the go-sdk; mcpgo/client calls it
+// through clientlink for mcp-go clients). An error that refuses the
+// request matches one of ErrSecretField, ErrInvalidAnswer, ErrRefusedURL
+// or ErrInvalidRequest with errors.Is; a UI's error comes back as it is.
+func (h *Handler) answer(ctx context.Context, r *request) (*Answer, error) {
 	if r == nil {
 		return nil, refuse(ErrInvalidRequest)
 	}
@@ -294,10 +300,10 @@ func (h *Handler) Answer(ctx context.Context, r *Request) (*Reply, error) {
 	}
 }
 
-func decline() *Reply { return &Reply{Action: elicit.Decline} }
+func decline() *Answer { return &Answer{Action: elicit.Decline} }
 
-func (h *Handler) form(ctx context.Context, r *Request) (*Reply, error) {
-	f, err := NewFormRequest(r.Message, r.Schema)
+func (h *Handler) form(ctx context.Context, r *request) (*Answer, error) {
+	f, err := newFormRequest(r.Message, r.Schema)
 	if err != nil {
 		return nil, refuse(err)
 	}
@@ -306,16 +312,16 @@ func (h *Handler) form(ctx context.Context, r *Request) (*Reply, error) {
 		ans, err := h.o.Form.Form(ctx, f)
 		if err != nil {
 			if ctx.Err() != nil {
-				return &Reply{Action: elicit.Cancel}, nil
+				return &Answer{Action: elicit.Cancel}, nil
 			}
 			return nil, err
 		}
 		if ans == nil {
-			return &Reply{Action: elicit.Cancel}, nil
+			return &Answer{Action: elicit.Cancel}, nil
 		}
 		switch ans.Action {
 		case elicit.Decline, elicit.Cancel:
-			return &Reply{Action: ans.Action}, nil
+			return &Answer{Action: ans.Action}, nil
 		case elicit.Accept:
 		default:
 			return nil, fmt.Errorf("client: the form UI answered %q", ans.Action)
@@ -325,7 +331,7 @@ func (h *Handler) form(ctx context.Context, r *Request) (*Reply, error) {
 		// (the UI showed the default pre-filled; removing it was a choice).
 		content, err := f.schema.Check(ans.Content)
 		if err == nil {
-			return &Reply{Action: elicit.Accept, Content: wire(content)}, nil
+			return &Answer{Action: elicit.Accept, Content: wire(content)}, nil
 		}
 		if attempt >= h.o.MaxAttempts {
 			return nil, refuse(fmt.Errorf("%w: %w", ErrInvalidAnswer, err))
@@ -349,8 +355,8 @@ func wire(content map[string]any) map[string]any {
 	return content
 }
 
-func (h *Handler) url(ctx context.Context, r *Request) (*Reply, error) {
-	u, err := CheckURL(r.URL, h.o.AllowedHosts)
+func (h *Handler) url(ctx context.Context, r *request) (*Answer, error) {
+	u, err := checkURL(r.URL, h.o.AllowedHosts)
 	if err != nil {
 		return nil, refuse(err)
 	}
@@ -358,7 +364,7 @@ func (h *Handler) url(ctx context.Context, r *Request) (*Reply, error) {
 	action, err := h.o.URL.ConsentURL(ctx, u)
 	if err != nil {
 		if ctx.Err() != nil {
-			return &Reply{Action: elicit.Cancel}, nil
+			return &Answer{Action: elicit.Cancel}, nil
 		}
 		return nil, err
 	}
@@ -367,9 +373,9 @@ func (h *Handler) url(ctx context.Context, r *Request) (*Reply, error) {
 		if err := h.o.Open(ctx, u.URL); err != nil {
 			return nil, fmt.Errorf("client: opening the link: %w", err)
 		}
-		return &Reply{Action: elicit.Accept}, nil
+		return &Answer{Action: elicit.Accept}, nil
 	case elicit.Decline, elicit.Cancel:
-		return &Reply{Action: action}, nil
+		return &Answer{Action: action}, nil
 	default:
 		return nil, fmt.Errorf("client: the URL UI answered %q", action)
 	}
@@ -388,13 +394,13 @@ type FormRequest struct {
 	schema *form.Schema
 }
 
-// NewFormRequest parses a requested schema (a JSON object, or a value that
+// newFormRequest parses a requested schema (a JSON object, or a value that
 // encodes to one) within the MCP subset, and refuses a form that asks for
 // a secret. Errors match ErrInvalidRequest or ErrSecretField.
 //
 // The go-sdk decodes a request's schema into a map, so the order of the
 // fields as the server wrote them is lost: they come sorted by name.
-func NewFormRequest(message string, schema any) (*FormRequest, error) {
+func newFormRequest(message string, schema any) (*FormRequest, error) {
 	raw, ok := schema.(json.RawMessage)
 	if !ok {
 		var err error

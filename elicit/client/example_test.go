@@ -77,24 +77,3 @@ func Example() {
 	//   Name (string) at most 40 characters
 	// Hello, Ada!
 }
-
-func ExampleCheckURL() {
-	for _, link := range []string{
-		"https://login.example.com/connect?state=1",
-		"http://login.example.com/connect",
-		"https://login.example.com@evil.test/",
-		"https://xn--exmple-cua.com/",
-	} {
-		u, err := client.CheckURL(link, nil)
-		if err != nil {
-			fmt.Println(err)
-			continue
-		}
-		fmt.Println("ask to open, showing host", u.Host)
-	}
-	// Output:
-	// ask to open, showing host login.example.com
-	// client: refused URL: http is allowed only to a loopback address; use https
-	// client: refused URL: it carries user information, which can disguise the host
-	// ask to open, showing host xn--exmple-cua.com
-}

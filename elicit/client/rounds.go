@@ -8,8 +8,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MaxRounds bounds the rounds of one CallTool.
-const MaxRounds = 10
+// maxRounds bounds the rounds of one CallTool.
+const maxRounds = 10
 
 // ErrTooManyRounds is returned by CallTool when the server keeps asking.
 var ErrTooManyRounds = errors.New("client: the server asked for input too many times")
@@ -18,7 +18,7 @@ var ErrTooManyRounds = errors.New("client: the server asked for input too many t
 // itself (mcp.MultiRoundTripOptions Disabled): while the result is
 // input-required (protocol 2026-07-28), it answers each elicitation of
 // the result through h and calls the tool again with the responses and
-// the requestState echoed, at most MaxRounds times. A session with the
+// the requestState echoed, at most maxRounds times. A session with the
 // go-sdk's own multi-round-trip middleware never sees such a result, and
 // CallTool is then a plain CallTool. An input request that is not an
 // elicitation is an error.
@@ -29,7 +29,7 @@ func (h *Handler) CallTool(ctx context.Context, cs *mcp.ClientSession, p *mcp.Ca
 		if err != nil || !res.NeedsInput() {
 			return res, err
 		}
-		if round+1 >= MaxRounds {
+		if round+1 >= maxRounds {
 			return nil, ErrTooManyRounds
 		}
 		responses := mcp.InputResponseMap{}

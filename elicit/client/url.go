@@ -30,10 +30,10 @@ type URLRequest struct {
 	ElicitationID string
 }
 
-// MaxURLLength bounds the length of a link of URL mode.
-const MaxURLLength = 8192
+// maxURLLength bounds the length of a link of URL mode.
+const maxURLLength = 8192
 
-// CheckURL checks a link of URL mode: an absolute https URL (or http to a
+// checkURL checks a link of URL mode: an absolute https URL (or http to a
 // loopback address: localhost, 127.0.0.0/8, ::1), without user
 // information, in printable ASCII without '\' (so an internationalized
 // host must come in its punycode form, and no invisible or bidirectional
@@ -49,9 +49,9 @@ const MaxURLLength = 8192
 // letters, digits, '-', '_' and dots ('*', '%', a space...), an empty
 // label, or an xn-- label that is not valid punycode is refused. Errors
 // match ErrRefusedURL.
-func CheckURL(raw string, allowed []string) (*URLRequest, error) {
+func checkURL(raw string, allowed []string) (*URLRequest, error) {
 	bad := func(why string) error { return fmt.Errorf("%w: %s", ErrRefusedURL, why) }
-	if len(raw) > MaxURLLength {
+	if len(raw) > maxURLLength {
 		return nil, bad("too long")
 	}
 	for i := 0; i < len(raw); i++ {

@@ -1,8 +1,8 @@
 // Package elicittest runs the tools of a go-sdk MCP server in-process
 // against a scripted user, for the tests of tool authors.
 //
-// [Call] connects a go-sdk client to the server over in-memory transports,
-// once for each protocol version of [Protocols] (2025-11-25, where the
+// Call connects a go-sdk client to the server over in-memory transports,
+// once for each protocol version (2025-11-25, where the
 // server sends elicitation/create in the middle of the call, and
 // 2026-07-28, where the call returns input requests and is called again
 // with the answers and the requestState), calls the tool, and answers each
@@ -39,8 +39,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Protocols are the protocol versions Call runs a tool at.
-var Protocols = []string{"2025-11-25", "2026-07-28"}
+// protocols are the protocol versions Call runs a tool at.
+var protocols = []string{"2025-11-25", "2026-07-28"}
 
 // A Step is what the scripted user does when asked.
 type Step struct {
@@ -190,13 +190,13 @@ func (r *Run) Text() string {
 // IsError reports whether the tool returned an error result.
 func (r *Run) IsError() bool { return r.Result != nil && r.Result.IsError }
 
-// Call calls the tool name of server with args at each protocol version of
-// Protocols, answering elicitations with the script, and returns a Run
+// Call calls the tool name of server with args at each protocol version
+// (2025-11-25, 2026-07-28), answering elicitations with the script, and returns a Run
 // for each.
 func Call(t testing.TB, server *mcp.Server, name string, args any, script ...Step) []*Run {
 	t.Helper()
-	runs := make([]*Run, 0, len(Protocols))
-	for _, v := range Protocols {
+	runs := make([]*Run, 0, len(protocols))
+	for _, v := range protocols {
 		runs = append(runs, CallAt(t, server, v, name, args, script...))
 	}
 	return runs

@@ -2,6 +2,29 @@
 // tool: OAuth 2.0 authorization code with PKCE, through URL-mode
 // elicitation, with the credential sealed per user in the store.
 //
+// Beside a server's Elicitor ev:
+//
+//	conn, err := oauth.New(&oauth.Config{Elicitor: ev, StartURL: "https://mcp.example.com/oauth/start"},
+//		&oauth.Provider{Name: "github", Config: &oauth2.Config{
+//			ClientID:     os.Getenv("GITHUB_CLIENT_ID"),
+//			ClientSecret: os.Getenv("GITHUB_CLIENT_SECRET"),
+//			Endpoint:     github.Endpoint, // golang.org/x/oauth2/github
+//			RedirectURL:  "https://mcp.example.com/oauth/callback/github",
+//			Scopes:       []string{"repo"},
+//		}})
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	mux.Handle("/oauth/", conn.Handler()) // the start page and the callback
+//
+// and in a tool handler:
+//
+//	c, err := conn.Connect(ctx, "github")
+//	if err != nil {
+//		return nil, nil, err // ErrDeclined, or elicit's errors: return them unchanged
+//	}
+//	resp, err := c.Client(ctx).Get("https://api.github.com/user")
+//
 // A tool calls [Connector.Connect] with the name of a registered
 // [Provider]. If the user already connected that provider, Connect returns
 // at once a [Connection]
@@ -39,6 +62,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/elicitlink"
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/epoch"
@@ -91,21 +115,21 @@ type Config struct {
 	// for.
 	User func(*http.Request) (string, bool)
 	// CredentialTTL is how long a credential is kept after it was obtained
-	// or last refreshed (DefaultCredentialTTL when zero), or until its
+	// or last refreshed (90 days when zero), or until its
 	// access token expires when it has no refresh token.
 	CredentialTTL time.Duration
 	// HTTPClient talks to the providers (http.DefaultClient when nil).
 	HTTPClient *http.Client
 	// RefreshLease is how long the refresh lock outlives a node that
-	// stopped renewing it (DefaultRefreshLease when zero). The node that
+	// stopped renewing it (30 seconds when zero). The node that
 	// refreshes renews it every third of it while the provider answers,
 	// so a slow provider never lets a second node send the same refresh
 	// token.
 	RefreshLease time.Duration
 }
 
-// DefaultCredentialTTL is the default of Config.CredentialTTL.
-const DefaultCredentialTTL = 90 * 24 * time.Hour
+// defaultCredentialTTL is the default of Config.CredentialTTL.
+const defaultCredentialTTL = 90 * 24 * time.Hour
 
 // Errors of Connect and of the token source. A provider's refusal is a
 // *ProviderError.
@@ -122,9 +146,11 @@ var (
 	// session to bind a credential to (a stateless server without
 	// authentication).
 	ErrNoIdentity = errors.New("oauth: no user or session to bind the credential to")
-	// ErrUnknownProvider: no provider of that name is registered.
-	ErrUnknownProvider = errors.New("oauth: unknown provider")
 )
+
+// errUnknownProvider: no provider of that name is registered (a bug of the
+// caller's).
+var errUnknownProvider = errors.New("oauth: unknown provider")
 
 // ProviderError is an error response of the provider (RFC 6749 §4.1.2.1,
 // §5.2): Code is its error code ("access_denied", "invalid_grant", ...).
@@ -166,7 +192,7 @@ func New(cfg *Config, providers ...*Provider) (*Connector, error) {
 	if cfg == nil || cfg.Elicitor == nil {
 		return nil, errors.New("oauth: New needs an Elicitor")
 	}
-	eng := cfg.Elicitor.Engine()
+	eng := elicitlink.Engine(cfg.Elicitor)
 	if eng == nil {
 		return nil, errors.New("oauth: New needs an Elicitor made by elicit.New")
 	}
@@ -185,10 +211,10 @@ func New(cfg *Config, providers ...*Provider) (*Connector, error) {
 		hosts: map[string]string{start.Path: start.Host},
 	}
 	if c.ttl <= 0 {
-		c.ttl = DefaultCredentialTTL
+		c.ttl = defaultCredentialTTL
 	}
 	if c.lease <= 0 {
-		c.lease = DefaultRefreshLease
+		c.lease = defaultRefreshLease
 	}
 	if c.hc == nil {
 		c.hc = http.DefaultClient
@@ -252,13 +278,13 @@ func (c *Connection) Client(ctx context.Context) *http.Client {
 //
 // A refusal is ErrDeclined (errors.Is), a failed flow ErrCanceled or a
 // *ProviderError; the errors of elicit.URL (elicit.ErrInputRequired on
-// 2026-07-28, *elicit.URLRequiredError with
+// 2026-07-28, the -32042 error with
 // elicit.WithURLElicitationRequiredError, ...) are returned for the
 // handler to return as they are.
 func (c *Connector) Connect(ctx context.Context, provider string, opts ...elicit.Option) (*Connection, error) {
 	p, ok := c.providers[provider]
 	if !ok {
-		return nil, ErrUnknownProvider
+		return nil, errUnknownProvider
 	}
 	id, err := identityOf(ctx)
 	if err != nil {
@@ -316,7 +342,7 @@ func (c *Connector) Connect(ctx context.Context, provider string, opts ...elicit
 func (c *Connector) Stored(ctx context.Context, subject, provider string) (*Connection, error) {
 	p, ok := c.providers[provider]
 	if !ok {
-		return nil, ErrUnknownProvider
+		return nil, errUnknownProvider
 	}
 	if subject == "" {
 		return nil, ErrNoIdentity
@@ -338,7 +364,7 @@ func (c *Connector) Stored(ctx context.Context, subject, provider string) (*Conn
 func (c *Connector) Save(ctx context.Context, subject, provider string, t *oauth2.Token) error {
 	p, ok := c.providers[provider]
 	if !ok {
-		return ErrUnknownProvider
+		return errUnknownProvider
 	}
 	if subject == "" {
 		return ErrNoIdentity
@@ -364,7 +390,7 @@ func (c *Connector) Save(ctx context.Context, subject, provider string, t *oauth
 func (c *Connector) Disconnect(ctx context.Context, provider string) error {
 	p, ok := c.providers[provider]
 	if !ok {
-		return ErrUnknownProvider
+		return errUnknownProvider
 	}
 	id, err := identityOf(ctx)
 	if err != nil {

@@ -24,12 +24,12 @@ import (
 const expiryDelta = 10 * time.Second
 
 // The refresh lock. A holder's lease lasts Config.RefreshLease
-// (DefaultRefreshLease) and is renewed every third of it while the
+// (defaultRefreshLease) and is renewed every third of it while the
 // provider answers, for at most refreshTimeout; the others look for the
 // holder's result every lockPoll.
 const (
-	// DefaultRefreshLease is the default of Config.RefreshLease.
-	DefaultRefreshLease = 30 * time.Second
+	// defaultRefreshLease is the default of Config.RefreshLease.
+	defaultRefreshLease = 30 * time.Second
 	refreshTimeout      = 2 * time.Minute
 	lockPoll            = 50 * time.Millisecond
 )

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/elicitvault/elicitvault/internal/form"
 )
 
 // This file is one elicitation as the engine delivers it (Ask, Deliver),
@@ -49,8 +51,8 @@ var (
 	ErrNotInstalled = errors.New("elicit: no Elicitor installed on this server (call Elicitor.Install)")
 
 	// ErrMalformed is an answer that is not one: an unknown action, or
-	// content that is not a JSON object.
-	ErrMalformed = errors.New("elicit: malformed answer")
+	// content that is not a JSON object. It matches form.ErrInvalidContent.
+	ErrMalformed error = &alsoError{"elicit: malformed answer", form.ErrInvalidContent}
 )
 
 // Ask is one elicitation, as the front-end's calls (elicit.Form, Confirm,

@@ -98,7 +98,7 @@
 //     EndCalls ends those of one identity (a DELETE of the session).
 //
 // The engine also holds the wait for an answer (Slot.Await, ResultReader,
-// WaitLocal/DeliverLocal, WaitErr) and the validation of an answer
+// WaitLocal/Handoff, WaitErr) and the validation of an answer
 // against its form (ValidateAnswer, over internal/form). What stays in
 // package elicit is its vocabulary (Request, Response, options), the
 // hooks around Deliver and the result flow, the go-sdk's side of the

@@ -27,9 +27,12 @@ type handoffMsg struct {
 }
 
 // Handoff offers action, the verified answer of the page of claims c, to
-// the call waiting for it on any node, and reports whether one took it
-// within wait.
+// the call waiting for it: on this node first, then on any node, and
+// reports whether one took it within wait.
 func (e *Engine) Handoff(ctx context.Context, c *token.Claims, action string, wait time.Duration) bool {
+	if e.waiting.deliver(ClaimsIdentity(c), c.ElicitationID, action) {
+		return true
+	}
 	s := e.Slot(ClaimsIdentity(c), c.ElicitationID, time.Time{})
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()

@@ -67,7 +67,7 @@ func (pa inputPath) inputRequest(ctx context.Context, rd *round, q *Ask) (*Respo
 	p := q.Params()
 	switch q.Mode {
 	case ModeURL:
-		link, s, err := e.PendURL(ctx, q)
+		link, s, err := pendURL(ctx, e, q)
 		if err != nil {
 			return nil, err
 		}
@@ -226,17 +226,17 @@ func elicitResult(raw json.RawMessage) (*Response, bool) {
 	return &Response{Action: action, Content: res.Content}, true
 }
 
-// errStillWaiting is AwaitURL's wait that ended before the
+// errStillWaiting is awaitURL's wait that ended before the
 // elicitation's expiry.
 var errStillWaiting = errors.New("elicit: still waiting for the page")
 
-// AwaitURL waits for the callback of the URL-mode elicitation q, which
+// awaitURL waits for the callback of the URL-mode elicitation q, which
 // the client accepted (in an earlier round, or a task's input), then
 // notifies the client. With a limit, it waits at most that long and then
 // returns an error that is not the call's (a round answers "still
 // waiting"), leaving the elicitation in place for the next round; expiry
 // is the elicitation's. q belongs to the call ctx carries.
-func (e *Engine) AwaitURL(ctx context.Context, q *Ask, limit time.Duration) (_ *Response, expiry time.Time, _ error) {
+func awaitURL(ctx context.Context, e *Engine, q *Ask, limit time.Duration) (_ *Response, expiry time.Time, _ error) {
 	if err := q.bind(ctx); err != nil {
 		return nil, expiry, err
 	}

@@ -129,11 +129,11 @@ func ClientID(ctx context.Context) string {
 	return id
 }
 
-// PendURL writes the pending record of the URL-mode elicitation q, which
+// pendURL writes the pending record of the URL-mode elicitation q, which
 // nothing waits for on this node: its callback may arrive on any node, and
 // the record is what it resolves. It returns the link to send and the
 // elicitation's slot, which the caller ends or leaves (LeaveFor).
-func (e *Engine) PendURL(ctx context.Context, q *Ask) (link string, s *Slot, err error) {
+func pendURL(ctx context.Context, e *Engine, q *Ask) (link string, s *Slot, err error) {
 	if err := q.bind(ctx); err != nil {
 		return "", nil, err
 	}

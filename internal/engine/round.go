@@ -182,7 +182,7 @@ func (rd *round) replay(ctx context.Context, q *Ask, send func(context.Context, 
 		q.ID = a.ID
 		if q.Mode == ModeURL {
 			if a.Wait {
-				res, expiry, err := e.AwaitURL(ctx, q, rd.roundWait(q.info))
+				res, expiry, err := awaitURL(ctx, e, q, rd.roundWait(q.info))
 				if errors.Is(err, errStillWaiting) {
 					// The requestState is used up: the client gets a new
 					// one, for a round that waits again.

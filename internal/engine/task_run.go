@@ -333,7 +333,7 @@ func (r *TaskRun) Ask(ctx context.Context, q *Ask) (*Response, error) {
 	switch q.Mode {
 	case ModeForm:
 	case ModeURL:
-		link, s, err := e.PendURL(ctx, q)
+		link, s, err := pendURL(ctx, e, q)
 		if err != nil {
 			return nil, err
 		}
@@ -343,7 +343,7 @@ func (r *TaskRun) Ask(ctx context.Context, q *Ask) (*Response, error) {
 		defer cancel()
 		page = make(chan error, 1)
 		go func() {
-			res, _, err := e.AwaitURL(pctx, q, 0) // a task waits until the TTL
+			res, _, err := awaitURL(pctx, e, q, 0) // a task waits until the TTL
 			onPage = res
 			page <- err
 		}()

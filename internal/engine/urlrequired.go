@@ -16,7 +16,8 @@ import (
 
 // URLRequiredError is what URL returns with WithURLElicitationRequiredError:
 // the handler returns it, and the installed middleware answers the call
-// with the protocol error -32042 carrying the elicitation.
+// with the protocol error -32042 carrying the elicitation. It matches
+// ErrInputRequired: the handler's rule is the same, return it unchanged.
 type URLRequiredError struct {
 	params *ElicitParams
 }
@@ -24,6 +25,9 @@ type URLRequiredError struct {
 func (e *URLRequiredError) Error() string {
 	return "elicit: URL elicitation required (the client retries the call once it completes)"
 }
+
+// Is makes the error match ErrInputRequired.
+func (e *URLRequiredError) Is(target error) bool { return target == ErrInputRequired }
 
 // urlRequiredPath is URL mode with WithURLElicitationRequiredError: the
 // call fails with -32042, and its retry finds the page's answer.

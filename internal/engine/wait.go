@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
 )
 
@@ -45,7 +44,7 @@ type Result struct {
 	Expiry int64  `json:"exp,omitempty"`
 
 	// Handed marks an answer that reached the waiting call without the
-	// store, which had lost its records (DeliverLocal, TakeHandoff):
+	// store, which had lost its records (Handoff, TakeHandoff):
 	// nothing else of it is stored. Never stored itself.
 	Handed bool `json:"-"`
 }
@@ -246,12 +245,6 @@ func (s *Slot) WaitLocal() (answer <-chan *Result, done func()) {
 		}
 		w.mu.Unlock()
 	}
-}
-
-// DeliverLocal hands action to the call waiting on this node for the
-// elicitation of verified claims c, and reports whether one was.
-func (e *Engine) DeliverLocal(c *token.Claims, action string) bool {
-	return e.waiting.deliver(ClaimsIdentity(c), c.ElicitationID, action)
 }
 
 // deliver hands action to the call waiting for the elicitation id of who,

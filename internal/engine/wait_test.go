@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/elicitvault/elicitvault/internal/token"
 )
 
 // TestAwait waits for an elicitation's result as a waiting call does: the
@@ -49,14 +47,14 @@ func TestAwait(t *testing.T) {
 
 	s, sub = begin("local", time.Minute)
 	go func() {
-		for !e.DeliverLocal(&token.Claims{Subject: who.Subject, SessionID: who.Session, ElicitationID: "local"}, "decline") {
+		for !e.waiting.deliver(who, "local", "decline") {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
 	if res, err := s.Await(ctx, s.Expiry, sub); err != nil || res.Action != "decline" {
 		t.Fatalf("a local delivery: %+v, %v", res, err)
 	}
-	if e.DeliverLocal(&token.Claims{Subject: who.Subject, SessionID: who.Session, ElicitationID: "local"}, "accept") {
+	if e.waiting.deliver(who, "local", "accept") {
 		t.Error("a second local delivery found a waiter")
 	}
 }

@@ -135,7 +135,7 @@ type Use struct {
 // Read returns the value under Options.Read (nil when there was none) as
 // the store held it after the claim's write, and whether the claim read
 // it so: it reads it only with its write, and only from a store that
-// does both in one operation (store.Portable.PutIfAbsentGet). When it
+// does both in one operation (the Store of store.New: PutIfAbsentGet). When it
 // did not, a caller that needs it reads it now.
 func (c *Use) Read() ([]byte, bool) { return c.read, c.readOK }
 
@@ -154,7 +154,7 @@ type Options struct {
 	Read string
 }
 
-// putIfAbsentGetter is store.Portable's PutIfAbsentGet, which is not part
+// putIfAbsentGetter is the PutIfAbsentGet of the Store of store.New, which is not part
 // of store.Store.
 type putIfAbsentGetter interface {
 	PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error)

@@ -12,15 +12,19 @@ import (
 	"github.com/elicitvault/elicitvault/store/memory"
 )
 
-// lostReply is a store.Portable whose PutIfAbsentGet applies the write and
+// lostReply is a store of store.New whose PutIfAbsentGet applies the write and
 // then reports it failed (a reply lost) while lose is set.
 type lostReply struct {
-	*store.Portable
+	store.Store
 	lose bool
 }
 
+type putIfAbsentGetter interface {
+	PutIfAbsentGet(ctx context.Context, k string, v []byte, e time.Time, other string) (bool, []byte, error)
+}
+
 func (l *lostReply) PutIfAbsentGet(ctx context.Context, k string, v []byte, e time.Time, other string) (bool, []byte, error) {
-	ok, got, err := l.Portable.PutIfAbsentGet(ctx, k, v, e, other)
+	ok, got, err := l.Store.(putIfAbsentGetter).PutIfAbsentGet(ctx, k, v, e, other)
 	if l.lose {
 		return false, nil, errors.New("connection reset")
 	}
@@ -32,7 +36,7 @@ func (l *lostReply) PutIfAbsentGet(ctx context.Context, k string, v []byte, e ti
 // after a lost reply, nor after taking over an abandoned claim.
 func TestClaimRead(t *testing.T) {
 	ctx := context.Background()
-	st := &lostReply{Portable: memory.New(nil)}
+	st := &lostReply{Store: memory.New(nil)}
 	defer st.Close()
 	exp := time.Now().Add(time.Minute)
 	if err := st.Put(ctx, "other", []byte("v1"), exp); err != nil {

@@ -40,12 +40,14 @@ func (f *forgetful) Get(ctx context.Context, k string) ([]byte, error) {
 }
 
 // forgetfulPortable is forgetful with the claim and the epoch read in one
-// operation, as store.Portable offers it.
+// operation, as the Store of store.New offers it.
 type forgetfulPortable struct{ *forgetful }
 
 func (f forgetfulPortable) PutIfAbsentGet(ctx context.Context, k string, v []byte, e time.Time, other string) (bool, []byte, error) {
 	f.forget()
-	return f.Store.(*store.Portable).PutIfAbsentGet(ctx, k, v, e, other)
+	return f.Store.(interface {
+		PutIfAbsentGet(context.Context, string, []byte, time.Time, string) (bool, []byte, error)
+	}).PutIfAbsentGet(ctx, k, v, e, other)
 }
 
 // The store's epoch is read after the one-shot claim (in the same store

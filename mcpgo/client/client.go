@@ -7,6 +7,13 @@
 // and the user's consent before the browser opens, and a mode without a
 // UI is neither declared nor answered (it is declined).
 //
+//	h := client.New(&evclient.Options{Form: formUI, URL: urlUI}) // elicit/client's UIs
+//	tr, err := transport.NewStreamableHTTP("https://mcp.example.com/mcp")
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	c := mcpclient.NewClient(tr, h.Options(mcp.ClientCapabilities{})...)
+//
 // Options gives the mcp-go client options that install a Handler and
 // declare its modes. The mcp-go client then uses it for elicitation/create
 // requests (protocol 2025-06-18 and 2025-11-25) and for the elicitations
@@ -26,6 +33,7 @@ import (
 	"context"
 
 	evclient "github.com/elicitvault/elicitvault/elicit/client"
+	"github.com/elicitvault/elicitvault/internal/clientlink"
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -92,7 +100,7 @@ func (h *Handler) Options(caps mcp.ClientCapabilities) []mcpclient.ClientOption 
 // ErrInvalidRequest) with errors.Is.
 func (h *Handler) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	p := req.Params
-	rep, err := h.h.Answer(ctx, &evclient.Request{
+	action, content, err := clientlink.Answer(ctx, h.h, &clientlink.Request{
 		Mode: p.Mode, Message: p.Message, Schema: p.RequestedSchema,
 		URL: p.URL, ElicitationID: p.ElicitationID,
 	})
@@ -100,9 +108,9 @@ func (h *Handler) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.
 		return nil, err
 	}
 	res := &mcp.ElicitationResult{}
-	res.Action = mcp.ElicitationResponseAction(rep.Action)
-	if rep.Content != nil {
-		res.Content = rep.Content
+	res.Action = mcp.ElicitationResponseAction(action)
+	if content != nil {
+		res.Content = content
 	}
 	return res, nil
 }

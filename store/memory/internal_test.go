@@ -31,7 +31,7 @@ func (c *fakeClock) Advance(d time.Duration) {
 
 // openDriver returns a store and its driver, for the tests that look
 // inside.
-func openDriver(opts *Options) (*store.Portable, *driver) {
+func openDriver(opts *Options) (store.Store, *driver) {
 	d := newDriver(opts)
 	return store.New("memory", d, d.now), d
 }

@@ -1,5 +1,9 @@
 // Package memory implements [store.Store] in the memory of one process.
 //
+//	st := memory.New(nil)
+//	defer st.Close()
+//	ev, err := elicit.New(keys, st, nil)
+//
 // It suits a single instance and tests: entries and subscriptions are not
 // shared between processes and do not survive a restart.
 //
@@ -71,7 +75,7 @@ type Options struct {
 }
 
 // New returns an empty store. Its background sweeper runs until Close.
-func New(opts *Options) *store.Portable {
+func New(opts *Options) store.Store {
 	d := newDriver(opts)
 	return store.New("memory", d, d.now)
 }

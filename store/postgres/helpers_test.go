@@ -97,7 +97,7 @@ func testLogger(t testing.TB) *slog.Logger {
 
 // openStore opens a store in a schema of its own, dropped when t ends,
 // after the store is closed; opts, when given, sets the other options.
-func openStore(t testing.TB, rawURL string, opts ...evpostgres.Options) (*store.Portable, string) {
+func openStore(t testing.TB, rawURL string, opts ...evpostgres.Options) (store.Store, string) {
 	t.Helper()
 	schema := newSchema(t, rawURL)
 	var o evpostgres.Options

@@ -17,10 +17,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 )
 
-// MaxMessageSize is the largest message Publish sends. PostgreSQL refuses
+// maxMessageSize is the largest message Publish sends. PostgreSQL refuses
 // NOTIFY payloads of 8000 bytes or more, and the payload is the message in
 // base64, which takes 4 bytes for every 3: 5900 bytes make 7868.
-const MaxMessageSize = 5900
+const maxMessageSize = 5900
 
 // The listener's timings.
 const (
@@ -62,10 +62,10 @@ func listenerConfig(pool *pgx.ConnConfig) *pgx.ConnConfig {
 }
 
 // Publish implements store.Driver: pg_notify(channel, base64(msg)). It
-// returns ErrInvalidArgument for a msg over MaxMessageSize bytes.
+// returns ErrInvalidArgument for a msg over maxMessageSize bytes.
 func (s *driver) Publish(ctx context.Context, channel string, msg []byte) error {
-	if len(msg) > MaxMessageSize {
-		return fmt.Errorf("message of %d bytes, over the %d that NOTIFY carries: %w", len(msg), MaxMessageSize, store.ErrInvalidArgument)
+	if len(msg) > maxMessageSize {
+		return fmt.Errorf("message of %d bytes, over the %d that NOTIFY carries: %w", len(msg), maxMessageSize, store.ErrInvalidArgument)
 	}
 	payload := base64.StdEncoding.EncodeToString(msg)
 	if _, err := s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", channelName(s.schema, channel), payload); err != nil {
@@ -409,7 +409,7 @@ func (l *listener) deliver(n *pgconn.Notification) {
 type subscription struct {
 	l      *listener
 	name   string              // the PostgreSQL channel
-	send   func(store.Message) // the Portable's, which never blocks
+	send   func(store.Message) // the Store's (store.New), which never blocks
 	active bool                // Subscribe returned, or will; guarded by l.mu
 	closed bool                // guarded by l.mu
 }

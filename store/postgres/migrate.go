@@ -40,12 +40,6 @@ var ErrNewerSchema = errors.New("the database's schema is newer than this versio
 // schema.sql first.
 var ErrNotMigrated = errors.New("no such table; run Migrate or schema.sql first")
 
-// A Beginner begins transactions: *pgxpool.Pool and *pgx.Conn are
-// Beginners.
-type Beginner interface {
-	Begin(ctx context.Context) (pgx.Tx, error)
-}
-
 // migrateLock is the key of the transaction-level advisory lock that
 // Migrate holds, so that servers starting together migrate one at a time.
 const migrateLock = 0x6576_6d69_6772_6174 // "evmigrat"
@@ -59,11 +53,14 @@ const migrateLock = 0x6576_6d69_6772_6174 // "evmigrat"
 // again, and from several processes at once. Options other than Schema
 // are ignored.
 //
-// db is usually the *pgxpool.Pool of the Store, or a *pgx.Conn. Migrate
+// db is what begins its transaction: usually the *pgxpool.Pool of the
+// Store, or a *pgx.Conn. Migrate
 // needs the privilege to create tables (and schemas, with Options.Schema); a
 // Store needs only to read and write them. Run it at deployment, or before
 // New.
-func Migrate(ctx context.Context, db Beginner, opts *Options) error {
+func Migrate(ctx context.Context, db interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}, opts *Options) error {
 	c := opts.config()
 	err := pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLock)); err != nil {

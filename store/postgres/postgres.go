@@ -1,6 +1,20 @@
 // Package postgres implements elicitvault's store.Store on PostgreSQL, with
 // github.com/jackc/pgx/v5.
 //
+//	pool, err := pgxpool.New(ctx, "postgres://elicitvault@localhost/elicitvault")
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	if err := postgres.Migrate(ctx, pool, nil); err != nil { // or schema.sql, at deployment
+//		log.Fatal(err)
+//	}
+//	st, err := postgres.NewFromPool(ctx, pool, nil)
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer st.Close()
+//	ev, err := elicit.New(keys, st, nil)
+//
 // # Schema
 //
 // Entries live in one table, elicitvault_entries, created by Migrate or by
@@ -54,7 +68,7 @@
 // 0x00 || channel): store channels may be long, and PostgreSQL's are
 // identifiers of at most 63 bytes. The payload is the message in standard
 // base64, since NOTIFY payloads are text; PostgreSQL refuses payloads of
-// 8000 bytes or more, so Publish refuses messages over MaxMessageSize bytes.
+// 8000 bytes or more, so Publish refuses messages over 5900 bytes.
 //
 // All subscriptions of a Store share one dedicated connection, which runs
 // LISTEN for every channel that has a subscription. Its application_name is
@@ -92,12 +106,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Table is the name of the store's table.
-const Table = "elicitvault_entries"
+// entriesTable is the name of the store's table.
+const entriesTable = "elicitvault_entries"
 
-// DefaultCleanupInterval is how often a Store deletes expired rows, unless
+// defaultCleanupInterval is how often a Store deletes expired rows, unless
 // Options.CleanupInterval says otherwise.
-const DefaultCleanupInterval = time.Minute
+const defaultCleanupInterval = time.Minute
 
 // defaultApplicationName is the application_name of the connections of a
 // Store made by New from a URL that sets none.
@@ -130,7 +144,7 @@ type Options struct {
 	Schema string
 
 	// CleanupInterval is how often the store deletes expired rows:
-	// DefaultCleanupInterval when zero. A negative interval disables the
+	// a minute when zero. A negative interval disables the
 	// cleanup: expired rows then still read as absent, but stay in the
 	// table until something else deletes them.
 	CleanupInterval time.Duration
@@ -156,7 +170,7 @@ type config struct {
 }
 
 func (o *Options) config() config {
-	c := config{cleanupInterval: DefaultCleanupInterval, logger: slog.Default()}
+	c := config{cleanupInterval: defaultCleanupInterval, logger: slog.Default()}
 	if o == nil {
 		return c
 	}
@@ -185,7 +199,7 @@ func (o *Options) config() config {
 // "elicitvault". The parameter listen_url (see Options.ListenURL) is the
 // store's own, removed before the rest goes to pgx. Error text never
 // repeats the URL, which may hold a password.
-func New(ctx context.Context, url string, opts *Options) (*store.Portable, error) {
+func New(ctx context.Context, url string, opts *Options) (store.Store, error) {
 	url, listenURL, err := cutListenURL(url)
 	if err != nil {
 		return nil, err
@@ -247,14 +261,14 @@ func cutListenURL(raw string) (rest, listen string, err error) {
 // store's table exists. The caller keeps ownership of pool: Close does not
 // close it. The listener connection is opened with the pool's connection
 // configuration.
-func NewFromPool(ctx context.Context, pool *pgxpool.Pool, opts *Options) (*store.Portable, error) {
+func NewFromPool(ctx context.Context, pool *pgxpool.Pool, opts *Options) (store.Store, error) {
 	if pool == nil {
 		return nil, fmt.Errorf("postgres: nil pool: %w", store.ErrInvalidArgument)
 	}
 	return newStore(ctx, pool, false, opts.config())
 }
 
-func newStore(ctx context.Context, pool *pgxpool.Pool, own bool, c config) (*store.Portable, error) {
+func newStore(ctx context.Context, pool *pgxpool.Pool, own bool, c config) (store.Store, error) {
 	logger := c.logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -269,7 +283,7 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, own bool, c config) (*sto
 	if _, err := pool.Exec(ctx, s.q.check); err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "42P01" { // undefined_table
-			return nil, fmt.Errorf("postgres: %s: %w", Table, ErrNotMigrated)
+			return nil, fmt.Errorf("postgres: %s: %w", entriesTable, ErrNotMigrated)
 		}
 		return nil, fmt.Errorf("postgres: checking the table: %w", err)
 	}
@@ -305,9 +319,9 @@ func newStore(ctx context.Context, pool *pgxpool.Pool, own bool, c config) (*sto
 // tableName returns the quoted, schema-qualified name of the table.
 func tableName(schema string) string {
 	if schema == "" {
-		return pgx.Identifier{Table}.Sanitize()
+		return pgx.Identifier{entriesTable}.Sanitize()
 	}
-	return pgx.Identifier{schema, Table}.Sanitize()
+	return pgx.Identifier{schema, entriesTable}.Sanitize()
 }
 
 // versionTableName returns the quoted name of the schema version's table,
@@ -322,7 +336,7 @@ func versionTableName(schema string) string {
 // queries holds the store's SQL, with the table name filled in.
 type queries struct {
 	check, put, get, take, putIfAbsent          string
-	swap                                        string
+	takeFirst, swap                             string
 	compareAndSwap, compareAndDelete, del, scan string
 	cleanup                                     string
 }
@@ -349,6 +363,11 @@ func newQueries(t string) queries {
 			SELECT value FROM taken
 			UNION ALL
 			SELECT value FROM ` + t + ` WHERE key = $2 AND expires_at > now() AND NOT EXISTS (SELECT FROM taken)`,
+		// take's first attempt: its receipt key $2 is new (a random
+		// nonce), so there is no receipt to read, and the row itself
+		// becomes the receipt: moved to $2, its expiry cut as take's.
+		takeFirst: `UPDATE ` + t + ` SET key = $2, expires_at = least(expires_at, now() + $3 * interval '1 millisecond')
+			WHERE key = $1 AND expires_at > now() RETURNING value`,
 		putIfAbsent: `INSERT INTO ` + t + ` AS e (key, value, expires_at) VALUES ($1, $2, $3)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at
 			WHERE e.expires_at <= now()`,
@@ -412,9 +431,10 @@ func (s *driver) Take(ctx context.Context, key string) ([]byte, error) {
 	rand.Read(nonce[:])
 	receipt := append([]byte(receiptPrefix), nonce[:]...)
 	delay := 20 * time.Millisecond
-	for attempt := 1; ; attempt++ {
+	q := s.q.takeFirst
+	for attempt := 1; ; attempt, q = attempt+1, s.q.take {
 		var v []byte
-		err := s.pool.QueryRow(ctx, s.q.take, []byte(key), receipt, takeReceiptTTL.Milliseconds()).Scan(&v)
+		err := s.pool.QueryRow(ctx, q, []byte(key), receipt, takeReceiptTTL.Milliseconds()).Scan(&v)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, store.ErrNotFound
 		}

@@ -71,7 +71,7 @@ func TestMigrate(t *testing.T) {
 		SELECT column_name || ' ' || data_type || ' ' || is_nullable
 		FROM information_schema.columns
 		WHERE table_schema = $1 AND table_name = $2
-		ORDER BY ordinal_position`, schema, evpostgres.Table)
+		ORDER BY ordinal_position`, schema, evpostgres.EntriesTable)
 	if err != nil {
 		t.Fatalf("reading the columns: %v", err)
 	}
@@ -116,7 +116,7 @@ func TestKeysStoredAsGiven(t *testing.T) {
 		}
 		var v []byte
 		var exp time.Time
-		err := conn.QueryRow(ctx, "SELECT value, expires_at FROM "+schema+"."+evpostgres.Table+" WHERE key = $1", []byte(k)).Scan(&v, &exp)
+		err := conn.QueryRow(ctx, "SELECT value, expires_at FROM "+schema+"."+evpostgres.EntriesTable+" WHERE key = $1", []byte(k)).Scan(&v, &exp)
 		if err != nil || string(v) != "v:"+k || !exp.Equal(expiry) {
 			t.Errorf("row of key %q = %q, %v, %v", k, v, exp, err)
 		}
@@ -172,7 +172,7 @@ func TestCleanup(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		var n int
-		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+schema+"."+evpostgres.Table).Scan(&n); err != nil {
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+schema+"."+evpostgres.EntriesTable).Scan(&n); err != nil {
 			t.Fatalf("count: %v", err)
 		}
 		if n == 1 {

@@ -21,7 +21,7 @@ import (
 
 // openPrivate opens a store on servers of the test's own, with a random
 // prefix, closed when t ends.
-func openPrivate(t testing.TB, rawURL string, prefix string) *store.Portable {
+func openPrivate(t testing.TB, rawURL string, prefix string) store.Store {
 	t.Helper()
 	s, err := evredis.New(t.Context(), rawURL, &evredis.Options{Prefix: prefix})
 	if err != nil {

@@ -58,7 +58,7 @@ func admin(t testing.TB, rawURL string) *redis.Client {
 // openStore opens a store with the given prefix (a random one when none is
 // given) and, unless the URL sets one, a random client name. When t ends
 // it closes the store and deletes every key under the prefix.
-func openStore(t testing.TB, rawURL string, prefixes ...string) (*store.Portable, string) {
+func openStore(t testing.TB, rawURL string, prefixes ...string) (store.Store, string) {
 	t.Helper()
 	prefix := randomName("prefix") + ":"
 	if len(prefixes) > 0 {

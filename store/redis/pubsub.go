@@ -282,7 +282,7 @@ func (h *hub) close() error {
 type subscription struct {
 	h      *hub
 	name   string              // the Redis channel
-	send   func(store.Message) // the Portable's, which never blocks
+	send   func(store.Message) // the Store's (store.New), which never blocks
 	closed bool                // guarded by h.mu
 }
 

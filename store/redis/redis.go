@@ -1,6 +1,13 @@
 // Package redis implements elicitvault's store.Store on Redis, with
 // github.com/redis/go-redis/v9.
 //
+//	st, err := redis.New(ctx, "redis://localhost:6379/0", nil) // rediss://, redis+cluster://: see New
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer st.Close()
+//	ev, err := elicit.New(keys, st, nil)
+//
 // # Key layout
 //
 // Every entry is one Redis string, written with an absolute expiry in
@@ -9,7 +16,7 @@
 //	<prefix>{<key>}      the entry's value
 //	<prefix>{<channel>}  the Pub/Sub channel of a store channel
 //
-// The prefix defaults to DefaultPrefix and is set with Options.Prefix. The key
+// The prefix defaults to "elicitvault:" and is set with Options.Prefix. The key
 // is wrapped in braces, a Redis Cluster hash tag: every Redis key derived
 // from one store key hashes to the same slot, so operations that touch more
 // than one of them can stay atomic on a cluster. Channels are laid out the
@@ -87,8 +94,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultPrefix is the key prefix of a Store made without Options.Prefix.
-const DefaultPrefix = "elicitvault:"
+// defaultPrefix is the key prefix of a Store made without Options.Prefix.
+const defaultPrefix = "elicitvault:"
 
 // driver is the store.Driver on Redis.
 type driver struct {
@@ -107,7 +114,7 @@ var _ store.Driver = (*driver)(nil)
 // Options configures a Store; nil means the defaults.
 type Options struct {
 	// Prefix is the prefix of every Redis key and channel name the store
-	// uses; DefaultPrefix when empty. Stores with different prefixes on
+	// uses; "elicitvault:" when empty. Stores with different prefixes on
 	// one Redis database do not see each other's entries or messages. It
 	// must not contain '{' or '}'.
 	Prefix string
@@ -126,7 +133,7 @@ type config struct {
 }
 
 func (o *Options) config() config {
-	c := config{prefix: DefaultPrefix}
+	c := config{prefix: defaultPrefix}
 	if o != nil {
 		if o.Prefix != "" {
 			c.prefix = o.Prefix
@@ -166,7 +173,7 @@ func (o *Options) config() config {
 // New returns an error, and keeps no connection, when the URL is invalid or
 // the server (on a cluster, every primary) does not answer before ctx
 // ends. Error text never repeats the URL, which may hold a password.
-func New(ctx context.Context, url string, opts *Options) (*store.Portable, error) {
+func New(ctx context.Context, url string, opts *Options) (store.Store, error) {
 	p, err := parseURL(url)
 	if err != nil {
 		return nil, err
@@ -246,7 +253,7 @@ func withTLS(opt, fromURL *tls.Config, scheme string) (*tls.Config, error) {
 // *redis.Client or a failover client. The caller keeps ownership of
 // client: Close does not close it. NewFromClient does not contact the
 // server.
-func NewFromClient(client redis.UniversalClient, opts *Options) (*store.Portable, error) {
+func NewFromClient(client redis.UniversalClient, opts *Options) (store.Store, error) {
 	if client == nil {
 		return nil, fmt.Errorf("redis: nil client: %w", store.ErrInvalidArgument)
 	}

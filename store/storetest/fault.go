@@ -16,24 +16,24 @@ import (
 // The helpers below are for a backend's fault tests: a server stopped,
 // restarted or cut off under load.
 
-// Waiter waits for the value under a key the way the elicit flow does:
+// waiter waits for the value under a key the way the elicit flow does:
 // subscribed to its channel before anything else happens, it reads the
 // store again after every message and after every resubscription.
-type Waiter struct {
+type waiter struct {
 	sub          store.Subscription
 	resubscribed atomic.Int32
 	result       chan []byte
 }
 
-// StartWaiter subscribes to channel on s and starts waiting for key. It
+// startWaiter subscribes to channel on s and starts waiting for key. It
 // fails t if it cannot subscribe; Close ends it.
-func StartWaiter(t testing.TB, ctx context.Context, s store.Store, channel, key string) *Waiter {
+func startWaiter(t testing.TB, ctx context.Context, s store.Store, channel, key string) *waiter {
 	t.Helper()
 	sub, err := s.Subscribe(ctx, channel)
 	if err != nil {
 		t.Fatalf("subscribe: %v", err)
 	}
-	w := &Waiter{sub: sub, result: make(chan []byte, 1)}
+	w := &waiter{sub: sub, result: make(chan []byte, 1)}
 	go func() {
 		for m := range sub.Messages() {
 			if m.Resubscribed {
@@ -49,11 +49,11 @@ func StartWaiter(t testing.TB, ctx context.Context, s store.Store, channel, key 
 }
 
 // Resubscriptions returns how many Resubscribed messages the waiter got.
-func (w *Waiter) Resubscriptions() int32 { return w.resubscribed.Load() }
+func (w *waiter) resubscriptions() int32 { return w.resubscribed.Load() }
 
-// AwaitResubscribed reports whether the waiter got more than before
+// awaitResubscribed reports whether the waiter got more than before
 // resubscriptions by deadline.
-func (w *Waiter) AwaitResubscribed(before int32, deadline time.Time) bool {
+func (w *waiter) awaitResubscribed(before int32, deadline time.Time) bool {
 	for w.resubscribed.Load() == before {
 		if time.Now().After(deadline) {
 			return false
@@ -65,7 +65,7 @@ func (w *Waiter) AwaitResubscribed(before int32, deadline time.Time) bool {
 
 // Result returns what the waiter read under its key, failing t when it
 // read nothing within timeout.
-func (w *Waiter) Result(t testing.TB, timeout time.Duration) []byte {
+func (w *waiter) Result(t testing.TB, timeout time.Duration) []byte {
 	t.Helper()
 	select {
 	case v := <-w.result:
@@ -77,23 +77,23 @@ func (w *Waiter) Result(t testing.TB, timeout time.Duration) []byte {
 }
 
 // Close ends the waiter's subscription.
-func (w *Waiter) Close() { w.sub.Close() }
+func (w *waiter) Close() { w.sub.Close() }
 
-// Burst runs every operation of the contract, in turn, in workers spread
+// burst runs every operation of the contract, in turn, in workers spread
 // over some stores, until Stop.
-type Burst struct {
+type burst struct {
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	failures atomic.Int64
 	lastOK   []atomic.Int64 // per worker, Unix ns of its last success
 }
 
-// StartBurst starts workers workers, worker i on stores[i%len(stores)] and
+// startBurst starts workers workers, worker i on stores[i%len(stores)] and
 // a key of its own. Every failed operation is counted and passed to check,
 // which judges whether it failed cleanly; after a failure the worker
 // pauses briefly, so that a server that is down is not spun against.
-func StartBurst(ctx context.Context, workers int, stores []store.Store, check func(worker int, err error)) *Burst {
-	b := &Burst{stop: make(chan struct{}), lastOK: make([]atomic.Int64, workers)}
+func startBurst(ctx context.Context, workers int, stores []store.Store, check func(worker int, err error)) *burst {
+	b := &burst{stop: make(chan struct{}), lastOK: make([]atomic.Int64, workers)}
 	for w := range workers {
 		s := stores[w%len(stores)]
 		b.wg.Go(func() {
@@ -105,7 +105,7 @@ func StartBurst(ctx context.Context, workers int, stores []store.Store, check fu
 				default:
 				}
 				octx, cancel := context.WithTimeout(ctx, 10*time.Second)
-				err := BurstOp(octx, s, key, i)
+				err := burstOp(octx, s, key, i)
 				cancel()
 				if err != nil {
 					b.failures.Add(1)
@@ -120,13 +120,10 @@ func StartBurst(ctx context.Context, workers int, stores []store.Store, check fu
 	return b
 }
 
-// Failures returns how many operations have failed so far.
-func (b *Burst) Failures() int64 { return b.failures.Load() }
-
-// AwaitRecovered waits until every worker has succeeded after since. It
+// awaitRecovered waits until every worker has succeeded after since. It
 // returns -1 when they all have, or the first worker that had not by
 // deadline.
-func (b *Burst) AwaitRecovered(since, deadline time.Time) int {
+func (b *burst) awaitRecovered(since, deadline time.Time) int {
 	for w := range b.lastOK {
 		for b.lastOK[w].Load() < since.UnixNano() {
 			if time.Now().After(deadline) {
@@ -140,15 +137,15 @@ func (b *Burst) AwaitRecovered(since, deadline time.Time) int {
 
 // Stop stops the workers, waits for them and returns how many operations
 // failed.
-func (b *Burst) Stop() int64 {
+func (b *burst) Stop() int64 {
 	close(b.stop)
 	b.wg.Wait()
 	return b.failures.Load()
 }
 
-// BurstOp runs the i-th operation of a burst worker on key: each operation
+// burstOp runs the i-th operation of a burst worker on key: each operation
 // of the contract in turn. Not found is not a failure.
-func BurstOp(ctx context.Context, s store.Store, key string, i int) error {
+func burstOp(ctx context.Context, s store.Store, key string, i int) error {
 	exp := time.Now().Add(time.Minute)
 	v := []byte(strconv.Itoa(i))
 	var err error

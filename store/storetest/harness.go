@@ -208,7 +208,7 @@ func crossProcessChild(t *testing.T, b Backend, ns string) {
 func testSubscriptionsCut(t *testing.T, b Backend) {
 	// Counted before the store opens its connections, which are closed
 	// before the count is checked.
-	CheckNoLeaks(t)
+	checkNoLeaks(t)
 	s, _, cut := b.Open(t)
 	ctx := t.Context()
 
@@ -218,8 +218,8 @@ func testSubscriptionsCut(t *testing.T, b Backend) {
 		if n := cut.Subscriptions(t); n != 1 {
 			t.Fatalf("round %d: cut %d subscription connections, want 1", round, n)
 		}
-		WaitResubscribed(t, a, 10*time.Second)
-		WaitResubscribed(t, bsub, 10*time.Second)
+		waitResubscribed(t, a, 10*time.Second)
+		waitResubscribed(t, bsub, 10*time.Second)
 		for _, ch := range []string{"a", "b"} {
 			if err := s.Publish(ctx, ch, []byte("after "+ch)); err != nil {
 				t.Fatalf("Publish: %v", err)
@@ -258,9 +258,9 @@ func reopen(t *testing.T, b Backend, namespace, url string) store.Store {
 	return s
 }
 
-// WaitResubscribed reads sub until a Resubscribed notice arrives, and
+// waitResubscribed reads sub until a Resubscribed notice arrives, and
 // fails t after timeout.
-func WaitResubscribed(t testing.TB, sub store.Subscription, timeout time.Duration) {
+func waitResubscribed(t testing.TB, sub store.Subscription, timeout time.Duration) {
 	t.Helper()
 	next(t, sub, timeout, true)
 }

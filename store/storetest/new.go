@@ -17,7 +17,7 @@ import (
 // No error repeats secret, the password those URLs hold.
 func CheckNew(t *testing.T, open func(ctx context.Context, url string) (store.Store, error), down string, invalid []string, secret string) {
 	t.Run("ServerDown", func(t *testing.T) {
-		CheckNoLeaks(t)
+		checkNoLeaks(t)
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer cancel()
 		s, err := open(ctx, down)

@@ -10,13 +10,13 @@ import (
 	"github.com/elicitvault/elicitvault/store"
 )
 
-// putIfAbsentGetter is what store.Portable.PutIfAbsentGet offers.
+// putIfAbsentGetter is the PutIfAbsentGet of the Store store.New returns.
 type putIfAbsentGetter interface {
 	PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error)
 }
 
 // asPutIfAbsentGetter returns s's PutIfAbsentGet, and skips t when s has
-// none (a Store that is not a store.Portable).
+// none (a Store that is not the Store of store.New).
 func asPutIfAbsentGetter(t *testing.T, s store.Store) putIfAbsentGetter {
 	t.Helper()
 	g, ok := s.(putIfAbsentGetter)

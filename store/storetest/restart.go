@@ -39,15 +39,15 @@ type Server struct {
 // resubscribed, and the waiter gets the result the other store writes
 // after the last restart. Nothing is left running after Close.
 func RunRestart(t *testing.T, srv Server) {
-	CheckNoLeaks(t)
+	checkNoLeaks(t)
 	ctx := t.Context()
 	node, resolver := srv.Open(t), srv.Open(t)
 	defer node.Close()
 	defer resolver.Close()
 
-	waiter := StartWaiter(t, ctx, node, "result-channel", "result")
+	waiter := startWaiter(t, ctx, node, "result-channel", "result")
 	defer waiter.Close()
-	burst := StartBurst(ctx, 6, []store.Store{node, resolver}, func(w int, err error) {
+	burst := startBurst(ctx, 6, []store.Store{node, resolver}, func(w int, err error) {
 		if !cleanFailure(srv.Name, err) {
 			t.Errorf("worker %d: %v, want the server's error, wrapped", w, err)
 		}
@@ -55,7 +55,7 @@ func RunRestart(t *testing.T, srv Server) {
 
 	for round, stop := range srv.Stops {
 		time.Sleep(100 * time.Millisecond) // the burst runs on a live server
-		before := waiter.Resubscriptions()
+		before := waiter.resubscriptions()
 		stop(t)
 		down := time.Now()
 		checkDown(t, srv.Name, node)
@@ -64,10 +64,10 @@ func RunRestart(t *testing.T, srv Server) {
 		t.Logf("round %d: down for %v", round, up.Sub(down).Round(time.Millisecond))
 
 		deadline := up.Add(30 * time.Second)
-		if !waiter.AwaitResubscribed(before, deadline) {
+		if !waiter.awaitResubscribed(before, deadline) {
 			t.Fatalf("round %d: the waiter's subscription was not resubscribed", round)
 		}
-		if w := burst.AwaitRecovered(up, deadline); w >= 0 {
+		if w := burst.awaitRecovered(up, deadline); w >= 0 {
 			t.Fatalf("round %d: burst worker %d did not recover", round, w)
 		}
 	}
@@ -129,7 +129,7 @@ func checkDown(t *testing.T, name string, s store.Store) {
 
 // checkResult writes the result on resolver and announces it, and checks
 // that the waiter gets it.
-func checkResult(t *testing.T, resolver store.Store, waiter *Waiter) {
+func checkResult(t *testing.T, resolver store.Store, waiter *waiter) {
 	t.Helper()
 	ctx := t.Context()
 	if err := resolver.Put(ctx, "result", []byte("the answer"), time.Now().Add(time.Minute)); err != nil {
@@ -151,14 +151,14 @@ func checkResult(t *testing.T, resolver store.Store, waiter *Waiter) {
 // after, the waiter is resubscribed after each round, and it gets the
 // result written after the last. Nothing is left running after Close.
 func testTerminated(t *testing.T, b Backend) {
-	CheckNoLeaks(t)
+	checkNoLeaks(t)
 	ctx := t.Context()
 	s, ns, cut := b.Open(t)
 	resolver := reopen(t, b, ns, b.URL)
 
-	waiter := StartWaiter(t, ctx, s, "result-channel", "result")
+	waiter := startWaiter(t, ctx, s, "result-channel", "result")
 	defer waiter.Close()
-	burst := StartBurst(ctx, 8, []store.Store{s, resolver}, func(w int, err error) {
+	burst := startBurst(ctx, 8, []store.Store{s, resolver}, func(w int, err error) {
 		if !cleanFailure(b.Name, err) {
 			t.Errorf("worker %d: %v, want the connection's error, wrapped", w, err)
 		}
@@ -167,7 +167,7 @@ func testTerminated(t *testing.T, b Backend) {
 	cuts := 0
 	for round := range 5 {
 		time.Sleep(100 * time.Millisecond) // the burst runs on live connections
-		before := waiter.Resubscriptions()
+		before := waiter.resubscriptions()
 		n := cut.All(t)
 		if n < 2 { // at least the subscription's connection and a pooled one
 			t.Fatalf("round %d: cut %d connections, want every connection of the store", round, n)
@@ -175,10 +175,10 @@ func testTerminated(t *testing.T, b Backend) {
 		cuts += n
 		at := time.Now()
 		deadline := at.Add(15 * time.Second)
-		if !waiter.AwaitResubscribed(before, deadline) {
+		if !waiter.awaitResubscribed(before, deadline) {
 			t.Fatalf("round %d: the waiter's subscription was not resubscribed", round)
 		}
-		if w := burst.AwaitRecovered(at, deadline); w >= 0 {
+		if w := burst.awaitRecovered(at, deadline); w >= 0 {
 			t.Fatalf("round %d: burst worker %d did not recover", round, w)
 		}
 	}

@@ -89,19 +89,19 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	t.Run("NoLeaks", func(t *testing.T) {
 		// Registered before open's cleanup, so it runs after the store is
 		// closed.
-		CheckNoLeaks(t)
+		checkNoLeaks(t)
 		testNoLeaks(t, open(t))
 	})
 }
 
-// CheckNoLeaks records the number of goroutines now and, when t's test
+// checkNoLeaks records the number of goroutines now and, when t's test
 // ends, fails it unless that number comes back within five seconds.
 //
-// Cleanups run last registered first, so call CheckNoLeaks before creating
+// Cleanups run last registered first, so call checkNoLeaks before creating
 // what must be released, including before registering cleanups that close
 // it. It counts every goroutine of the process: do not use it in parallel
 // tests.
-func CheckNoLeaks(t testing.TB) {
+func checkNoLeaks(t testing.TB) {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {

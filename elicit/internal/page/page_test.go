@@ -42,9 +42,9 @@ func TestEveryPageHeaders(t *testing.T) {
 		referrer          page.Referrer
 		body              string
 	}{
-		{"consent page, invalid link", "GET", consent + elicit.ConsentPath + "?token=ev1.bogus", page.SameOrigin, ""},
-		{"consent page, no token", "POST", consent + elicit.ConsentPath, page.SameOrigin, ""},
-		{"consent page, wrong method", "PUT", consent + elicit.ConsentPath, page.SameOrigin, ""},
+		{"consent page, invalid link", "GET", consent + elicit.PagesPrefix + "consent" + "?token=ev1.bogus", page.SameOrigin, ""},
+		{"consent page, no token", "POST", consent + elicit.PagesPrefix + "consent", page.SameOrigin, ""},
+		{"consent page, wrong method", "PUT", consent + elicit.PagesPrefix + "consent", page.SameOrigin, ""},
 		{"browser form", "GET", formURL, page.SameOrigin, ""},
 		{"browser form, refused answer", "POST", action, page.SameOrigin, answer("accept")},
 		{"browser form, declined", "POST", action, page.SameOrigin, answer("decline")},

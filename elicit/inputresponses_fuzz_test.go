@@ -1,4 +1,4 @@
-package fuzz
+package elicit_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package fuzz
+package client_test
 
 import (
 	"encoding/json"
@@ -117,3 +117,18 @@ func FuzzFieldParse(f *testing.F) {
 		}
 	})
 }
+
+// fuzzSchema is a form with every field kind (as in fuzz/elicit_test.go).
+const fuzzSchema = `{"type":"object","properties":{
+	"name":{"type":"string","minLength":1,"maxLength":20},
+	"email":{"type":"string","format":"email"},
+	"site":{"type":"string","format":"uri"},
+	"born":{"type":"string","format":"date"},
+	"at":{"type":"string","format":"date-time"},
+	"age":{"type":"integer","minimum":0,"maximum":150},
+	"score":{"type":"number","minimum":-1,"maximum":1,"default":0},
+	"ok":{"type":"boolean"},
+	"color":{"type":"string","oneOf":[{"const":"r","title":"Red"},{"const":"g","title":"Green"}]},
+	"size":{"type":"string","enum":["s","m"],"enumNames":["Small","Medium"]},
+	"tags":{"type":"array","maxItems":3,"items":{"type":"string","enum":["a","b","c","d"]}}
+},"required":["name"]}`

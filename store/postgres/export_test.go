@@ -1,0 +1,7 @@
+package postgres
+
+// For the external tests.
+const (
+	EntriesTable   = entriesTable
+	MaxMessageSize = maxMessageSize
+)
