@@ -81,12 +81,20 @@ func dial(t *testing.T, url, version string, u *user) *mcpclient.Client {
 // dialWith starts a real mcp-go client on version whose user is h.
 func dialWith(t *testing.T, url, version string, h mcpclient.ElicitationHandler) *mcpclient.Client {
 	t.Helper()
+	return dialCaps(t, url, version, &mcp.ElicitationCapability{Form: &struct{}{}}, h)
+}
+
+// dialCaps starts a real mcp-go client on version that declares the
+// elicitation capability caps and whose user is h (none when nil); it is
+// closed when the test ends.
+func dialCaps(t *testing.T, url, version string, caps *mcp.ElicitationCapability, h mcpclient.ElicitationHandler) *mcpclient.Client {
+	t.Helper()
 	tr, err := transport.NewStreamableHTTP(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := mcpclient.NewClient(tr,
-		mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &struct{}{}}}),
+		mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: caps}),
 		mcpclient.WithElicitationHandler(h),
 		mcpclient.WithProtocolVersion(version))
 	if err := c.Start(t.Context()); err != nil {

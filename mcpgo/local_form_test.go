@@ -11,8 +11,6 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/mcpgo"
-	mcpclient "github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -62,24 +60,7 @@ func TestSecondFormCancelsFirst(t *testing.T) {
 		srv.Close()
 	})
 	u := &waitingUser{asked: make(chan struct{}, 1)}
-	tr, err := transport.NewStreamableHTTP(srv.URL + elicit.MCPPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := mcpclient.NewClient(tr,
-		mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &struct{}{}}}),
-		mcpclient.WithElicitationHandler(u),
-		mcpclient.WithProtocolVersion("2025-11-25"))
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-11-25"
-	init.Params.ClientInfo = mcp.Implementation{Name: "mcp-go client", Version: "1"}
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
+	c := dialWith(t, srv.URL+elicit.MCPPath, "2025-11-25", u)
 	go func() {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "first"

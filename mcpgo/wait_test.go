@@ -12,8 +12,6 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/mcpgo"
-	mcpclient "github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -126,19 +124,7 @@ func TestFallbackToolListed(t *testing.T) {
 		{"none", nil, true},
 	} {
 		for _, v := range versions {
-			tr, err := transport.NewStreamableHTTP(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := mcpclient.NewClient(tr, mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: tc.caps}), mcpclient.WithProtocolVersion(v))
-			if err := c.Start(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			init := mcp.InitializeRequest{}
-			init.Params.ProtocolVersion = v
-			if _, err := c.Initialize(t.Context(), init); err != nil {
-				t.Fatal(err)
-			}
+			c := dialCaps(t, url, v, tc.caps, nil)
 			res, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
 			if err != nil {
 				t.Fatal(err)
@@ -161,21 +147,7 @@ func TestSessionEndEndsWait(t *testing.T) {
 	url, ev, errs := confirmServer(t, nil)
 	defer ev.Close()
 	u := &slowUser{after: time.Hour, asked: make(chan struct{}, 1)}
-	tr, err := transport.NewStreamableHTTP(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := mcpclient.NewClient(tr, mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}),
-		mcpclient.WithElicitationHandler(u), mcpclient.WithProtocolVersion("2025-11-25"))
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-11-25"
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
+	c := dialCaps(t, url, "2025-11-25", &mcp.ElicitationCapability{}, u)
 	go func() {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "confirm"
@@ -183,7 +155,7 @@ func TestSessionEndEndsWait(t *testing.T) {
 	}()
 	<-u.asked
 	del, _ := http.NewRequest(http.MethodDelete, url, nil)
-	del.Header.Set("Mcp-Session-Id", tr.GetSessionId())
+	del.Header.Set("Mcp-Session-Id", c.GetSessionId())
 	if res, err := http.DefaultClient.Do(del); err != nil {
 		t.Fatal(err)
 	} else {
