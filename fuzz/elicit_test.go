@@ -7,27 +7,14 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/form"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 )
-
-const fuzzSchema = `{"type":"object","properties":{
-	"name":{"type":"string","minLength":1,"maxLength":20},
-	"email":{"type":"string","format":"email"},
-	"site":{"type":"string","format":"uri"},
-	"born":{"type":"string","format":"date"},
-	"at":{"type":"string","format":"date-time"},
-	"age":{"type":"integer","minimum":0,"maximum":150},
-	"score":{"type":"number","minimum":-1,"maximum":1,"default":0},
-	"ok":{"type":"boolean"},
-	"color":{"type":"string","oneOf":[{"const":"r","title":"Red"},{"const":"g","title":"Green"}]},
-	"size":{"type":"string","enum":["s","m"],"enumNames":["Small","Medium"]},
-	"tags":{"type":"array","maxItems":3,"items":{"type":"string","enum":["a","b","c","d"]}}
-},"required":["name"]}`
 
 // FuzzElicitContent validates arbitrary content against a schema with every
 // field kind: it never panics, errors are ContentErrors, and what it accepts
 // validates again to the same value.
 func FuzzElicitContent(f *testing.F) {
-	s, err := form.Parse([]byte(fuzzSchema))
+	s, err := form.Parse([]byte(fronttest.EveryFieldSchema))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -61,7 +48,7 @@ func FuzzElicitContent(f *testing.F) {
 // FuzzElicitSchema parses arbitrary schemas: it never panics, refusals are
 // SchemaErrors, and an accepted schema's canonical encoding is a fixed point.
 func FuzzElicitSchema(f *testing.F) {
-	f.Add([]byte(fuzzSchema))
+	f.Add([]byte(fronttest.EveryFieldSchema))
 	f.Add([]byte(`{"type":"object","properties":{"a":{"type":"string","default":"x"}},"required":["a"]}`))
 	f.Add([]byte(`{"type":"object","properties":{"m":{"type":"array","items":{"anyOf":[{"const":"a","title":"A"}]}}}}`))
 	f.Add([]byte(`{"type":"object","properties":{"n":{"type":"object"}}}`))

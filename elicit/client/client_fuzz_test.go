@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/elicitvault/elicitvault/elicit/client"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 )
 
 // FuzzCheckURL: a link of URL mode the client accepts is shown as it is
@@ -99,7 +100,7 @@ func FuzzCheckURL(f *testing.F) {
 // FuzzFieldParse: what a line prompt reads is either refused or a value
 // the form accepts.
 func FuzzFieldParse(f *testing.F) {
-	form, err := client.NewFormRequest("m", json.RawMessage(fuzzSchema))
+	form, err := client.NewFormRequest("m", json.RawMessage(fronttest.EveryFieldSchema))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -117,18 +118,3 @@ func FuzzFieldParse(f *testing.F) {
 		}
 	})
 }
-
-// fuzzSchema is a form with every field kind (as in fuzz/elicit_test.go).
-const fuzzSchema = `{"type":"object","properties":{
-	"name":{"type":"string","minLength":1,"maxLength":20},
-	"email":{"type":"string","format":"email"},
-	"site":{"type":"string","format":"uri"},
-	"born":{"type":"string","format":"date"},
-	"at":{"type":"string","format":"date-time"},
-	"age":{"type":"integer","minimum":0,"maximum":150},
-	"score":{"type":"number","minimum":-1,"maximum":1,"default":0},
-	"ok":{"type":"boolean"},
-	"color":{"type":"string","oneOf":[{"const":"r","title":"Red"},{"const":"g","title":"Green"}]},
-	"size":{"type":"string","enum":["s","m"],"enumNames":["Small","Medium"]},
-	"tags":{"type":"array","maxItems":3,"items":{"type":"string","enum":["a","b","c","d"]}}
-},"required":["name"]}`
