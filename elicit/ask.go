@@ -73,14 +73,6 @@ func fromEngine(r *engine.Response) *Response {
 	return &Response{Action: Action(r.Action), Content: r.Content, handed: r.Handed}
 }
 
-// toEngine is fromEngine's inverse.
-func toEngine(r *Response) *engine.Response {
-	if r == nil {
-		return nil
-	}
-	return &engine.Response{Action: string(r.Action), Content: r.Content, Handed: r.handed}
-}
-
 // check is the core of the result flow: the action is known, content comes
 // only with accept, is within the size limit and matches the schema.
 func (e *Elicitor) check(_ context.Context, r *Request, raw *Response) (*Response, error) {

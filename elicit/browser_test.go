@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/elicit/internal/browserform/browserformtest"
 	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -376,21 +377,7 @@ func TestBrowserChromium(t *testing.T) {
 		if code := wd.Text("#code"); code != a.Code {
 			t.Fatalf("page shows code %q, the log message said %q", code, a.Code)
 		}
-		wd.TypeInto("#f-name", "Ada Lovelace")
-		wd.TypeInto("#f-email", "ada@example.com")
-		wd.TypeInto("#f-website", "https://example.com/ada")
-		wd.SetValue("#f-birthday", "1815-12-10")
-		wd.TypeInto("#f-meeting", "2026-12-01T09:30:00Z")
-		wd.TypeInto("#f-age", "36")
-		wd.Clear("#f-ratio")
-		wd.TypeInto("#f-ratio", "0.75")
-		wd.Click("#f-subscribe") // checked by default: this unchecks it
-		wd.Click(`#f-warehouse option[value="lisbon"]`)
-		wd.Click(`#f-plan option[value="pro"]`)
-		wd.Click(`#f-size option[value="l"]`)
-		wd.Click(`#f-tags input[value="red"]`)
-		wd.Click(`#f-tags input[value="blue"]`)
-		wd.Click("#accept")
+		browserformtest.AcceptEveryField(wd)
 
 		want := "accept {Name:Ada Lovelace Email:ada@example.com Website:https://example.com/ada Birthday:1815-12-10 " +
 			"Meeting:2026-12-01T09:30:00Z Age:36 Ratio:0.75 Subscribe:false Warehouse:lisbon Plan:pro Size:l Tags:[red blue]}"

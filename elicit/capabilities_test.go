@@ -45,7 +45,7 @@ func TestMetaElicitationAsJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(in), &raw); err != nil {
 			t.Fatal(err)
 		}
-		session := &mcp.ClientCapabilities{Sampling: &mcp.SamplingCapabilities{}} // stands for the session's
+		session := &mcp.ClientCapabilities{Experimental: map[string]any{"session": true}} // stands for the session's
 		want, ok := viaJSON(raw)
 		if !ok {
 			want = session

@@ -229,7 +229,7 @@ func (p *pages) show(w http.ResponseWriter, r *http.Request) {
 	}
 	// What the person accepts: the elicitation's message, from its sealed
 	// pending record (the link carries none of it), and who asks.
-	consent, err := p.e.engine.URLConsent(r.Context(), c)
+	consent, err := engine.URLConsent(r.Context(), p.e.engine, c)
 	switch {
 	case errors.Is(err, ErrUnknownElicitation):
 		writePage(w, http.StatusGone, pageExpired)

@@ -170,7 +170,7 @@ func flood(t *testing.T, cs *mcp.ClientSession, tool string, args any, n, w int)
 func TestAnonymousClientTakesNotEverySlot(t *testing.T) {
 	e := newEnv(t, llmConfig)
 	e.counted("profile")
-	url := e.serveMCP(nil)
+	url := serveHandler(t, e, nil)
 
 	attacker := connectHTTP(t, url, fromAddr("127.0.0.1", 16), mute, mrtr)
 	if n := flood(t, attacker, "profile", nil, 10*elicit.DefaultMaxPendingPerSubject, 8); n != elicit.DefaultMaxPendingPerSubject {
@@ -210,7 +210,7 @@ func TestAnonymousPendingBytes(t *testing.T) {
 		}
 		return &mcp.CallToolResult{}, nil, nil
 	})
-	url := e.serveMCP(nil)
+	url := serveHandler(t, e, nil)
 	args := blobArgs{Blob: strings.Repeat("x", 244<<10)}
 
 	heap := func() uint64 {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/procusage"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -65,6 +66,26 @@ func post(ctx context.Context, hc *http.Client, url, id, body string) (*http.Res
 	return hc.Do(req)
 }
 
+// serveHandler serves e's Elicitor.Handler with opts until t ends, and
+// returns its MCP endpoint.
+func serveHandler(t *testing.T, e *env, opts *elicit.HandlerOptions) string {
+	t.Helper()
+	srv := httptest.NewServer(e.ev.Handler(e.server, opts))
+	t.Cleanup(srv.Close)
+	return srv.URL + elicit.MCPPath
+}
+
+// mustOpenSession opens a session as openSession does, and returns its
+// ID or fails t.
+func mustOpenSession(t *testing.T, hc *http.Client, url string) string {
+	t.Helper()
+	id, status, body, err := openSession(hc, url)
+	if err != nil || id == "" {
+		t.Fatalf("opening a session: %v (HTTP %d: %s)", err, status, body)
+	}
+	return id
+}
+
 // openSession initializes a session and walks away from it (no DELETE).
 // It returns the session ID, or "" and the response's status and body.
 func openSession(hc *http.Client, url string) (id string, status int, body string, err error) {
@@ -79,31 +100,6 @@ func openSession(hc *http.Client, url string) (id string, status int, body strin
 	}
 	return resp.Header.Get("Mcp-Session-Id"), resp.StatusCode, string(b), nil
 }
-
-// usage is what the process holds: goroutines, heap in use after a GC,
-// and resident memory.
-type usage struct {
-	goroutines int
-	heap, rss  uint64
-}
-
-func measure() usage {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	u := usage{goroutines: runtime.NumGoroutine(), heap: ms.HeapInuse}
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		for line := range strings.SplitSeq(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-				u.rss = kb << 10
-			}
-		}
-	}
-	return u
-}
-
-func mib(n uint64) float64 { return float64(n) / (1 << 20) }
 
 // abandon opens n sessions from hc, with workers at once, and abandons
 // them; it fails on any refusal.
@@ -133,15 +129,7 @@ func abandon(t *testing.T, hc *http.Client, urls []string, n, workers int) {
 	}
 }
 
-// serveMCP serves e's MCP endpoint with opts, until the test ends, and
-// returns its URL.
-func (e *env) serveMCP(opts *elicit.HandlerOptions) string {
-	srv := httptest.NewServer(e.ev.Handler(e.server, opts))
-	e.t.Cleanup(srv.Close)
-	return srv.URL + elicit.MCPPath
-}
-
-// askTool registers "ask", a form elicitation whose answer it returns.
+// profileTool registers "ask", a form elicitation whose answer it returns.
 func askTool(e *env, ended chan<- error) {
 	e.tool("ask", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 		p, err := elicit.Form[profile](ctx, "Your profile?", withProfile)
@@ -187,11 +175,11 @@ func TestAbandonedSessionsBounded(t *testing.T) {
 	n := abandonedSessions(t)
 	e := newEnv(t, nil)
 	askTool(e, nil)
-	url := e.serveMCP(nil) // the defaults
+	url := serveHandler(t, e, nil) // the defaults
 	user := fromAddr("127.0.0.1", 2)
 	elicitFrom(t, user, url) // warm up what a session needs once
 	user.CloseIdleConnections()
-	base := measure()
+	base := procusage.Measure()
 
 	attacker := fromAddr("127.0.0.2", 8)
 	start := time.Now()
@@ -208,31 +196,12 @@ func TestAbandonedSessionsBounded(t *testing.T) {
 	elicitFrom(t, user, url) // and after it
 	user.CloseIdleConnections()
 
-	// Evicted sessions close in the background: poll for the bound.
-	maxGoroutines := base.goroutines + 3*elicit.DefaultMaxSessionsPerClient + 20
-	var after usage
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		after = measure()
-		if after.goroutines <= maxGoroutines || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Logf("%d sessions opened and abandoned in %v (%.0f/s); above baseline: %d goroutines (baseline %d), heap %+.1f MiB, RSS %+.1f MiB (baseline %.1f MiB)",
-		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), after.goroutines-base.goroutines, base.goroutines,
-		mib(after.heap)-mib(base.heap), mib(after.rss)-mib(base.rss), mib(base.rss))
-	if after.goroutines > maxGoroutines {
-		t.Errorf("%d goroutines above baseline, want at most %d", after.goroutines-base.goroutines, maxGoroutines-base.goroutines)
-	}
-	// Without the cap, each session holds about 15 KiB.
-	if after.heap > base.heap+16<<20 {
-		t.Errorf("heap grew by %.1f MiB, want at most 16", mib(after.heap-base.heap))
-	}
-	// The race detector's shadow memory is most of RSS under -race (some
-	// 90 MiB here, 5 MiB without it).
-	if after.rss > base.rss+192<<20 {
-		t.Errorf("RSS grew by %.1f MiB, want at most 192", mib(after.rss-base.rss))
-	}
+	// Evicted sessions close in the background (Check waits for them).
+	// Without the cap, each session holds about 15 KiB. The race
+	// detector's shadow memory is most of RSS under -race (some 90 MiB
+	// here, 5 MiB without it).
+	procusage.Check(t, fmt.Sprintf("%d sessions opened and abandoned in %v (%.0f/s)", n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds()),
+		base, procusage.Limits{Goroutines: 3*elicit.DefaultMaxSessionsPerClient + 20, HeapMiB: 16, RSSMiB: 192})
 }
 
 // askRaw starts a tools/call of "ask" in session id and returns once the
@@ -268,17 +237,15 @@ func TestEvictedSessionEndsWaitingCall(t *testing.T) {
 	e := newEnv(t, &elicit.Config{TTL: time.Minute})
 	ended := make(chan error, 2)
 	askTool(e, ended)
-	url := e.serveMCP(&elicit.HandlerOptions{MaxSessionsPerClient: 1})
+	url := serveHandler(t, e, &elicit.HandlerOptions{MaxSessionsPerClient: 1})
 	hc := fromAddr("127.0.0.1", 4)
-	a, _, _, err := openSession(hc, url)
-	if err != nil || a == "" {
-		t.Fatal(err)
-	}
+	a := mustOpenSession(t, hc, url)
 	askRaw(t, hc, url, a)() // asked, then the client goes away
 	var b string
 	for deadline := time.Now().Add(5 * time.Second); b == ""; {
 		var status int
 		var body string
+		var err error
 		b, status, body, err = openSession(hc, url)
 		if err != nil || (b == "" && status != http.StatusTooManyRequests) {
 			t.Fatalf("second session: %v %d %s", err, status, body)
@@ -328,13 +295,10 @@ func holdStream(t *testing.T, hc *http.Client, url, id string) (closeStream func
 func TestSessionCapRefusesBusyClient(t *testing.T) {
 	e := newEnv(t, nil)
 	askTool(e, nil)
-	url := e.serveMCP(&elicit.HandlerOptions{MaxSessionsPerClient: 2, MaxSessions: 3})
+	url := serveHandler(t, e, &elicit.HandlerOptions{MaxSessionsPerClient: 2, MaxSessions: 3})
 	hc := fromAddr("127.0.0.2", 4)
 	for range 2 {
-		id, _, _, err := openSession(hc, url)
-		if err != nil || id == "" {
-			t.Fatal(err)
-		}
+		id := mustOpenSession(t, hc, url)
 		defer holdStream(t, hc, url, id)()
 	}
 	_, status, body, err := openSession(hc, url)
@@ -356,10 +320,7 @@ func TestSessionCapRefusesBusyClient(t *testing.T) {
 	// A third client takes the last place and holds it; then the total
 	// is reached with nothing idle.
 	other := fromAddr("127.0.0.3", 4)
-	id, _, _, err := openSession(other, url)
-	if err != nil || id == "" {
-		t.Fatal(err)
-	}
+	id := mustOpenSession(t, other, url)
 	defer holdStream(t, other, url, id)()
 	_, status, body, _ = openSession(fromAddr("127.0.0.4", 1), url)
 	if status != http.StatusServiceUnavailable || !strings.Contains(body, `"jsonrpc":"2.0"`) {
@@ -374,12 +335,9 @@ func TestHandlerIdleSessionEnds(t *testing.T) {
 	e := newEnv(t, &elicit.Config{TTL: time.Minute})
 	ended := make(chan error, 1)
 	askTool(e, ended)
-	url := e.serveMCP(&elicit.HandlerOptions{SessionTimeout: 200 * time.Millisecond})
+	url := serveHandler(t, e, &elicit.HandlerOptions{SessionTimeout: 200 * time.Millisecond})
 	hc := fromAddr("127.0.0.1", 4)
-	id, _, _, err := openSession(hc, url)
-	if err != nil || id == "" {
-		t.Fatal(err)
-	}
+	id := mustOpenSession(t, hc, url)
 	askRaw(t, hc, url, id)()
 	select {
 	case err := <-ended:
@@ -485,12 +443,9 @@ func TestSessionCapBehindProxy(t *testing.T) {
 // session.
 func TestSessionCapCountsOnlyInitialized(t *testing.T) {
 	e := newEnv(t, nil)
-	url := e.serveMCP(&elicit.HandlerOptions{MaxSessionsPerClient: 2})
+	url := serveHandler(t, e, &elicit.HandlerOptions{MaxSessionsPerClient: 2})
 	hc := fromAddr("127.0.0.1", 4)
-	a, _, _, err := openSession(hc, url)
-	if err != nil || a == "" {
-		t.Fatal(err)
-	}
+	a := mustOpenSession(t, hc, url)
 	for range 3 {
 		resp, err := post(context.Background(), hc, url, "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 		if err != nil {
@@ -514,7 +469,7 @@ func TestSessionCapCountsOnlyInitialized(t *testing.T) {
 // addresses has one bound.
 func TestSessionCapPerUser(t *testing.T) {
 	e := newEnv(t, nil)
-	url := e.serveMCP(&elicit.HandlerOptions{MaxSessionsPerClient: 1, MCP: auth.RequireBearerToken(verifyUser, nil)})
+	url := serveHandler(t, e, &elicit.HandlerOptions{MaxSessionsPerClient: 1, MCP: auth.RequireBearerToken(verifyUser, nil)})
 	open := func(from, user string) (string, int) {
 		hc := fromAddr(from, 1)
 		hc.Transport = &bearer{"user-" + user, hc.Transport}

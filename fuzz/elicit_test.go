@@ -7,14 +7,16 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/form"
-	"github.com/elicitvault/elicitvault/internal/fronttest"
+	"github.com/elicitvault/elicitvault/internal/form/formtest"
 )
+
+const fuzzSchema = formtest.EveryKind
 
 // FuzzElicitContent validates arbitrary content against a schema with every
 // field kind: it never panics, errors are ContentErrors, and what it accepts
 // validates again to the same value.
 func FuzzElicitContent(f *testing.F) {
-	s, err := form.Parse([]byte(fronttest.EveryFieldSchema))
+	s, err := form.Parse([]byte(fuzzSchema))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -48,7 +50,7 @@ func FuzzElicitContent(f *testing.F) {
 // FuzzElicitSchema parses arbitrary schemas: it never panics, refusals are
 // SchemaErrors, and an accepted schema's canonical encoding is a fixed point.
 func FuzzElicitSchema(f *testing.F) {
-	f.Add([]byte(fronttest.EveryFieldSchema))
+	f.Add([]byte(fuzzSchema))
 	f.Add([]byte(`{"type":"object","properties":{"a":{"type":"string","default":"x"}},"required":["a"]}`))
 	f.Add([]byte(`{"type":"object","properties":{"m":{"type":"array","items":{"anyOf":[{"const":"a","title":"A"}]}}}}`))
 	f.Add([]byte(`{"type":"object","properties":{"n":{"type":"object"}}}`))

@@ -25,6 +25,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/elicitvault/elicitvault/integration/internal/pages"
 )
 
 // TestAnswerFaults faults every store command that node A sends while an
@@ -671,31 +673,8 @@ func (c *faultCluster) browse(link string) {
 // acceptPage answers the consent page of link on base (Accept), again
 // while it answers 409 or 5xx, as a user would who sees "try again".
 func acceptPage(link, base string) error {
-	u, err := url.Parse(link)
-	if err != nil {
-		return err
-	}
-	bu, _ := url.Parse(base)
-	u.Host = bu.Host
-	var last error
-	for range 8 {
-		resp, err := http.PostForm(u.String(), url.Values{"action": {"accept"}})
-		if err != nil {
-			last = err
-		} else {
-			resp.Body.Close()
-			switch {
-			case resp.StatusCode == http.StatusOK:
-				return nil
-			case resp.StatusCode == http.StatusConflict || resp.StatusCode >= 500:
-				last = fmt.Errorf("callback %d", resp.StatusCode)
-			default:
-				return fmt.Errorf("callback %d", resp.StatusCode)
-			}
-		}
-		time.Sleep(faultLease / 2)
-	}
-	return last
+	_, err := pages.Accept(link, base, 8, faultLease/2)
+	return err
 }
 
 // runFaultPath records the commands of a clean trial of p, then faults

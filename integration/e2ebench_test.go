@@ -179,14 +179,14 @@ func TestE2EBench(t *testing.T) {
 		}
 		t.Run(st, func(t *testing.T) {
 			ev := startKillableServe(t, "--sdk", evSDK, "--store", open(t))
-			evPID := ev.cmd.Process.Pid
+			evPID := ev.Cmd.Process.Pid
 			var bare string
 			var barePID int
 			if before := os.Getenv(e2eBenchBeforeEnv); before != "" {
 				// The same serve, built from an earlier commit: the ratio
 				// says what a change costs.
 				b := startKillableServeBin(t, before, "--sdk", evSDK, "--store", open(t))
-				bare, barePID = b.base+"/mcp", b.cmd.Process.Pid
+				bare, barePID = b.base+"/mcp", b.Cmd.Process.Pid
 			} else {
 				bare, barePID = startBare(t, bareName)
 			}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/elicitvault/elicitvault/store/redis/redistest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/elicitvault/elicitvault/integration/internal/servebin"
 )
 
 // The environment of TestLoadBench, a measurement that runs only when
@@ -319,7 +321,7 @@ func TestLoadBench(t *testing.T) {
 	saturated := make([]int, len(versions))
 	t.Run("memory-1node", func(t *testing.T) {
 		n := startKillableServe(t, "--store", "memory")
-		run(t, "memory, 1 node", n.base+"/mcp", []int{n.cmd.Process.Pid}, 0, saturated)
+		run(t, "memory, 1 node", n.base+"/mcp", []int{n.Cmd.Process.Pid}, 0, saturated)
 	})
 	cluster := redistest.StartCluster(t)
 	storeURL := func(prefix string) string { return cluster.URL("wait_replicas=1&prefix=" + prefix + ":") }
@@ -327,17 +329,17 @@ func TestLoadBench(t *testing.T) {
 	rates := make([]int, len(versions))
 	t.Run("cluster-1node", func(t *testing.T) {
 		n := startKillableServe(t, "--store", storeURL("lb1"))
-		one = run(t, "cluster, 1 node", n.base+"/mcp", []int{n.cmd.Process.Pid}, 0, saturated)
+		one = run(t, "cluster, 1 node", n.base+"/mcp", []int{n.Cmd.Process.Pid}, 0, saturated)
 	})
 	t.Run("cluster-3nodes-haproxy", func(t *testing.T) {
-		front := freeTCPPort(t)
+		front := servebin.FreePort(t)
 		frontURL := fmt.Sprintf("http://127.0.0.1:%d", front)
 		var nodes []*killableServe
 		var pids []int
 		for range 3 {
 			n := startKillableServe(t, "--store", storeURL("lb3"), "--base-url", frontURL)
 			nodes = append(nodes, n)
-			pids = append(pids, n.cmd.Process.Pid)
+			pids = append(pids, n.Cmd.Process.Pid)
 		}
 		haproxy := startHAProxy(t, front, nodes)
 		three = run(t, "cluster, 3 nodes+HAProxy", frontURL+"/mcp", pids, haproxy.Process.Pid, saturated)
@@ -351,7 +353,7 @@ func TestLoadBench(t *testing.T) {
 			t.Skip("no rate: the three nodes were not measured")
 		}
 		n := startKillableServe(t, "--store", storeURL("lb1r"))
-		oneAtRate = run(t, "cluster, 1 node", n.base+"/mcp", []int{n.cmd.Process.Pid}, 0, rates)
+		oneAtRate = run(t, "cluster, 1 node", n.base+"/mcp", []int{n.Cmd.Process.Pid}, 0, rates)
 	})
 
 	var b strings.Builder

@@ -12,7 +12,6 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/oauth"
-	"github.com/elicitvault/elicitvault/internal/oidctest"
 	"github.com/elicitvault/elicitvault/internal/testclock"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
 	"github.com/elicitvault/elicitvault/keyring"
@@ -36,13 +35,8 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := httptest.NewServer(nil)
-	defer start.Close()
-	callback := httptest.NewServer(nil)
-	defer callback.Close()
-	redirect := callback.URL + "/oauth/callback"
 	// Access tokens of 13 s, refreshed 10 s before expiry: good for 3 s.
-	prov := oidctest.Start(t, 13*time.Second, oidctest.Client{ID: "nodes-client", Secret: "nodes client secret", RedirectURI: redirect})
+	start, callback, redirect, prov := oauthSites(t, 13*time.Second, "nodes-client", "nodes client secret")
 	var servers []*mcp.Server
 	for _, web := range []*httptest.Server{start, callback} {
 		st, err := redis.New(t.Context(), raw, &redis.Options{Prefix: prefix})

@@ -83,6 +83,21 @@ func (r *providerRecorder) all() []string {
 	return append([]string(nil), r.secrets...)
 }
 
+// oauthSites starts the web servers of two nodes, start and callback
+// (their handlers set by the test; closed when t ends), and an OpenID
+// Provider with one client, id and secret, that redirects to callback's
+// /oauth/callback (redirect) and issues access tokens of accessTTL.
+func oauthSites(t *testing.T, accessTTL time.Duration, id, secret string) (start, callback *httptest.Server, redirect string, prov *oidctest.Provider) {
+	t.Helper()
+	start = httptest.NewServer(nil)
+	t.Cleanup(start.Close)
+	callback = httptest.NewServer(nil)
+	t.Cleanup(callback.Close)
+	redirect = callback.URL + "/oauth/callback"
+	prov = oidctest.Start(t, accessTTL, oidctest.Client{ID: id, Secret: secret, RedirectURI: redirect})
+	return start, callback, redirect, prov
+}
+
 // TestZeroKnowledgeOAuth connects an account through a real OpenID
 // Provider, with the flow started on one node and its callback served by
 // another, each with a store client of its own on the backend; refreshes
@@ -96,13 +111,8 @@ func TestZeroKnowledgeOAuth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		start := httptest.NewServer(nil)
-		defer start.Close()
-		callback := httptest.NewServer(nil)
-		defer callback.Close()
-		redirect := callback.URL + "/oauth/callback"
 		// Access tokens of 10 s are refreshed 10 s before expiry: at once.
-		prov := oidctest.Start(t, 10*time.Second, oidctest.Client{ID: "zk-client", Secret: "zk client secret 0c5e", RedirectURI: redirect})
+		start, callback, redirect, prov := oauthSites(t, 10*time.Second, "zk-client", "zk client secret 0c5e")
 		rec := &providerRecorder{}
 		var servers []*mcp.Server
 		for i, st := range []store.Store{b.Store, b.Another(t)} {

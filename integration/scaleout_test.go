@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -56,16 +55,6 @@ func needProgram(t *testing.T, prog string) string {
 	return p
 }
 
-func freeTCPPort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // startProcess starts a program of the test's own, killed when the test
 // ends (or the test binary dies).
 func startProcess(t *testing.T, name string, args ...string) *exec.Cmd {
@@ -83,86 +72,40 @@ func startProcess(t *testing.T, name string, args ...string) *exec.Cmd {
 
 // killableServe is an `elicitvault serve` that the test may SIGKILL.
 type killableServe struct {
-	cmd  *exec.Cmd
+	*servebin.Proc
 	base string
-	done chan struct{}
-	mu   sync.Mutex
-	log  strings.Builder
 }
-
-var serveListenRE = regexp.MustCompile(`elicitvault: serve: MCP at (http://\S+)/mcp`)
 
 func startKillableServe(t *testing.T, args ...string) *killableServe {
 	t.Helper()
 	return startKillableServeBin(t, servebin.Path(t), args...)
 }
 
-// startKillableServeBin is startKillableServe with the elicitvault binary
-// bin (TestE2EBench's ELICITVAULT_E2EBENCH_BEFORE: an earlier build).
+// startKillableServeBin starts `bin serve` on a port of its own; when the
+// test ends it stops it and checks that its stderr holds no secret or
+// token.
 func startKillableServeBin(t *testing.T, bin string, args ...string) *killableServe {
 	t.Helper()
-	p := &killableServe{done: make(chan struct{})}
 	// The listening line names --base-url, the balancer: the node's own
 	// address is chosen here.
-	addr := fmt.Sprintf("127.0.0.1:%d", freeTCPPort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", servebin.FreePort(t))
 	// Every client of these tests comes from 127.0.0.1 (through
 	// HAProxy): one client to the session caps, whose default bound is
 	// for one real client.
-	p.cmd = exec.Command(bin, append([]string{"serve", "--addr", addr, "--max-sessions-per-client", "5000"}, args...)...)
-	p.cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS=")
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stderr, err := p.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			p.mu.Lock()
-			p.log.WriteString(sc.Text() + "\n")
-			p.mu.Unlock()
-			if m := serveListenRE.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- sc.Text():
-				default:
-				}
-			}
-		}
-		io.Copy(io.Discard, stderr)
-	}()
-	go func() { p.cmd.Wait(); close(p.done) }()
-	select {
-	case line := <-found:
-		p.base = "http://" + addr
-		// Behind a balancer (--base-url) the line names the node's own
-		// address too.
-		if slices.Contains(args, "--base-url") && !strings.HasSuffix(line, "(listening on "+addr+")") {
-			t.Errorf("serve's listening line does not name its address %s: %q", addr, line)
-		}
-	case <-p.done:
-		t.Fatalf("serve exited: %s", p.log.String())
-	case <-time.After(30 * time.Second):
-		t.Fatal("serve did not listen within 30s")
+	p := servebin.Serve(t, bin, []string{"MCP_ELICITATION_SECRET=" + serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS="},
+		append([]string{"--addr", addr, "--max-sessions-per-client", "5000"}, args...)...)
+	// Behind a balancer (--base-url) the line names the node's own
+	// address too.
+	if slices.Contains(args, "--base-url") && !strings.HasSuffix(p.Line, "(listening on "+addr+")") {
+		t.Errorf("serve's listening line does not name its address %s: %q", addr, p.Line)
 	}
 	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(15 * time.Second):
-			p.cmd.Process.Kill()
-			<-p.done
-		}
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if l := p.log.String(); strings.Contains(l, serveSecret) || strings.Contains(l, "ev1.") || strings.Contains(l, "ev2.") || strings.Contains(l, "token=") {
-			t.Errorf("serve's stderr holds a secret or a token:\n%s", l)
+		p.Stop(15 * time.Second)
+		if p.Leaks(serveSecret) {
+			t.Errorf("serve's stderr holds a secret or a token:\n%s", p.Log())
 		}
 	})
-	return p
+	return &killableServe{Proc: p, base: "http://" + addr}
 }
 
 // startHAProxy balances port front over the nodes round-robin, except
@@ -274,7 +217,7 @@ func runScaleOut(t *testing.T, storeURL string) {
 		sessions = v
 	}
 	const rounds = 3
-	front := freeTCPPort(t)
+	front := servebin.FreePort(t)
 	frontURL := fmt.Sprintf("http://127.0.0.1:%d", front)
 	// The nodes' fault_probe tool appends the attempt's identifier to this
 	// log each time it continues after an accepted answer: an identifier
@@ -393,13 +336,11 @@ func runScaleOut(t *testing.T, storeURL string) {
 	case <-killNow:
 		killed.Store(true)
 		deadBase = nodes[1].base
-		nodes[1].cmd.Process.Kill()
+		nodes[1].Cmd.Process.Kill()
 		t.Logf("node %s killed (SIGKILL) after %d round trips, %v in", deadBase, completed.Load(), time.Since(start).Round(time.Millisecond))
 	case <-time.After(90 * time.Second):
 		for i, n := range nodes {
-			n.mu.Lock()
-			t.Logf("node %d log:\n%s", i, n.log.String())
-			n.mu.Unlock()
+			t.Logf("node %d log:\n%s", i, n.Log())
 		}
 		t.Fatal("the load did not reach the kill point in 90s")
 	}
@@ -407,9 +348,7 @@ func runScaleOut(t *testing.T, storeURL string) {
 	elapsed := time.Since(start)
 	if t.Failed() {
 		for i, n := range nodes {
-			n.mu.Lock()
-			t.Logf("node %d log:\n%s", i, n.log.String())
-			n.mu.Unlock()
+			t.Logf("node %d log:\n%s", i, n.Log())
 		}
 	}
 	report := func(name string, tl *tally) {

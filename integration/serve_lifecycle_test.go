@@ -55,15 +55,15 @@ func TestServeGracefulShutdown(t *testing.T) {
 		t.Fatal("no elicitation within 15s")
 	}
 	start := time.Now()
-	srv.cmd.Process.Signal(syscall.SIGTERM)
+	srv.Cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-srv.exited:
+	case <-srv.Done():
 	case <-time.After(10 * time.Second):
-		srv.cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, for the log below
+		srv.Cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, for the log below
 		time.Sleep(time.Second)
 		t.Fatalf("serve did not stop within 10s of SIGTERM:\n%s", srv.log())
 	}
-	if code := srv.cmd.ProcessState.ExitCode(); code != 0 {
+	if code := srv.Cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("exit status %d, want 0:\n%s", code, srv.log())
 	}
 	if !strings.Contains(srv.log(), "elicitvault: serve: stopping") {

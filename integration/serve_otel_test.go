@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -108,10 +107,7 @@ func (c *collector) collected() ([]collected, int) {
 // telemetry flushed).
 func (p *serveProc) stop(t *testing.T) {
 	t.Helper()
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(15 * time.Second):
+	if _, inTime := p.Stop(15 * time.Second); !inTime {
 		t.Fatalf("elicitvault serve did not stop within 15s of SIGTERM:\n%s", p.log())
 	}
 }

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,8 +11,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -65,25 +62,14 @@ func startPiped(t *testing.T, cmd *exec.Cmd) (stdin io.WriteCloser, stdout io.Re
 
 // serveProc is a running `elicitvault serve`.
 type serveProc struct {
-	t    *testing.T
-	cmd  *exec.Cmd
+	*servebin.Proc
 	base string // http://127.0.0.1:PORT, where /mcp and /elicit/ are
-
-	mu     sync.Mutex
-	stderr strings.Builder
-	exited chan struct{}
 }
 
 // mcpURL is the Streamable HTTP endpoint.
 func (p *serveProc) mcpURL() string { return p.base + "/mcp" }
 
-func (p *serveProc) log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
-}
-
-var listeningRE = regexp.MustCompile(`elicitvault: serve: MCP at (http://\S+)/mcp`)
+func (p *serveProc) log() string { return p.Log() }
 
 // startServe starts `elicitvault serve --addr 127.0.0.1:0 args...` with env
 // added to the test's environment (MCP_ELICITATION_SECRET=serveSecret
@@ -92,65 +78,22 @@ var listeningRE = regexp.MustCompile(`elicitvault: serve: MCP at (http://\S+)/mc
 // without writing a secret, a token or a session ID to stderr.
 func startServe(t *testing.T, env []string, args ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(servebin.Path(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), "MCP_ELICITATION_SECRET="+serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS=")
-	cmd.Env = append(cmd.Env, env...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &serveProc{t: t, cmd: cmd, exited: make(chan struct{})}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.stderr.WriteString(line + "\n")
-			p.mu.Unlock()
-			if m := listeningRE.FindStringSubmatch(line); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-		io.Copy(io.Discard, stderr)
-	}()
-	var waitErr error
-	go func() {
-		waitErr = cmd.Wait()
-		close(p.exited)
-	}()
-	select {
-	case p.base = <-found:
-	case <-p.exited:
-		t.Fatalf("elicitvault serve exited before listening: %v\n%s", waitErr, p.log())
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("elicitvault serve did not listen within 30s:\n%s", p.log())
-	}
+	env = append([]string{"MCP_ELICITATION_SECRET=" + serveSecret, "MCP_ELICITATION_SECRET_PREVIOUS="}, env...)
+	p := servebin.Serve(t, servebin.Path(t), env, append([]string{"--addr", "127.0.0.1:0"}, args...)...)
 	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.exited:
-		case <-time.After(15 * time.Second):
-			cmd.Process.Kill()
-			<-p.exited
-			t.Errorf("elicitvault serve did not stop within 15s of SIGTERM:\n%s", p.log())
+		err, inTime := p.Stop(15 * time.Second)
+		switch {
+		case !inTime:
+			t.Errorf("elicitvault serve did not stop within 15s of SIGTERM:\n%s", p.Log())
 			return
+		case err != nil:
+			t.Errorf("elicitvault serve exited with %v after SIGTERM:\n%s", err, p.Log())
 		}
-		if waitErr != nil {
-			t.Errorf("elicitvault serve exited with %v after SIGTERM:\n%s", waitErr, p.log())
-		}
-		if log := p.log(); strings.Contains(log, serveSecret) || strings.Contains(log, "ev1.") || strings.Contains(log, "ev2.") || strings.Contains(log, "token=") {
-			t.Errorf("elicitvault serve's stderr holds a secret or a token:\n%s", log)
+		if p.Leaks(serveSecret) {
+			t.Errorf("elicitvault serve's stderr holds a secret or a token:\n%s", p.Log())
 		}
 	})
-	return p
+	return &serveProc{Proc: p, base: p.Base}
 }
 
 // goClient is a go-sdk client that answers elicitations from a queue and

@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/procusage"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store/redis"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -77,7 +77,7 @@ func TestAbandonedSessionsTwoNodesRedis(t *testing.T) {
 		user.CloseIdleConnections()
 	}
 	askBoth() // warm up what a session needs once
-	base := measureProcess()
+	base := procusage.Measure()
 
 	attacker := loopbackClient("127.0.0.2", 8)
 	start := time.Now()
@@ -91,28 +91,9 @@ func TestAbandonedSessionsTwoNodesRedis(t *testing.T) {
 	attacker.CloseIdleConnections()
 	askBoth() // and after it
 
-	maxGoroutines := base.goroutines + 2*3*32 /* the default MaxSessionsPerClient */ + 40
-	var after procUsage
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		after = measureProcess()
-		if after.goroutines <= maxGoroutines || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Logf("%d sessions opened and abandoned on two nodes in %v (%.0f/s); above baseline: %d goroutines (baseline %d), heap %+.1f MiB, RSS %+.1f MiB (baseline %.1f MiB)",
-		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), after.goroutines-base.goroutines, base.goroutines,
-		mebi(after.heap)-mebi(base.heap), mebi(after.rss)-mebi(base.rss), mebi(base.rss))
-	if after.goroutines > maxGoroutines {
-		t.Errorf("%d goroutines above baseline, want at most %d", after.goroutines-base.goroutines, maxGoroutines-base.goroutines)
-	}
-	if after.heap > base.heap+32<<20 {
-		t.Errorf("heap grew by %.1f MiB, want at most 32", mebi(after.heap-base.heap))
-	}
 	// The race detector's shadow memory is most of RSS under -race.
-	if after.rss > base.rss+256<<20 {
-		t.Errorf("RSS grew by %.1f MiB, want at most 256", mebi(after.rss-base.rss))
-	}
+	procusage.Check(t, fmt.Sprintf("%d sessions opened and abandoned on two nodes in %v (%.0f/s)", n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds()),
+		base, procusage.Limits{Goroutines: 2*3*32 /* the default MaxSessionsPerClient */ + 40, HeapMiB: 32, RSSMiB: 256})
 }
 
 // loopbackClient returns an HTTP client whose connections come from the
@@ -169,28 +150,3 @@ func abandonSessions(hc *http.Client, urls []string, n, workers int) error {
 		return nil
 	})
 }
-
-type procUsage struct {
-	goroutines int
-	heap, rss  uint64
-}
-
-// measureProcess returns the goroutines, the heap in use after a GC and
-// the resident memory of this process.
-func measureProcess() procUsage {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	u := procUsage{goroutines: runtime.NumGoroutine(), heap: ms.HeapInuse}
-	if b, err := os.ReadFile("/proc/self/status"); err == nil {
-		for line := range strings.SplitSeq(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-				u.rss = kb << 10
-			}
-		}
-	}
-	return u
-}
-
-func mebi(n uint64) float64 { return float64(n) / (1 << 20) }

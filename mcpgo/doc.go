@@ -3,26 +3,24 @@
 // in lockstep with the core module, so that a go-sdk user never downloads
 // mcp-go (store/layout_test.go holds it).
 //
-//	ev, err := elicit.New(keys, memory.New(nil), &elicit.Config{BaseURL: "http://localhost:8080"})
-//	if err != nil {
-//		log.Fatal(err)
-//	}
-//	s := server.NewMCPServer("contacts", "1")
+// A server in full:
+//
+//	keys, err := keyring.Load(nil) // MCP_ELICITATION_SECRET
+//	ev, err := elicit.New(keys, memory.New(nil), &elicit.Config{BaseURL: "https://mcp.example.com", ServerName: "Contacts"})
+//	s := server.NewMCPServer("contacts", "1.0.0")
 //	front := mcpgo.New(ev, s, nil)
 //	s.AddTool(mcp.NewTool("delete_contacts"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-//		ok, err := elicit.Confirm(ctx, "Delete 47 contacts?")
-//		if err != nil || !ok {
+//		ok, err := elicit.Confirm(ctx, "Delete 3 contacts?")
+//		if err != nil {
 //			return nil, err // return elicit's errors unchanged
 //		}
-//		return mcp.NewToolResultText("deleted"), nil
+//		if !ok {
+//			return mcp.NewToolResultText("Nothing deleted."), nil
+//		}
+//		...
 //	})
-//	log.Fatal(http.ListenAndServe("localhost:8080", front.Handler(nil))) // or front.ServeStdio
+//	http.ListenAndServe(addr, front.Handler(nil)) // MCP at /mcp, URL-mode pages at /elicit/
 //
-// The package is the server front-end: New installs an Elicitor on an
-// mcp-go server, and elicit.Confirm, elicit.Form and elicit.URL work in
-// its tool handlers as they do on the go-sdk; Handler and ServeStdio
-// serve it. mcpgo/client holds elicit/client's checks as an mcp-go
-// client.ElicitationHandler.
 // The package is the server front-end: [New] installs an Elicitor on an
 // mcp-go server, and [elicit.Confirm], [elicit.Form] and [elicit.URL] work
 // in its tool handlers as they do on the go-sdk; [Server.Handler] and
@@ -113,7 +111,7 @@
 // forwarder takes off the session's channel just as the call returns; the
 // peer gives the forwarder a moment after notifications/elicitation/
 // complete, which is sent right before the handler returns.
-
+//
 // # Installing it, fallbacks, pages
 //
 // The calls reach the engine through MCPServer.Use (a tool handler

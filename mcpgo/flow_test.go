@@ -10,8 +10,9 @@ import (
 	"testing"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/internal/fronttest"
+	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/mcpgo"
+	"github.com/elicitvault/elicitvault/store/memory"
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -27,13 +28,30 @@ type contact struct {
 	Email string `json:"email"`
 }
 
+// newFrontEnd returns an Elicitor with cfg on a memory store (closed when
+// t ends; the Elicitor is the caller's to close), and its front-end on a
+// new mcp-go server with opts.
+func newFrontEnd(t *testing.T, cfg *elicit.Config, opts ...server.ServerOption) (*elicit.Elicitor, *server.MCPServer, *mcpgo.Server) {
+	t.Helper()
+	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	ev, err := elicit.New(keys, st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := server.NewMCPServer("test", "1", opts...)
+	return ev, m, mcpgo.New(ev, m, nil)
+}
+
 // newServer serves an mcp-go server with elicitvault's front-end, whose
 // tool "add_contact" asks for a contact with elicit.Form.
 func newServer(t *testing.T, cfg *elicit.Config) string {
 	t.Helper()
-	ev := fronttest.NewElicitor(t, nil, cfg)
-	m := server.NewMCPServer("test", "1", server.WithToolCapabilities(false))
-	f := mcpgo.New(ev, m, nil)
+	ev, m, f := newFrontEnd(t, cfg, server.WithToolCapabilities(false))
 	m.AddTool(mcp.NewTool("add_contact"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		res, err := elicit.Form[contact](ctx, "Who should be added?")
 		if err != nil {
@@ -81,20 +99,12 @@ func dial(t *testing.T, url, version string, u *user) *mcpclient.Client {
 // dialWith starts a real mcp-go client on version whose user is h.
 func dialWith(t *testing.T, url, version string, h mcpclient.ElicitationHandler) *mcpclient.Client {
 	t.Helper()
-	return dialCaps(t, url, version, &mcp.ElicitationCapability{Form: &struct{}{}}, h)
-}
-
-// dialCaps starts a real mcp-go client on version that declares the
-// elicitation capability caps and whose user is h (none when nil); it is
-// closed when the test ends.
-func dialCaps(t *testing.T, url, version string, caps *mcp.ElicitationCapability, h mcpclient.ElicitationHandler) *mcpclient.Client {
-	t.Helper()
 	tr, err := transport.NewStreamableHTTP(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := mcpclient.NewClient(tr,
-		mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: caps}),
+		mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &struct{}{}}}),
 		mcpclient.WithElicitationHandler(h),
 		mcpclient.WithProtocolVersion(version))
 	if err := c.Start(t.Context()); err != nil {

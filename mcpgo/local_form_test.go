@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/internal/fronttest"
-	"github.com/elicitvault/elicitvault/mcpgo"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -38,9 +36,7 @@ func (u *waitingUser) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*
 // which waits on the same node (the session's pending form is kept in the
 // process).
 func TestSecondFormCancelsFirst(t *testing.T) {
-	ev := fronttest.NewElicitor(t, nil, nil)
-	m := server.NewMCPServer("test", "1", server.WithToolCapabilities(false))
-	f := mcpgo.New(ev, m, nil)
+	ev, m, f := newFrontEnd(t, nil, server.WithToolCapabilities(false))
 	firstErr := make(chan error, 1)
 	m.AddTool(mcp.NewTool("first"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		_, err := elicit.Form[contact](ctx, "first", elicit.WithTTL(10*time.Second))

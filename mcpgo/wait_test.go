@@ -10,10 +10,9 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/internal/fronttest"
-	"github.com/elicitvault/elicitvault/mcpgo"
+	mcpclient "github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
 )
 
 // slowUser answers after a while, or never.
@@ -39,10 +38,8 @@ func (u *slowUser) Elicit(ctx context.Context, _ mcp.ElicitationRequest) (*mcp.E
 // errs receives the handler's errors.
 func confirmServer(t *testing.T, cfg *elicit.Config) (string, *elicit.Elicitor, chan error) {
 	t.Helper()
-	ev := fronttest.NewElicitor(t, nil, cfg)
+	ev, m, f := newFrontEnd(t, cfg)
 	errs := make(chan error, 1)
-	m := server.NewMCPServer("test", "1")
-	f := mcpgo.New(ev, m, nil)
 	m.AddTool(mcp.NewTool("confirm"), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ok, err := elicit.Confirm(ctx, "OK?")
 		if err != nil {
@@ -124,7 +121,19 @@ func TestFallbackToolListed(t *testing.T) {
 		{"none", nil, true},
 	} {
 		for _, v := range versions {
-			c := dialCaps(t, url, v, tc.caps, nil)
+			tr, err := transport.NewStreamableHTTP(url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := mcpclient.NewClient(tr, mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: tc.caps}), mcpclient.WithProtocolVersion(v))
+			if err := c.Start(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			init := mcp.InitializeRequest{}
+			init.Params.ProtocolVersion = v
+			if _, err := c.Initialize(t.Context(), init); err != nil {
+				t.Fatal(err)
+			}
 			res, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
 			if err != nil {
 				t.Fatal(err)
@@ -147,7 +156,21 @@ func TestSessionEndEndsWait(t *testing.T) {
 	url, ev, errs := confirmServer(t, nil)
 	defer ev.Close()
 	u := &slowUser{after: time.Hour, asked: make(chan struct{}, 1)}
-	c := dialCaps(t, url, "2025-11-25", &mcp.ElicitationCapability{}, u)
+	tr, err := transport.NewStreamableHTTP(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcpclient.NewClient(tr, mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}),
+		mcpclient.WithElicitationHandler(u), mcpclient.WithProtocolVersion("2025-11-25"))
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = "2025-11-25"
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
 	go func() {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "confirm"
@@ -155,7 +178,7 @@ func TestSessionEndEndsWait(t *testing.T) {
 	}()
 	<-u.asked
 	del, _ := http.NewRequest(http.MethodDelete, url, nil)
-	del.Header.Set("Mcp-Session-Id", c.GetSessionId())
+	del.Header.Set("Mcp-Session-Id", tr.GetSessionId())
 	if res, err := http.DefaultClient.Do(del); err != nil {
 		t.Fatal(err)
 	} else {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/elicitvault/elicitvault/elicit/client"
-	"github.com/elicitvault/elicitvault/internal/fronttest"
+	"github.com/elicitvault/elicitvault/internal/form/formtest"
 )
 
 // FuzzCheckURL: a link of URL mode the client accepts is shown as it is
@@ -100,7 +100,7 @@ func FuzzCheckURL(f *testing.F) {
 // FuzzFieldParse: what a line prompt reads is either refused or a value
 // the form accepts.
 func FuzzFieldParse(f *testing.F) {
-	form, err := client.NewFormRequest("m", json.RawMessage(fronttest.EveryFieldSchema))
+	form, err := client.NewFormRequest("m", json.RawMessage(fuzzSchema))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -118,3 +118,6 @@ func FuzzFieldParse(f *testing.F) {
 		}
 	})
 }
+
+// fuzzSchema is a form with every field kind.
+const fuzzSchema = formtest.EveryKind

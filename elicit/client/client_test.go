@@ -11,7 +11,6 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/client"
-	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -19,21 +18,46 @@ import (
 var versions = []string{"2025-11-25", "2026-07-28"}
 
 // ask is the argument of the bare server's tool: the elicitation to send.
-type ask = fronttest.Ask
+type ask struct {
+	Mode    string `json:"mode,omitempty"`
+	Message string `json:"message"`
+	Schema  string `json:"schema,omitempty"`
+	URL     string `json:"url,omitempty"`
+}
 
-// bareServer is a go-sdk server of its own (no elicitvault) with the tool
-// "ask" of [fronttest.AddAsk]. caps returns the elicitation capability the
-// client declared in its last call.
-func bareServer(t *testing.T) (s *mcp.Server, caps func() *mcp.ElicitationCapabilities) {
-	s = mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
-	log := fronttest.AddAsk(s)
-	return s, func() *mcp.ElicitationCapabilities {
-		all, _ := log.Got()
-		if len(all) == 0 {
-			return nil
+// bareServer is a go-sdk server of its own (no elicitvault): its tool
+// "ask" returns an input request for the elicitation in its arguments and,
+// called again, the response it got as JSON. On 2025-11-25 the go-sdk
+// server turns the input request into elicitation/create. It records the
+// elicitation capability the client declared.
+func bareServer(t *testing.T) (*mcp.Server, func() *mcp.ElicitationCapabilities) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	var mu sync.Mutex
+	var caps *mcp.ElicitationCapabilities
+	mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, in ask) (*mcp.CallToolResult, any, error) {
+		if ip := req.Session.InitializeParams(); ip != nil && ip.Capabilities != nil {
+			mu.Lock()
+			caps = ip.Capabilities.Elicitation
+			mu.Unlock()
 		}
-		return all[len(all)-1]
-	}
+		if r, ok := req.Params.InputResponses["q"]; ok {
+			b, _ := json.Marshal(r)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
+		}
+		p := &mcp.ElicitParams{Mode: in.Mode, Message: in.Message, URL: in.URL}
+		if in.Schema != "" {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(in.Schema), &m); err != nil {
+				return nil, nil, err
+			}
+			p.RequestedSchema = m
+		}
+		if in.Mode == "url" {
+			p.ElicitationID = "e1"
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": p}, RequestState: "s"}, nil, nil
+	})
+	return s, func() *mcp.ElicitationCapabilities { mu.Lock(); defer mu.Unlock(); return caps }
 }
 
 // wire records what the server side reads off the connection: the
@@ -402,30 +426,35 @@ func TestURLConsent(t *testing.T) {
 }
 
 func TestCheckURL(t *testing.T) {
-	checkURLs(t, []urlCase{
-		{"https://example.com/a?b=c", "", "example.com", nil},
-		{"HTTPS://Example.COM/", "", "example.com", nil},
-		{"https://xn--exmple-cua.com/", "", "xn--exmple-cua.com", nil},
-		{"http://127.0.0.1:8080/cb", "", "127.0.0.1:8080", nil},
-		{"http://localhost/cb", "", "localhost", nil},
-		{"http://[::1]:9/cb", "", "[::1]:9", nil},
-		{"http://example.com/", "", "", nil},
-		{"http://127.0.0.1.evil.test/", "", "", nil},
-		{"https://exämple.com/", "", "", nil},
-		{"https://example.com/\u202egnp.exe", "", "", nil},
-		{"https://example.com/a b", "", "", nil},
-		{"https://user:pw@example.com/", "", "", nil},
-		{"https://example.com@evil.test/", "", "", nil},
-		{"javascript:alert(1)", "", "", nil},
-		{"file:///etc/passwd", "", "", nil},
-		{"//example.com/", "", "", nil},
-		{"https:///path", "", "", nil},
-		{"https://ex%61mple.com/", "", "", nil},
-		{"https://a.example.com/", "", "a.example.com", []string{"*.example.com"}},
-		{"https://example.com/", "", "", []string{"*.example.com"}},
-		{"https://example.com./", "", "example.com.", []string{"example.com"}},
-		{"https://badexample.com/", "", "", []string{"*.example.com", "example.com"}},
-	})
+	for _, tc := range []struct {
+		url, host string // host "" = refused
+		allowed   []string
+	}{
+		{"https://example.com/a?b=c", "example.com", nil},
+		{"HTTPS://Example.COM/", "example.com", nil},
+		{"https://xn--exmple-cua.com/", "xn--exmple-cua.com", nil},
+		{"http://127.0.0.1:8080/cb", "127.0.0.1:8080", nil},
+		{"http://localhost/cb", "localhost", nil},
+		{"http://[::1]:9/cb", "[::1]:9", nil},
+		{"http://example.com/", "", nil},
+		{"http://127.0.0.1.evil.test/", "", nil},
+		{"https://exämple.com/", "", nil},
+		{"https://example.com/\u202egnp.exe", "", nil},
+		{"https://example.com/a b", "", nil},
+		{"https://user:pw@example.com/", "", nil},
+		{"https://example.com@evil.test/", "", nil},
+		{"javascript:alert(1)", "", nil},
+		{"file:///etc/passwd", "", nil},
+		{"//example.com/", "", nil},
+		{"https:///path", "", nil},
+		{"https://ex%61mple.com/", "", nil},
+		{"https://a.example.com/", "a.example.com", []string{"*.example.com"}},
+		{"https://example.com/", "", []string{"*.example.com"}},
+		{"https://example.com./", "example.com.", []string{"example.com"}},
+		{"https://badexample.com/", "", []string{"*.example.com", "example.com"}},
+	} {
+		checkURL(t, tc.url, tc.allowed, tc.host, "")
+	}
 }
 
 func TestParse(t *testing.T) {

@@ -11,7 +11,10 @@ import (
 // The host shown and checked is the one the browser connects to (WHATWG
 // URL host parsing), and the link opened is spelled with it.
 func TestCheckURLHostAsBrowser(t *testing.T) {
-	checkURLs(t, []urlCase{
+	for _, tc := range []struct {
+		url, link, host string // host "" = refused
+		allowed         []string
+	}{
 		{"https://2130706433/", "https://127.0.0.1/", "127.0.0.1", nil},
 		{"https://0x7f.1/x?y", "https://127.0.0.1/x?y", "127.0.0.1", nil},
 		{"https://1.1/", "https://1.0.0.1/", "1.0.0.1", nil},
@@ -53,30 +56,25 @@ func TestCheckURLHostAsBrowser(t *testing.T) {
 		{"https:evil.test/", "", "", nil},
 		{"https:/evil.test/", "", "", nil},
 		{"https://" + strings.Repeat("a", 64) + ".com/", "", "", nil},
-	})
+	} {
+		checkURL(t, tc.url, tc.allowed, tc.host, tc.link)
+	}
 }
 
-// urlCase is a link, the link CheckURL must give for it ("" = any), the
-// host it must find in it ("" = refused), and the hosts allowed.
-type urlCase struct {
-	url, link, host string
-	allowed         []string
-}
-
-// checkURLs checks CheckURL against every case.
-func checkURLs(t *testing.T, cases []urlCase) {
+// checkURL checks CheckURL(raw, allowed): refused with ErrRefusedURL when
+// host is "", else accepted with that host and, unless link is "", that
+// link.
+func checkURL(t *testing.T, raw string, allowed []string, host, link string) {
 	t.Helper()
-	for _, tc := range cases {
-		u, err := client.CheckURL(tc.url, tc.allowed)
-		switch {
-		case tc.host == "" && err == nil:
-			t.Errorf("%q: accepted (host %s), want refused", tc.url, u.Host)
-		case tc.host == "" && !errors.Is(err, client.ErrRefusedURL):
-			t.Errorf("%q: %v, want ErrRefusedURL", tc.url, err)
-		case tc.host != "" && err != nil:
-			t.Errorf("%q: %v", tc.url, err)
-		case tc.host != "" && (u.Host != tc.host || (tc.link != "" && u.URL != tc.link)):
-			t.Errorf("%q: host %q, link %q; want %q, %q", tc.url, u.Host, u.URL, tc.host, tc.link)
-		}
+	u, err := client.CheckURL(raw, allowed)
+	switch {
+	case host == "" && err == nil:
+		t.Errorf("%q: accepted (host %s), want refused", raw, u.Host)
+	case host == "" && !errors.Is(err, client.ErrRefusedURL):
+		t.Errorf("%q: %v, want ErrRefusedURL", raw, err)
+	case host != "" && err != nil:
+		t.Errorf("%q: %v", raw, err)
+	case host != "" && (u.Host != host || link != "" && u.URL != link):
+		t.Errorf("%q: host %q, link %q; want %q, %q", raw, u.Host, u.URL, host, link)
 	}
 }

@@ -148,8 +148,8 @@ func newEnvClient(t *testing.T, n int, accessTTL time.Duration, user func(*http.
 		}))
 		nd.server = mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 		ev.Install(nd.server)
-		// whoami connects with opts and says who the provider's userinfo
-		// endpoint says the person is.
+		// whoami answers the provider's subject of the person's
+		// connection, connecting with opts first.
 		whoami := func(opts ...elicit.Option) mcp.ToolHandlerFor[struct{}, any] {
 			return func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 				c, err := conn.Connect(ctx, "op", opts...)

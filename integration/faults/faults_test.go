@@ -46,6 +46,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/elicitvault/elicitvault/integration/internal/servebin"
+
+	"github.com/elicitvault/elicitvault/integration/internal/pages"
 )
 
 const (
@@ -369,34 +371,11 @@ func attemptOp(ctx context.Context, rec *recorder, path string, s int, run strin
 // while it answers 409 or 5xx (the page says to try again), as a user
 // would.
 func visit(rec *recorder, link, base string) error {
-	u, err := url.Parse(link)
-	if err != nil {
-		return err
+	answered, err := pages.Accept(link, base, 15, 700*time.Millisecond)
+	if err == nil {
+		rec.callback(answered)
 	}
-	bu, _ := url.Parse(base)
-	u.Host = bu.Host
-	var last error
-	for range 15 {
-		// The consent page: shown by GET (nothing used up), answered by
-		// the POST of its Accept button.
-		resp, err := http.Post(u.String(), "application/x-www-form-urlencoded", strings.NewReader("action=accept"))
-		if err != nil {
-			last = err
-		} else {
-			resp.Body.Close()
-			switch {
-			case resp.StatusCode == http.StatusOK:
-				rec.callback(u.String())
-				return nil
-			case resp.StatusCode == http.StatusConflict || resp.StatusCode >= 500:
-				last = fmt.Errorf("callback %d", resp.StatusCode)
-			default:
-				return fmt.Errorf("callback %d", resp.StatusCode)
-			}
-		}
-		time.Sleep(700 * time.Millisecond)
-	}
-	return last
+	return err
 }
 
 func text(res *mcp.CallToolResult) string {

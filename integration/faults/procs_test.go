@@ -1,15 +1,9 @@
 package faults
 
 import (
-	"bufio"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"regexp"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,16 +13,6 @@ import (
 
 	"github.com/elicitvault/elicitvault/integration/internal/servebin"
 )
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
 
 // backend is a store server of the test's own that it can restart.
 type backend interface {
@@ -82,17 +66,14 @@ type node struct {
 	storeURL string
 	env      []string
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	done   chan struct{}
-	stderr strings.Builder
+	mu   sync.Mutex
+	proc *servebin.Proc // nil once killed or stopped
+	past string         // the stderr of the processes before proc
 }
-
-var listeningRE = regexp.MustCompile(`serve: MCP at (http://\S+)/mcp`)
 
 func startNode(t *testing.T, name, sdk, storeURL string, env []string) *node {
 	t.Helper()
-	n := &node{name: name, sdk: sdk, port: freePort(t), storeURL: storeURL, env: env}
+	n := &node{name: name, sdk: sdk, port: servebin.FreePort(t), storeURL: storeURL, env: env}
 	n.start(t)
 	t.Cleanup(func() { n.stop(t) })
 	return n
@@ -104,76 +85,52 @@ func (n *node) start(t *testing.T) {
 	t.Helper()
 	// Every client comes from 127.0.0.1: one client to the session caps,
 	// whose default bound is for one real client.
-	cmd := exec.Command(servebin.Path(t), "serve", "--sdk", n.sdk, "--addr", fmt.Sprintf("127.0.0.1:%d", n.port), "--store", n.storeURL, "--ttl", "60s", "--max-sessions-per-client", "5000")
-	cmd.Env = append(os.Environ(), n.env...)
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	found := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		once := sync.Once{}
-		for sc.Scan() {
-			n.mu.Lock()
-			n.stderr.WriteString(sc.Text() + "\n")
-			n.mu.Unlock()
-			if listeningRE.MatchString(sc.Text()) {
-				once.Do(func() { close(found) })
-			}
-		}
-	}()
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-found:
-	case <-done:
-		t.Fatalf("%s exited before listening:\n%s", n.name, n.log())
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("%s did not listen within 30s:\n%s", n.name, n.log())
-	}
+	p := servebin.Serve(t, servebin.Path(t), n.env, "--sdk", n.sdk, "--addr", fmt.Sprintf("127.0.0.1:%d", n.port),
+		"--store", n.storeURL, "--ttl", "60s", "--max-sessions-per-client", "5000")
 	n.mu.Lock()
-	n.cmd, n.done = cmd, done
+	n.proc = p
 	n.mu.Unlock()
 }
 
+// log returns what the node's processes wrote to stderr.
 func (n *node) log() string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.stderr.String()
+	if n.proc == nil {
+		return n.past
+	}
+	return n.past + n.proc.Log()
+}
+
+// end takes the running process, if any, out of n.
+func (n *node) end() *servebin.Proc {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	p := n.proc
+	n.proc = nil
+	return p
 }
 
 // kill sends SIGKILL and waits for the process to go.
 func (n *node) kill() {
-	n.mu.Lock()
-	cmd, done := n.cmd, n.done
-	n.cmd = nil
-	n.mu.Unlock()
-	if cmd == nil {
-		return
+	if p := n.end(); p != nil {
+		p.Kill()
+		n.mu.Lock()
+		n.past += p.Log()
+		n.mu.Unlock()
 	}
-	cmd.Process.Kill()
-	<-done
 }
 
 func (n *node) stop(t *testing.T) {
-	n.mu.Lock()
-	cmd, done := n.cmd, n.done
-	n.cmd = nil
-	n.mu.Unlock()
-	if cmd == nil {
+	p := n.end()
+	if p == nil {
 		return
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		cmd.Process.Kill()
-		<-done
+	_, inTime := p.Stop(15 * time.Second)
+	n.mu.Lock()
+	n.past += p.Log()
+	n.mu.Unlock()
+	if !inTime {
 		t.Errorf("%s did not stop within 15s of SIGTERM", n.name)
 	}
 }

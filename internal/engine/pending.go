@@ -62,11 +62,12 @@ type Consent struct {
 }
 
 // URLConsent reads what the consent page of the link with verified claims
-// c shows, from the elicitation's sealed pending record (which opens only
-// for the token's subject and session). One that is no longer pending is
-// an error matching ErrUnknownElicitation; a store that fails is a
-// *StoreError.
-func (e *Engine) URLConsent(ctx context.Context, c *token.Claims) (*Consent, error) {
+// c shows, from the elicitation's sealed pending record in e's store
+// (which opens only for the token's subject and session). One that is no
+// longer pending is an error matching ErrUnknownElicitation; a store that
+// fails is a *StoreError. (A function, not a method: Engine has its
+// share of methods.)
+func URLConsent(ctx context.Context, e *Engine, c *token.Claims) (*Consent, error) {
 	var rec pendingRecord
 	if err := e.Slot(ClaimsIdentity(c), c.ElicitationID, time.Time{}).Get(ctx, PurposePending, &rec); err != nil {
 		return nil, err

@@ -53,6 +53,10 @@ type quotaEntry struct {
 	size   int
 	expiry time.Time
 	s      *Slot // where its pending record is
+	// written is set once its pending record is in the store: only then
+	// does a missing record mean it ended elsewhere (a read-back while the
+	// write is under way would find none and drop a live count).
+	written bool
 }
 
 func newQuota(l Limits) *quota {
@@ -91,7 +95,7 @@ func (q *quota) acquire(ctx context.Context, s *Slot, client string, size int) e
 		var check []*quotaEntry
 		if attempt < 3 && (checkClient || checkAll) {
 			for _, en := range q.pending {
-				if checkAll || en.client == client {
+				if en.written && (checkAll || en.client == client) {
 					check = append(check, en)
 				}
 			}
@@ -165,6 +169,16 @@ func goneFrom(ctx context.Context, entries []*quotaEntry) []*quotaEntry {
 		}
 	}
 	return gone
+}
+
+// written records that the pending record of elicitation id is in the
+// store, so that a read-back may find it gone.
+func (q *quota) written(id string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if en, ok := q.pending[id]; ok {
+		en.written = true
+	}
 }
 
 // release stops counting an elicitation; it is a no-op for one this node

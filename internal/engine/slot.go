@@ -182,6 +182,7 @@ func (s *Slot) PutPending(ctx context.Context, pending []byte, clientID string) 
 		s.e.quota.release(s.ID)
 		return err
 	}
+	s.e.quota.written(s.ID)
 	return nil
 }
 

@@ -234,30 +234,14 @@ async function round2026(choice) {
   return { link: ask.params.url, early, page, result };
 }
 
-async function run2026() {
-  const p = V2026;
-  let accepted;
-  try {
-    accepted = await round2026('accept');
-    checkScheme(p, accepted.link);
-    checkNoPII(p, accepted.link, opt.pii);
-    check(p, 'waits-for-page', !accepted.early, accepted.early ? 'the retried round completed before the page was submitted' : '');
-    check(p, 'completes-after-page', accepted.page.status < 400 && accepted.result && !accepted.result.isError,
-      `page HTTP ${accepted.page.status}`);
-    const again = await accepted.page.resubmit();
-    await again.text();
-    check(p, 'reused-link-refused', again.status >= 400, `HTTP ${again.status}`);
-  } catch (e) {
-    check(p, 'completes-after-page', false, e.message);
-    return;
-  }
-  try {
-    const declined = await round2026('decline');
-    check(p, 'decline-reported', resultText(declined.result) !== resultText(accepted.result), '');
-  } catch (e) {
-    check(p, 'decline-reported', false, e.message);
-  }
-}
+const gen2026 = {
+  p: V2026,
+  round: round2026,
+  pii: () => opt.pii,
+  early: 'the retried round completed before the page was submitted',
+  accepted: (r) => [r.page.status < 400, `page HTTP ${r.page.status}`],
+  declined: () => [true, ''],
+};
 
 // --- 2025-11-25 -------------------------------------------------------------
 
@@ -331,16 +315,30 @@ async function round2025(choice) {
   }
 }
 
-async function run2025() {
-  const p = V2025;
+const gen2025 = {
+  p: V2025,
+  round: round2025,
+  pii: (r) => [...opt.pii, r.sid],
+  early: 'the call completed before the page was submitted',
+  accepted: (r) => [r.completeAfterPage, r.completeAfterPage ? '' : 'no notifications/elicitation/complete for the elicitation after the page'],
+  declined: (r) => [r.completeAfterPage, r.completeAfterPage ? '' : 'no notifications/elicitation/complete after Decline'],
+};
+
+// run runs the checks of one protocol generation: g.round(choice) is an
+// elicitation answered choice on its page; g.pii(r) the strings r's link
+// must not carry; g.early what a completion before the page means;
+// g.accepted(r) and g.declined(r) whether r completed after the page, and
+// if not why ([ok, message]).
+async function run(g) {
+  const p = g.p;
   let accepted;
   try {
-    accepted = await round2025('accept');
+    accepted = await g.round('accept');
     checkScheme(p, accepted.link);
-    checkNoPII(p, accepted.link, [...opt.pii, accepted.sid]);
-    check(p, 'waits-for-page', !accepted.early, accepted.early ? 'the call completed before the page was submitted' : '');
-    check(p, 'completes-after-page', accepted.completeAfterPage && accepted.result && !accepted.result.isError,
-      accepted.completeAfterPage ? '' : 'no notifications/elicitation/complete for the elicitation after the page');
+    checkNoPII(p, accepted.link, g.pii(accepted));
+    check(p, 'waits-for-page', !accepted.early, accepted.early ? g.early : '');
+    const [done, why] = g.accepted(accepted);
+    check(p, 'completes-after-page', done && accepted.result && !accepted.result.isError, why);
     const again = await accepted.page.resubmit();
     await again.text();
     check(p, 'reused-link-refused', again.status >= 400, `HTTP ${again.status}`);
@@ -349,16 +347,16 @@ async function run2025() {
     return;
   }
   try {
-    const declined = await round2025('decline');
-    check(p, 'decline-reported', declined.completeAfterPage && resultText(declined.result) !== resultText(accepted.result),
-      declined.completeAfterPage ? '' : 'no notifications/elicitation/complete after Decline');
+    const declined = await g.round('decline');
+    const [done, why] = g.declined(declined);
+    check(p, 'decline-reported', done && resultText(declined.result) !== resultText(accepted.result), why);
   } catch (e) {
     check(p, 'decline-reported', false, e.message);
   }
 }
 
-if (opt.protocol === 'both' || opt.protocol === V2025) await run2025();
-if (opt.protocol === 'both' || opt.protocol === V2026) await run2026();
+if (opt.protocol === 'both' || opt.protocol === V2025) await run(gen2025);
+if (opt.protocol === 'both' || opt.protocol === V2026) await run(gen2026);
 const failed = results.filter((r) => !r.ok).length;
 console.log(`${results.length - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -14,7 +14,7 @@
 //	}
 //	c := mcpclient.NewClient(tr, h.Options(mcp.ClientCapabilities{})...)
 //
-// Options gives the mcp-go client options that install a Handler and
+// [Handler.Options] gives the mcp-go client options that install a [Handler] and
 // declare its modes. The mcp-go client then uses it for elicitation/create
 // requests (protocol 2025-06-18 and 2025-11-25) and for the elicitations
 // among the input requests of protocol 2026-07-28, which it fulfils before

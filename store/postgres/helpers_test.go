@@ -77,6 +77,12 @@ func newSchema(t testing.TB, rawURL string) string {
 }
 
 func dropSchema(t testing.TB, rawURL, schema string) {
+	cleanUp(t, rawURL, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+}
+
+// cleanUp runs sql on a connection of its own to the test server, where
+// t's context may have ended already; it fails t if that does not work.
+func cleanUp(t testing.TB, rawURL, sql string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, rawURL)
@@ -85,7 +91,7 @@ func dropSchema(t testing.TB, rawURL, schema string) {
 		return
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+	if _, err := conn.Exec(ctx, sql); err != nil {
 		t.Errorf("cleaning up: %v", err)
 	}
 }

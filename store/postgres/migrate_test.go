@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -23,19 +22,7 @@ func freshDatabase(t testing.TB, rawURL string) string {
 	if _, err := admin.Exec(t.Context(), "CREATE DATABASE "+name); err != nil {
 		t.Fatalf("CREATE DATABASE: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, rawURL)
-		if err != nil {
-			t.Errorf("cleaning up: %v", err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("cleaning up: %v", err)
-		}
-	})
+	t.Cleanup(func() { cleanUp(t, rawURL, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		t.Fatal(err)

@@ -1,10 +1,12 @@
-package fronttest
+// Package formtest holds the form schemas of the tests.
+package formtest
 
-// EveryFieldSchema is a form schema with every field kind of MCP's subset,
-// for fuzz targets: text with bounds, each string format, an integer, a
-// number with a default, a boolean, both spellings of a single choice and
-// a multiple choice.
-const EveryFieldSchema = `{"type":"object","properties":{
+// EveryKind is a form with a field of every kind the form model knows
+// (string with lengths, email, URI, date, date-time, integer and number
+// with bounds and a default, boolean, titled and untitled single choice,
+// multiple choice), of which only name is required: for the fuzz targets
+// of the form's parser and of its clients.
+const EveryKind = `{"type":"object","properties":{
 	"name":{"type":"string","minLength":1,"maxLength":20},
 	"email":{"type":"string","format":"email"},
 	"site":{"type":"string","format":"uri"},
