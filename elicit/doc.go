@@ -64,7 +64,8 @@
 // [URL] sends the user to the built-in consent page under [Config.BaseURL]
 // (Accept or Decline; served by [Elicitor.Handler], or by [Elicitor.Pages]
 // on a stdio server), or with [WithLink] to a page of yours that calls
-// [Elicitor.CompleteURL].
+// [Elicitor.CompleteURL], which reports whether the call took the answer
+// (say "Done" only then).
 //
 // # Waiting
 //

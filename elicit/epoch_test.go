@@ -92,18 +92,19 @@ func TestStoreResetRefusesPendingRound(t *testing.T) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(ok)}}}, struct{}{}, nil
 	})
 	yes := elicittest.Accept(map[string]any{"confirm": true})
-	if r := elicittest.CallAt(t, s, "2026-07-28", "confirm", nil, yes); r.Err != nil || runs.Load() != 1 {
+	h := ev.Handler(s, nil)
+	if r := elicittest.CallAt(t, h, "2026-07-28", "confirm", nil, yes); r.Err != nil || runs.Load() != 1 {
 		t.Fatalf("first call: %v, %d runs", r.Err, runs.Load())
 	}
 	flushNext.Store(true)
-	r := elicittest.CallAt(t, s, "2026-07-28", "confirm", nil, yes)
+	r := elicittest.CallAt(t, h, "2026-07-28", "confirm", nil, yes)
 	if r.Err == nil || runs.Load() != 1 {
 		t.Fatalf("an answer whose requestState predates the loss was taken: %v, %d runs", r.Err, runs.Load())
 	}
 	if resets.Load() != 1 || strings.Count(logs.String(), "the store lost its data") != 1 {
 		t.Fatalf("%d StoreReset calls; log:\n%s", resets.Load(), logs.String())
 	}
-	if r := elicittest.CallAt(t, s, "2026-07-28", "confirm", nil, yes); r.Err != nil || runs.Load() != 2 {
+	if r := elicittest.CallAt(t, h, "2026-07-28", "confirm", nil, yes); r.Err != nil || runs.Load() != 2 {
 		t.Fatalf("call after the loss: %v, %d runs", r.Err, runs.Load())
 	}
 	if strings.Contains(logs.String(), "ev2.") || strings.Contains(logs.String(), "session") {

@@ -84,19 +84,26 @@ func callbackURL(base string) func(string) string {
 // when there is none); a link issued to a user completes only for that
 // user ([ErrWrongUser]). The token is used up: a second call returns an
 // error matching [ErrUnknownElicitation].
-func (e *Elicitor) CompleteURL(ctx context.Context, tok, subject string, action Action) error {
+//
+// taken reports whether the call took the answer, which CompleteURL waits
+// for up to about two seconds: a page says "Done" only then. Otherwise
+// the answer is kept until the elicitation expires and used when the
+// user's application asks again (a client between two rounds of
+// 2026-07-28, or retrying after -32042): the page should say so, as the
+// built-in consent page does ("Answer saved").
+func (e *Elicitor) CompleteURL(ctx context.Context, tok, subject string, action Action) (taken bool, err error) {
 	if action != Accept && action != Decline {
-		return errMalformed
+		return false, errMalformed
 	}
 	c, err := e.tokens.Verify(tok, token.Expect{Kind: token.URL})
 	if err != nil {
-		return pageErr(err)
+		return false, pageErr(err)
 	}
 	if c.Subject != "" && c.Subject != subject {
-		return ErrWrongUser
+		return false, ErrWrongUser
 	}
-	_, _, err = e.completeOnce(ctx, c, action)
-	return pageErr(err)
+	taken, _, err = e.completeTaken(ctx, c, action)
+	return taken, pageErr(err)
 }
 
 // completeOnce resolves the elicitation of verified claims c and uses the

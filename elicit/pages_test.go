@@ -270,7 +270,7 @@ func TestConsentPageClock(t *testing.T) {
 	if p := fetch(t, "GET", u, nil, nil); p.status != http.StatusGone || p.title() != "This link has expired" {
 		t.Fatalf("at 61 s: %d %q", p.status, p.title())
 	}
-	if err := e.ev.CompleteURL(t.Context(), tok, "", elicit.Accept); !errors.Is(err, elicit.ErrUnknownElicitation) {
+	if _, err := e.ev.CompleteURL(t.Context(), tok, "", elicit.Accept); !errors.Is(err, elicit.ErrUnknownElicitation) {
 		t.Fatalf("CompleteURL at 61 s: %v", err)
 	}
 }
@@ -398,7 +398,7 @@ func TestConsentPageUser(t *testing.T) {
 			if p.status != c.status {
 				t.Fatalf("%d %q, want %d", p.status, p.title(), c.status)
 			}
-			if err := e.ev.CompleteURL(t.Context(), tok, c.header, elicit.Accept); c.header != "ann" && !errors.Is(err, elicit.ErrWrongUser) {
+			if _, err := e.ev.CompleteURL(t.Context(), tok, c.header, elicit.Accept); c.header != "ann" && !errors.Is(err, elicit.ErrWrongUser) {
 				t.Fatalf("CompleteURL as %q: %v", c.header, err)
 			}
 		})

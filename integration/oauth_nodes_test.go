@@ -66,7 +66,7 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 			if err != nil {
 				return nil, nil, err
 			}
-			sub, err := fetchSub(ctx, c.Client(ctx), prov.Metadata.UserinfoEndpoint)
+			sub, err := fetchSub(ctx, oauth2.NewClient(ctx, c.TokenSource), prov.Metadata.UserinfoEndpoint)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -141,7 +141,7 @@ func TestZeroKnowledgeOAuth(t *testing.T) {
 				if err != nil {
 					return nil, nil, err
 				}
-				sub, err := fetchSub(ctx, c.Client(ctx), prov.Metadata.UserinfoEndpoint)
+				sub, err := fetchSub(ctx, oauth2.NewClient(ctx, c.TokenSource), prov.Metadata.UserinfoEndpoint)
 				if err != nil {
 					return nil, nil, err
 				}

@@ -23,35 +23,68 @@ import (
 // longRoundsEnv, set to 1, runs TestURLRoundsOutliveClientTimeouts at
 // issue 23's size: the default round wait (20 s), the TypeScript SDK's
 // default timeout (60 s) and the user's Accept at 70 s (scripts/rounds).
-// Otherwise it runs scaled down: rounds of 2 s, a timeout of 5 s, Accept
-// at 7 s, which keep the same order.
+// Otherwise it runs scaled down: rounds of 1 s, a timeout of 3 s, Accept
+// at 4 s, which keep the same order.
 const longRoundsEnv = "ELICITVAULT_LONG_ROUNDS"
 
 // TestURLRoundsOutliveClientTimeouts (issue 23): on 2026-07-28 the user
 // accepts on the consent page after the client's request timeout has
 // passed, with the client of the TypeScript SDK v2 on its default timeout
-// and without a progress handler, and with the go-sdk client. The call
-// completes: the retries of the URL-mode round answer "still waiting"
-// before the timeout, and the page says "Done".
+// and without a progress handler, and with the go-sdk client, against
+// the go-sdk front-end and the mcp-go one. The call completes: the
+// retries of the URL-mode round answer "still waiting" before the timeout
+// (on mcp-go, with the inputRequests {} that mcp-go drops put back), and
+// the page says "Done".
 func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
-	roundWait, accept, tsTimeout := 2*time.Second, 7*time.Second, any(5000)
+	roundWait, accept, tsTimeout := time.Second, 4*time.Second, any(3000)
 	if os.Getenv(longRoundsEnv) == "1" {
 		roundWait, accept, tsTimeout = 0, 70*time.Second, "default"
 	}
+	for _, sdk := range []string{"go-sdk", "mcp-go"} {
+		t.Run(sdk, func(t *testing.T) {
+			t.Parallel()
+			urlRoundsOutlive(t, newRoundsServer(t, sdk, roundWait), accept, tsTimeout)
+		})
+	}
+}
+
+// newRoundsServer returns the address of a server on sdk (go-sdk or
+// mcp-go) with the tool connect_account, which asks for a URL-mode
+// elicitation and returns the action, and URL-mode rounds of roundWait.
+func newRoundsServer(t *testing.T, sdk string, roundWait time.Duration) string {
+	t.Helper()
 	ev, srv := newRoundsElicitor(t, roundWait)
-	s := mcp.NewServer(&mcp.Implementation{Name: "rounds", Version: "1"}, nil)
-	ev.Install(s)
-	mcp.AddTool(s, &mcp.Tool{Name: "connect_account"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		action, err := elicit.URL(ctx, "Connect your Example account")
-		if err != nil {
-			return nil, nil, err
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(action)}}}, nil, nil
-	})
-	srv.Config.Handler = ev.Handler(s, nil)
+	if sdk == "mcp-go" {
+		m := mgserver.NewMCPServer("rounds", "1")
+		front := mcpgo.New(ev, m, nil)
+		m.AddTool(mgmcp.NewTool("connect_account"), func(ctx context.Context, _ mgmcp.CallToolRequest) (*mgmcp.CallToolResult, error) {
+			action, err := elicit.URL(ctx, "Connect your Example account")
+			if err != nil {
+				return nil, err
+			}
+			return mgmcp.NewToolResultText(string(action)), nil
+		})
+		srv.Config.Handler = front.Handler(nil)
+	} else {
+		s := mcp.NewServer(&mcp.Implementation{Name: "rounds", Version: "1"}, nil)
+		ev.Install(s)
+		mcp.AddTool(s, &mcp.Tool{Name: "connect_account"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			action, err := elicit.URL(ctx, "Connect your Example account")
+			if err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(action)}}}, nil, nil
+		})
+		srv.Config.Handler = ev.Handler(s, nil)
+	}
 	srv.Start()
 	t.Cleanup(srv.Close)
+	return srv.URL
+}
 
+// urlRoundsOutlive calls connect_account at base with both clients, and
+// accepts on the page at accept after the call started.
+func urlRoundsOutlive(t *testing.T, base string, accept time.Duration, tsTimeout any) {
 	// acceptLater answers the page of link at accept after start, and
 	// sends the title of the page that answers.
 	acceptLater := func(start time.Time, link string) <-chan string {
@@ -84,7 +117,7 @@ func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
 
 	t.Run("typescript-v2", func(t *testing.T) {
 		t.Parallel()
-		c := startV2At(t, srv.URL+elicit.MCPPath, "2026-07-28", map[string]any{"url": map[string]any{}}, tsTimeout)
+		c := startV2At(t, base+elicit.MCPPath, "2026-07-28", map[string]any{"url": map[string]any{}}, tsTimeout)
 		start := time.Now()
 		reply := c.call("connect_account", map[string]any{})
 		var title <-chan string
@@ -122,7 +155,7 @@ func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
 		})
 		ctx, cancel := context.WithTimeout(t.Context(), limit)
 		defer cancel()
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + elicit.MCPPath},
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + elicit.MCPPath},
 			&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
 		if err != nil {
 			t.Fatal(err)
@@ -146,64 +179,6 @@ func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
 		}
 		checkPage(t, <-titles)
 	})
-}
-
-// TestURLRoundsHoldOnMCPGo: the mcp-go front-end cannot send a "still
-// waiting" result (mcp-go v1.2.1 drops an empty inputRequests, and the
-// go-sdk client then reads the result as complete and empty), so there a
-// URL-mode round holds until the page is answered, however short the
-// round wait. A go-sdk client on 2026-07-28 whose user accepts after two
-// round waits gets the tool's result, not an empty one.
-func TestURLRoundsHoldOnMCPGo(t *testing.T) {
-	const roundWait, accept = 500 * time.Millisecond, 2 * time.Second
-	ev, srv := newRoundsElicitor(t, roundWait)
-	m := mgserver.NewMCPServer("rounds", "1")
-	front := mcpgo.New(ev, m, nil)
-	m.AddTool(mgmcp.NewTool("connect_account"), func(ctx context.Context, _ mgmcp.CallToolRequest) (*mgmcp.CallToolResult, error) {
-		action, err := elicit.URL(ctx, "Connect your Example account")
-		if err != nil {
-			return nil, err
-		}
-		return mgmcp.NewToolResultText(string(action)), nil
-	})
-	srv.Config.Handler = front.Handler(nil)
-	srv.Start()
-	t.Cleanup(srv.Close)
-
-	links := make(chan string, 1)
-	client := mcp.NewClient(&mcp.Implementation{Name: "rounds-client", Version: "1"}, &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
-		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			links <- req.Params.URL
-			return &mcp.ElicitResult{Action: "accept"}, nil
-		},
-	})
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + elicit.MCPPath},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	start := time.Now()
-	go func() {
-		select {
-		case link := <-links:
-			time.Sleep(time.Until(start.Add(accept)))
-			if resp, err := http.PostForm(link, url.Values{"action": {"accept"}}); err == nil {
-				resp.Body.Close()
-			}
-		case <-ctx.Done():
-		}
-	}()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "connect_account"})
-	if err != nil || res.IsError || len(res.Content) != 1 {
-		t.Fatalf("after %v: got %+v, %v; want accept", time.Since(start).Round(time.Millisecond), res, err)
-	}
-	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "accept" {
-		t.Fatalf("got %+v, want accept", res.Content[0])
-	}
 }
 
 // newRoundsElicitor returns an Elicitor on a memory store whose URL-mode

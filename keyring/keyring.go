@@ -12,9 +12,9 @@
 //	ev, err := elicit.New(keys, memory.New(nil), nil)
 //
 // Operators use Rewrap to re-seal a whole store under the primary after a
-// rotation and Inspect to see how many records each secret still holds;
-// the elicitvault CLI's rotate and inspect commands are thin wrappers of
-// both. SECURITY.md gives the rotation steps.
+// rotation (the elicitvault CLI's rotate command is a thin wrapper of it;
+// its inspect command counts how many records each secret still holds).
+// SECURITY.md gives the rotation steps.
 //
 // The key schedule and the record format are fixed by SECURITY.md; nothing
 // in this package exposes key material.
@@ -22,9 +22,7 @@ package keyring
 
 import (
 	"context"
-	"time"
 
-	"github.com/elicitvault/elicitvault/internal/keyschedule"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 )
@@ -42,13 +40,6 @@ var (
 // Keyring is a primary secret and the previous ones. It is safe for
 // concurrent use.
 type Keyring ring.Keyring
-
-// KeyID names a secret without revealing it: the first 4 bytes of an HKDF
-// output (SECURITY.md).
-type KeyID [4]byte
-
-// String returns the key ID as 8 lowercase hex characters.
-func (id KeyID) String() string { return keyschedule.KeyID(id).String() }
 
 // LoadOptions configures Load. The zero value (or nil) reads the process
 // environment and refuses to start without a secret.
@@ -87,12 +78,15 @@ func New(primary []byte, previous ...[]byte) (*Keyring, error) {
 // from crypto/rand, 43 characters.
 func GenerateSecret() string { return ring.GenerateSecret() }
 
-// KeyIDs returns the key ID of every secret, primary first.
-func (k *Keyring) KeyIDs() []KeyID {
+// KeyIDs returns the key ID of every secret, primary first: 8 lowercase
+// hex characters that name a secret without revealing it (the first 4
+// bytes of an HKDF output, SECURITY.md), as the elicitvault CLI's inspect
+// command and the token's kid show them.
+func (k *Keyring) KeyIDs() []string {
 	ids := (*ring.Keyring)(k).KeyIDs()
-	out := make([]KeyID, len(ids))
+	out := make([]string, len(ids))
 	for i, id := range ids {
-		out[i] = KeyID(id)
+		out[i] = id.String()
 	}
 	return out
 }
@@ -134,33 +128,4 @@ func (k *Keyring) Rewrap(ctx context.Context, s store.Store, opts *RewrapOptions
 	}
 	p, err := (*ring.Keyring)(k).Rewrap(ctx, s, o)
 	return Progress(p), err
-}
-
-// Report is what Inspect counts.
-type Report struct {
-	Entries  int           // every entry scanned
-	Records  map[KeyID]int // stored records per key ID of their payload
-	Markers  int           // entries that are not records (one-shot markers)
-	Expiries []Bucket      // records per time left until expiry, shortest first
-}
-
-// Bucket counts the records whose time left is at most Upto (and more than
-// the previous bucket's).
-type Bucket struct {
-	Upto  time.Duration
-	Count int
-}
-
-// Inspect counts the records of s per key ID and per time left until expiry.
-// It needs no secret and opens nothing.
-func Inspect(ctx context.Context, s store.Store) (Report, error) {
-	r, err := ring.Inspect(ctx, s, time.Now())
-	out := Report{Entries: r.Entries, Markers: r.Markers, Records: make(map[KeyID]int, len(r.Records))}
-	for id, n := range r.Records {
-		out.Records[KeyID(id)] = n
-	}
-	for _, b := range r.Expiries {
-		out.Expiries = append(out.Expiries, Bucket(b))
-	}
-	return out, err
 }

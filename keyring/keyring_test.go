@@ -11,9 +11,9 @@ import (
 )
 
 // The types of keyring are its own (not aliases of internal ones): what
-// Rewrap and Inspect report reaches the caller through them, converted
-// field by field.
-func TestRewrapAndInspectReport(t *testing.T) {
+// Rewrap reports reaches the caller through them, converted field by
+// field; KeyIDs are the hex the CLI and the tokens show.
+func TestRewrapReportAndKeyIDs(t *testing.T) {
 	keys, err := keyring.New([]byte("keyring test secret, thirty-two bytes"), []byte("older keyring test secret, 32 bytes"))
 	if err != nil {
 		t.Fatal(err)
@@ -23,8 +23,8 @@ func TestRewrapAndInspectReport(t *testing.T) {
 		t.Fatalf("KeyIDs: %v", ids)
 	}
 	for _, id := range ids {
-		if !regexp.MustCompile(`^[0-9a-f]{8}$`).MatchString(id.String()) {
-			t.Errorf("KeyID.String: %q", id)
+		if !regexp.MustCompile(`^[0-9a-f]{8}$`).MatchString(id) {
+			t.Errorf("KeyIDs: %q", id)
 		}
 	}
 	st := memory.New(nil)
@@ -43,19 +43,5 @@ func TestRewrapAndInspectReport(t *testing.T) {
 	}
 	if len(calls) < 2 || calls[len(calls)-1] != p {
 		t.Errorf("Progress called %d times (%+v), the last with %+v", len(calls), calls, p)
-	}
-	r, err := keyring.Inspect(ctx, st)
-	if err != nil || r.Entries != 3 || r.Markers != 3 || len(r.Records) != 0 {
-		t.Fatalf("Inspect: %+v, %v", r, err)
-	}
-	total := 0
-	for i, b := range r.Expiries {
-		if i > 0 && b.Upto <= r.Expiries[i-1].Upto {
-			t.Errorf("buckets out of order: %+v", r.Expiries)
-		}
-		total += b.Count
-	}
-	if len(r.Expiries) == 0 || total != 0 {
-		t.Errorf("Expiries %+v: records counted where there are none", r.Expiries)
 	}
 }

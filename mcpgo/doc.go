@@ -25,7 +25,9 @@
 // mcp-go server, and [elicit.Confirm], [elicit.Form] and [elicit.URL] work
 // in its tool handlers as they do on the go-sdk; [Server.Handler] and
 // [Server.ServeStdio] serve it. mcpgo/client holds elicit/client's checks as an
-// mcp-go client.ElicitationHandler.
+// mcp-go client.ElicitationHandler. elicit/elicittest runs a tool against
+// a scripted user through [Server.Handler], as it does on the go-sdk:
+// elicittest.Call(t, front.Handler(nil), "tool", nil, steps...).
 //
 // As on the go-sdk, a tool handler that asks may run more than once for
 // one tool call, so code before an elicitation must be safe to rerun: see
@@ -106,6 +108,14 @@
 // between the reader and server.StdioServer.Listen, and the runs wait in
 // the connection's table, by requestState. Every other call begins in the
 // middleware.
+//
+// A URL-mode round whose page is not done answers "still waiting" after
+// elicit.Config.URLRoundWait: an input-required result with an empty
+// inputRequests and a new requestState. mcp-go v1.2.1 drops the empty map
+// when it encodes the result (omitempty), which a client reads as a final,
+// empty result; the transports (Handler's, ServeStdio's) put
+// "inputRequests": {} back into such a result of elicitvault's on its way
+// out, in a JSON response, an SSE event or a stdio line.
 //
 // mcp-go v1.2.1 drops a notification of a 2026-07-28 call that its
 // forwarder takes off the session's channel just as the call returns; the

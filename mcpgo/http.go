@@ -14,12 +14,13 @@ import (
 
 // Handler returns the HTTP handler of the server: MCP over Streamable
 // HTTP at elicit.MCPPath, served by mcp-go (server.NewStreamableHTTPServer
-// with opts, at that path) behind the requestState check of 2026-07-28,
-// and beside it, under elicit.PagesPrefix, the pages a browser opens: the
-// consent page of URL mode and the browser form. user returns the
-// browser's authenticated user on the pages (see elicit.Elicitor.Pages);
-// a server that authenticates its MCP clients must set it for URL mode to
-// work.
+// with opts, at that path) behind the requestState check of 2026-07-28
+// (and with the "still waiting" results of URL-mode rounds as clients
+// read them), and beside it, under elicit.PagesPrefix, the pages a
+// browser opens: the consent page of URL mode and the browser form. user
+// returns the browser's authenticated user on the pages (see
+// elicit.Elicitor.Pages); a server that authenticates its MCP clients
+// must set it for URL mode to work.
 //
 // mcp-go's Streamable HTTP server logs nothing unless opts give it a
 // logger (server.WithStreamableHTTPLogger): its lines name session IDs.
@@ -32,7 +33,7 @@ func (f *Server) Handler(user func(*http.Request) (subject string, ok bool), opt
 	opts = append([]server.StreamableHTTPOption{server.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler))}, opts...)
 	opts = append(opts, server.WithEndpointPath(elicit.MCPPath))
 	mux := http.NewServeMux()
-	mux.Handle(elicit.MCPPath, f.checkHTTP(server.NewStreamableHTTPServer(f.m, opts...)))
+	mux.Handle(elicit.MCPPath, f.checkHTTP(restoreWaitingHTTP(server.NewStreamableHTTPServer(f.m, opts...))))
 	mux.Handle(elicit.PagesPrefix, f.ev.Pages(user))
 	return mux
 }
@@ -72,7 +73,7 @@ func (f *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	for _, o := range opts {
 		o(s)
 	}
-	return s.Listen(ctx, pr, w)
+	return s.Listen(ctx, pr, waitingWriter{w})
 }
 
 // lockedWriter writes each Write whole: mcp-go writes a message per

@@ -159,10 +159,6 @@ func (f *Server) callInfo(ctx context.Context, req *mcp.CallToolRequest) (engine
 		}
 	}
 	info.FormMode, info.URLMode = modes(caps)
-	// mcp-go (v1.2.1) drops an empty inputRequests when it writes a
-	// result (omitempty), and a client reads an input-required result
-	// without it as complete: a "still waiting" result cannot be sent.
-	info.HoldURLRounds = true
 	if req.Params.Meta != nil {
 		info.ProgressToken = req.Params.Meta.ProgressToken
 	}

@@ -154,7 +154,6 @@ func (f *Server) begin(ctx context.Context, c *call, who engine.Identity, protoc
 		Protocol:      protocol,
 		LogLevel:      c.Params.Meta.LogLevel,
 		ProgressToken: c.Params.Meta.ProgressToken,
-		HoldURLRounds: true, // see callInfo
 	}}
 	p.info.FormMode, p.info.URLMode = modes(c.Params.Meta.Capabilities)
 	hctx, run, err := f.eng.Begin(ctx, p, c.Params.RequestState, c.Params.InputResponses)

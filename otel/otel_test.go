@@ -2,6 +2,7 @@ package otel_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := newShop(t, hooks)
+	s, h, _ := newShop(t, hooks)
 	mcp.AddTool(s, &mcp.Tool{Name: "order"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		o, err := elicit.Form[order](ctx, "Which secret-message item?")
 		if err != nil {
@@ -43,8 +44,8 @@ func TestHooks(t *testing.T) {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(o.Action)}}}, nil, nil
 	})
-	elicittest.Call(t, s, "order", nil, elicittest.Accept(map[string]any{"item": "secret-content"}))
-	elicittest.Call(t, s, "order", nil, elicittest.Decline())
+	elicittest.Call(t, h, "order", nil, elicittest.Accept(map[string]any{"item": "secret-content"}))
+	elicittest.Call(t, h, "order", nil, elicittest.Decline())
 
 	got := map[string]int{} // "name path outcome" → spans
 	for _, sp := range spans.Ended() {
@@ -101,9 +102,9 @@ func TestHooks(t *testing.T) {
 	}
 }
 
-// newShop returns a server with an Elicitor on a memory store, which it
-// also returns, with hooks.
-func newShop(t *testing.T, hooks elicit.Hooks) (*mcp.Server, store.Store) {
+// newShop returns a server with an Elicitor on a memory store, with
+// hooks, its MCP endpoint (for elicittest) and the store.
+func newShop(t *testing.T, hooks elicit.Hooks) (*mcp.Server, http.Handler, store.Store) {
 	t.Helper()
 	keys, err := keyring.New([]byte("otel test secret, at least 32 bytes long"))
 	if err != nil {
@@ -118,7 +119,7 @@ func newShop(t *testing.T, hooks elicit.Hooks) (*mcp.Server, store.Store) {
 	t.Cleanup(func() { ev.Close() })
 	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
 	ev.Install(s)
-	return s, st
+	return s, ev.Handler(s, nil), st
 }
 
 // TestStoreResetMetric: a node that finds the store lost its data counts
@@ -130,7 +131,7 @@ func TestStoreResetMetric(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, st := newShop(t, hooks)
+	s, h, st := newShop(t, hooks)
 	flush := false
 	mcp.AddTool(s, &mcp.Tool{Name: "order"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		o, err := elicit.Form[order](ctx, "Which item?")
@@ -147,9 +148,9 @@ func TestStoreResetMetric(t *testing.T) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(o.Action)}}}, nil, nil
 	})
 	accept := elicittest.Accept(map[string]any{"item": "a"})
-	elicittest.CallAt(t, s, "2026-07-28", "order", nil, accept)
+	elicittest.CallAt(t, h, "2026-07-28", "order", nil, accept)
 	flush = true
-	if r := elicittest.CallAt(t, s, "2026-07-28", "order", nil, accept); r.Err == nil {
+	if r := elicittest.CallAt(t, h, "2026-07-28", "order", nil, accept); r.Err == nil {
 		t.Fatal("an answer to a question asked before the store lost its data was taken")
 	}
 	var rm metricdata.ResourceMetrics

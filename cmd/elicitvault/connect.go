@@ -132,8 +132,9 @@ func connect(ctx context.Context, e *env, args []string) error {
 	h.Install(opts)
 	// What the client refuses goes to the server as an error; the user
 	// sees why here.
+	answer := opts.ElicitationHandler
 	opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		res, err := h.Elicit(ctx, req)
+		res, err := answer(ctx, req)
 		if err != nil {
 			fmt.Fprintf(e.stderr, "Refused the server's request: %s\n", client.Printable(err.Error()))
 		}

@@ -124,7 +124,7 @@ func (u *terminalUI) huhForm(ctx context.Context, f *client.FormRequest) (*clien
 	var collect []func(map[string]any)
 	for i := range f.Fields {
 		fd := &f.Fields[i]
-		title := show(fd.Label())
+		title := show(fd.Title)
 		if fd.Required {
 			title += " *"
 		}
@@ -146,9 +146,9 @@ func (u *terminalUI) huhForm(ctx context.Context, f *client.FormRequest) (*clien
 				return reason(err)
 			}))
 			collect = append(collect, func(c map[string]any) {
-				if v, err := fd.Parse(s); err == nil {
+				if v, err := fd.Parse(s); err == nil && v != nil {
 					c[fd.Name] = v
-				} else if errors.Is(err, client.ErrNoValue) && fd.Kind == client.String && fd.Default != nil {
+				} else if err == nil && fd.Kind == client.String && fd.Default != nil {
 					// The user cleared the default: send it cleared
 					// if the field allows it, else leave it out.
 					if v, err := fd.Check(""); err == nil {
@@ -179,7 +179,7 @@ func (u *terminalUI) huhForm(ctx context.Context, f *client.FormRequest) (*clien
 				opts = append(opts, huh.NewOption("(none)", ""))
 			}
 			for _, o := range fd.Options {
-				opts = append(opts, huh.NewOption(show(o.Label()), o.Value))
+				opts = append(opts, huh.NewOption(show(o.Title), o.Value))
 			}
 			fields = append(fields, huh.NewSelect[string]().Title(title).Description(desc).Options(opts...).Value(&v))
 			collect = append(collect, func(c map[string]any) {
@@ -192,7 +192,7 @@ func (u *terminalUI) huhForm(ctx context.Context, f *client.FormRequest) (*clien
 			vs = slices.Clone(vs)
 			var opts []huh.Option[string]
 			for _, o := range fd.Options {
-				opts = append(opts, huh.NewOption(show(o.Label()), o.Value))
+				opts = append(opts, huh.NewOption(show(o.Title), o.Value))
 			}
 			ms := huh.NewMultiSelect[string]().Title(title).Description(desc).Options(opts...).Value(&vs).
 				Validate(func(v []string) error {
@@ -360,7 +360,7 @@ func (u *terminalUI) lineForm(ctx context.Context, f *client.FormRequest) (*clie
 // lineField asks one field until its value is valid; nil means left out.
 func (u *terminalUI) lineField(ctx context.Context, fd *client.Field) (any, error) {
 	w := u.e.stderr
-	label := show(fd.Label())
+	label := show(fd.Title)
 	if fd.Required {
 		label += " *"
 	}
@@ -368,7 +368,7 @@ func (u *terminalUI) lineField(ctx context.Context, fd *client.Field) (any, erro
 		fmt.Fprintf(w, "  %s\n", show(fd.Description))
 	}
 	for i, o := range fd.Options {
-		fmt.Fprintf(w, "    %d) %s\n", i+1, show(o.Label()))
+		fmt.Fprintf(w, "    %d) %s\n", i+1, show(o.Title))
 	}
 	var extra []string
 	if h := fd.Hint(); h != "" {

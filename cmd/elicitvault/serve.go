@@ -70,7 +70,14 @@ for operators who run "elicitvault migrate" at deployment and serve with
 a role that may not create tables.
 
 The links sent in URL mode start with --base-url, by default the address
-it listens on; set it when clients reach the server by another name.
+it listens on; set it when clients reach the server by another name. On
+2026-07-28 the client's retry of a URL-mode round waits at most
+--url-round-wait (20s) for the person to finish on the page, then answers
+"still waiting" with a new requestState, which the client sends back at
+once, so that each request stays well under the clients' timeouts (a
+minute in the TypeScript SDK). A call answers "still waiting" twice at
+most (the go-sdk client's limit), and then waits until --ttl; so does
+every retry with --url-round-wait 0.
 
 Over HTTP, a request's headers must arrive within 10 seconds and its
 body within --read-timeout, each write of a response must go through
@@ -107,6 +114,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	migrate := fs.Bool("migrate", true, "with a postgres:// --store, create or upgrade its tables first, as \"elicitvault migrate\" does")
 	baseURL := fs.String("base-url", "", "the `URL` browsers reach --addr by, for the links of URL mode")
 	ttl := fs.Duration("ttl", 5*time.Minute, "how long an elicitation waits for its answer")
+	roundWait := fs.Duration("url-round-wait", 20*time.Second, "on 2026-07-28, how long a URL-mode retry waits for the page before it answers \"still waiting\" (0: until --ttl)")
 	fallback := fs.String("fallback", "llm", "for clients that cannot elicit: `llm,browser`, either, or none")
 	oauthFl := addOAuthFlags(fs)
 	conformance := fs.Bool("conformance", false, "also serve the fixtures of the MCP conformance suite (test_* tools, a prompt)")
@@ -140,6 +148,12 @@ func runServe(ctx context.Context, e *env, args []string) error {
 		if err := positiveDuration(fs, f.name, f.d); err != nil {
 			return err
 		}
+	}
+	if *roundWait < 0 {
+		return usagef(fs, "--url-round-wait must not be negative")
+	}
+	if *roundWait == 0 {
+		*roundWait = -1 // elicit.Config: until the TTL
 	}
 	if *maxSessions <= 0 || *maxPerClient <= 0 {
 		return usagef(fs, "--max-sessions and --max-sessions-per-client must be positive")
@@ -201,7 +215,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if base == "" {
 		base = "http://" + advertised(ln.Addr())
 	}
-	ro := &referenceOptions{BaseURL: base, TTL: *ttl, Fallbacks: fallbacks, Conformance: *conformance, HTTP: httpOpts, SDK: *sdk}
+	ro := &referenceOptions{BaseURL: base, TTL: *ttl, URLRoundWait: *roundWait, Fallbacks: fallbacks, Conformance: *conformance, HTTP: httpOpts, SDK: *sdk}
 	tel, err := newTelemetry(ctx, e.getenv)
 	if err != nil {
 		return err

@@ -26,6 +26,8 @@ type referenceOptions struct {
 	BaseURL string
 	// TTL is how long an elicitation waits (5 minutes when zero).
 	TTL time.Duration
+	// URLRoundWait is elicit.Config's.
+	URLRoundWait time.Duration
 	// Fallbacks are the Elicitor's, for clients that cannot elicit.
 	Fallbacks []elicit.Fallback
 	// OAuth, when set, is the provider connect_account connects to.
@@ -75,7 +77,7 @@ func newReference(keys *keyring.Keyring, st store.Store, o *referenceOptions) (*
 	// The fallbacks need nothing of the tools: the Elicitor lists and
 	// serves sendElicitationResult itself, to the clients that need it.
 	// The consent page names the server as its Implementation's title.
-	cfg := &elicit.Config{TTL: o.TTL, BaseURL: o.BaseURL, Fallbacks: o.Fallbacks, Hooks: o.Hooks, ServerName: serverTitle}
+	cfg := &elicit.Config{TTL: o.TTL, URLRoundWait: o.URLRoundWait, BaseURL: o.BaseURL, Fallbacks: o.Fallbacks, Hooks: o.Hooks, ServerName: serverTitle}
 	ev, err := elicit.New(keys, st, cfg)
 	if err != nil {
 		return nil, err

@@ -103,11 +103,13 @@ func TestServeTimeouts(t *testing.T) {
 	}
 }
 
-// serve refuses timeouts and caps that are not positive.
+// serve refuses timeouts and caps that are not positive, and a negative
+// round wait.
 func TestServeTimeoutFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"--read-timeout", "0s"}, {"--write-timeout", "-1s"}, {"--idle-timeout", "0s"}, {"--session-timeout", "0s"},
 		{"--max-sessions", "0"}, {"--max-sessions-per-client", "-1"}, {"--trusted-proxies", "10.0.0.1"},
+		{"--url-round-wait", "-1s"},
 	} {
 		e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &lockedBuffer{}, getenv: func(string) string { return "" }}
 		if code := run(context.Background(), e, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)); code != 2 {

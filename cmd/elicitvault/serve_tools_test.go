@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,10 +46,23 @@ func newTestReferenceWith(t *testing.T, o *referenceOptions) (r *reference, base
 	return r, hs.URL
 }
 
+// endpoints are the MCP endpoints of the tests' reference servers, each
+// built once: elicit's Handler installs middleware on the server.
+var endpoints sync.Map // *reference → http.Handler
+
+// endpoint is the MCP endpoint of r, for elicittest.
+func endpoint(r *reference) http.Handler {
+	if h, ok := endpoints.Load(r); ok {
+		return h.(http.Handler)
+	}
+	h, _ := endpoints.LoadOrStore(r, r.handler())
+	return h.(http.Handler)
+}
+
 // expect runs a tool at both protocol versions and checks its text.
 func expect(t *testing.T, r *reference, tool string, args any, want string, script ...elicittest.Step) []*elicittest.Run {
 	t.Helper()
-	runs := elicittest.Call(t, r.server, tool, args, script...)
+	runs := elicittest.Call(t, endpoint(r), tool, args, script...)
 	for _, run := range runs {
 		if run.Err != nil || run.Text() != want {
 			t.Errorf("%s at %s: got %q (error %v), want %q", tool, run.Protocol, run.Text(), run.Err, want)
@@ -83,7 +97,7 @@ func TestServeTools(t *testing.T) {
 	t.Run("register_attendee", func(t *testing.T) {
 		ada := map[string]any{"name": "Ada", "email": "ada@example.com", "arrival": "2026-05-04",
 			"guests": 2, "workshops": []any{"go", "oauth"}}
-		for _, run := range elicittest.Call(t, r.server, "register_attendee", nil, elicittest.Accept(ada)) {
+		for _, run := range elicittest.Call(t, endpoint(r), "register_attendee", nil, elicittest.Accept(ada)) {
 			out, ok := strings.CutPrefix(run.Text(), "Registered: ")
 			var got map[string]any
 			if !ok || json.Unmarshal([]byte(out), &got) != nil {
@@ -103,7 +117,7 @@ func TestServeTools(t *testing.T) {
 		// An answer the server refuses: the tool fails naming the field,
 		// without the value.
 		bad := map[string]any{"name": "Ada", "email": "not an address", "arrival": "2026-05-04"}
-		for _, run := range elicittest.Call(t, r.server, "register_attendee", nil, elicittest.Accept(bad)) {
+		for _, run := range elicittest.Call(t, endpoint(r), "register_attendee", nil, elicittest.Accept(bad)) {
 			if !run.IsError() || !strings.Contains(run.Text(), "/email") || strings.Contains(run.Text(), "not an address") {
 				t.Errorf("%s: got %q (error result %v)", run.Protocol, run.Text(), run.IsError())
 			}
@@ -136,7 +150,7 @@ func TestServeTools(t *testing.T) {
 		// Agreeing to open the link but never completing the page.
 		stall := elicittest.OpenURL(func(context.Context, string) error { return nil })
 		rs, _ := newTestReference(t, time.Second)
-		run := elicittest.CallAt(t, rs.server, "2025-11-25", "connect_account", nil, stall)
+		run := elicittest.CallAt(t, endpoint(rs), "2025-11-25", "connect_account", nil, stall)
 		if !run.IsError() || !strings.Contains(run.Text(), "time limit") {
 			t.Errorf("an unfinished page: got %q (error result %v), want a timeout", run.Text(), run.IsError())
 		}
@@ -153,11 +167,11 @@ func TestServeTools(t *testing.T) {
 	})
 	t.Run("never answered", func(t *testing.T) {
 		rs, _ := newTestReference(t, 500*time.Millisecond)
-		run := elicittest.CallAt(t, rs.server, "2025-11-25", "subscribe_newsletter", nil, elicittest.Never(10*time.Second))
+		run := elicittest.CallAt(t, endpoint(rs), "2025-11-25", "subscribe_newsletter", nil, elicittest.Never(10*time.Second))
 		if !run.IsError() || !strings.Contains(run.Text(), "time limit") {
 			t.Errorf("got %q (error result %v, %v), want the server's timeout", run.Text(), run.IsError(), run.Err)
 		}
-		run = elicittest.CallAt(t, rs.server, "2026-07-28", "subscribe_newsletter", nil, elicittest.Never(100*time.Millisecond))
+		run = elicittest.CallAt(t, endpoint(rs), "2026-07-28", "subscribe_newsletter", nil, elicittest.Never(100*time.Millisecond))
 		if run.Err == nil {
 			t.Errorf("got %q, want the client's error", run.Text())
 		}

@@ -43,6 +43,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -63,7 +64,7 @@ import (
 // adds no default, so a field the user emptied, a choice set to none or
 // a multi-selection with nothing ticked must be in it as the user left it
 // (absent, or an empty list). It should check each
-// value with FormRequest.CheckField or the whole content with
+// value with Field.Check or the whole content with
 // FormRequest.Check as the user types, and must not submit on the user's
 // behalf. A returned error ends the elicitation with that error; a context
 // that is done (the server gave up, or the user interrupted) should end it
@@ -147,13 +148,15 @@ func (h *Handler) capabilities() *mcp.ElicitationCapabilities {
 
 // Install sets h as the elicitation handler of o and declares its
 // capabilities. Without a UI it sets nothing: the client does not declare
-// elicitation, and the go-sdk refuses any request.
+// elicitation, and the go-sdk refuses any request. A client that shows
+// the user what h refused (ErrRefused) wraps o.ElicitationHandler after
+// Install.
 func (h *Handler) Install(o *mcp.ClientOptions) {
 	caps := h.capabilities()
 	if caps == nil {
 		return
 	}
-	o.ElicitationHandler = h.Elicit
+	o.ElicitationHandler = h.elicit
 	c := &mcp.ClientCapabilities{}
 	if o.Capabilities != nil {
 		cp := *o.Capabilities
@@ -184,7 +187,7 @@ func (h *Handler) Attach(c *mcp.Client) {
 			if !ok || method != "elicitation/create" {
 				return next(ctx, method, req)
 			}
-			res, err := h.Elicit(ctx, er)
+			res, err := h.elicit(ctx, er)
 			if err != nil {
 				return nil, err
 			}
@@ -193,17 +196,20 @@ func (h *Handler) Attach(c *mcp.Client) {
 	})
 }
 
-// Errors of a refused request. They reach the server as JSON-RPC errors
-// (-32602); match them with errors.Is.
+// ErrRefused is matched (errors.Is) by every request the Handler refuses
+// by the rules of the client end: a malformed request, a form that asks
+// for a secret, an answer that does not match the form, a link it will
+// not open (each reaches the server as a JSON-RPC error, -32602), and, in
+// CallTool, a server that keeps asking for input. The error's text says
+// which, never a value the user typed.
+var ErrRefused = errors.New("client: refused")
+
+// The reasons of a refusal, each an ErrRefused.
 var (
-	// ErrSecretField refuses a form that asks for a secret.
-	ErrSecretField = errors.New("client: the form asks for a secret, which must not pass through the MCP client: use URL mode")
-	// ErrInvalidAnswer refuses to send content that does not match the form.
-	ErrInvalidAnswer = errors.New("client: the answer does not match the form")
-	// ErrRefusedURL refuses a link of URL mode.
-	ErrRefusedURL = errors.New("client: refused URL")
-	// ErrInvalidRequest refuses a malformed request.
-	ErrInvalidRequest = errors.New("client: invalid elicitation request")
+	errSecretField    = fmt.Errorf("%w: the form asks for a secret, which must not pass through the MCP client: use URL mode", ErrRefused)
+	errInvalidAnswer  = fmt.Errorf("%w: the answer does not match the form", ErrRefused)
+	errRefusedURL     = fmt.Errorf("%w URL", ErrRefused)
+	errInvalidRequest = fmt.Errorf("%w: invalid elicitation request", ErrRefused)
 )
 
 // refusal is a JSON-RPC error for the server that unwraps to the reason.
@@ -216,7 +222,7 @@ func (r *refusal) Error() string   { return r.err.Error() }
 func (r *refusal) Unwrap() []error { return []error{r.rpc, r.err} }
 
 // refused marks an error of Answer as a refusal of the request (one of
-// the Err… sentinels above), which an SDK sends as invalid params.
+// the err… reasons above), which an SDK sends as invalid params.
 type refused struct{ err error }
 
 func (r *refused) Error() string { return r.err.Error() }
@@ -237,11 +243,11 @@ func init() {
 	}
 }
 
-// Elicit answers one elicitation request: an mcp.ClientOptions
-// ElicitationHandler.
-func (h *Handler) Elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+// elicit answers one elicitation request: the mcp.ClientOptions
+// ElicitationHandler that Install sets.
+func (h *Handler) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	if req == nil || req.Params == nil {
-		return nil, invalidParams(ErrInvalidRequest)
+		return nil, invalidParams(errInvalidRequest)
 	}
 	p := req.Params
 	r := &request{Mode: p.Mode, Message: p.Message, Schema: p.RequestedSchema, URL: p.URL, ElicitationID: p.ElicitationID}
@@ -270,18 +276,18 @@ func invalidParams(err error) error {
 }
 
 // answer answers one elicitation request through the UI, whatever the SDK
-// it came through (Elicit is answer for the go-sdk; mcpgo/client calls it
+// it came through (elicit is answer for the go-sdk; mcpgo/client calls it
 // through clientlink for mcp-go clients). An error that refuses the
-// request matches one of ErrSecretField, ErrInvalidAnswer, ErrRefusedURL
-// or ErrInvalidRequest with errors.Is; a UI's error comes back as it is.
+// request matches ErrRefused with errors.Is; a UI's error comes back as it
+// is.
 func (h *Handler) answer(ctx context.Context, r *request) (*Answer, error) {
 	if r == nil {
-		return nil, refuse(ErrInvalidRequest)
+		return nil, refuse(errInvalidRequest)
 	}
 	switch r.Mode {
 	case "", "form":
 		if r.URL != "" {
-			return nil, refuse(fmt.Errorf("%w: a form with a URL", ErrInvalidRequest))
+			return nil, refuse(fmt.Errorf("%w: a form with a URL", errInvalidRequest))
 		}
 		if h.o.Form == nil {
 			return decline(), nil
@@ -289,7 +295,7 @@ func (h *Handler) answer(ctx context.Context, r *request) (*Answer, error) {
 		return h.form(ctx, r)
 	case "url":
 		if r.Schema != nil {
-			return nil, refuse(fmt.Errorf("%w: a URL with a schema", ErrInvalidRequest))
+			return nil, refuse(fmt.Errorf("%w: a URL with a schema", errInvalidRequest))
 		}
 		if h.o.URL == nil {
 			return decline(), nil
@@ -334,7 +340,7 @@ func (h *Handler) form(ctx context.Context, r *request) (*Answer, error) {
 			return &Answer{Action: elicit.Accept, Content: wire(content)}, nil
 		}
 		if attempt >= h.o.MaxAttempts {
-			return nil, refuse(fmt.Errorf("%w: %w", ErrInvalidAnswer, err))
+			return nil, refuse(fmt.Errorf("%w: %w", errInvalidAnswer, err))
 		}
 		f.Problem = err
 	}
@@ -396,7 +402,7 @@ type FormRequest struct {
 
 // newFormRequest parses a requested schema (a JSON object, or a value that
 // encodes to one) within the MCP subset, and refuses a form that asks for
-// a secret. Errors match ErrInvalidRequest or ErrSecretField.
+// a secret. Errors match errInvalidRequest or errSecretField.
 //
 // The go-sdk decodes a request's schema into a map, so the order of the
 // fields as the server wrote them is lost: they come sorted by name.
@@ -405,21 +411,21 @@ func newFormRequest(message string, schema any) (*FormRequest, error) {
 	if !ok {
 		var err error
 		if raw, err = json.Marshal(schema); err != nil {
-			return nil, fmt.Errorf("%w: the schema does not encode", ErrInvalidRequest)
+			return nil, fmt.Errorf("%w: the schema does not encode", errInvalidRequest)
 		}
 	}
 	s, err := form.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidRequest, err)
+		return nil, fmt.Errorf("%w: %w", errInvalidRequest, err)
 	}
 	f := &FormRequest{Message: message, schema: s}
 	for i := range s.Fields {
 		sf := &s.Fields[i]
 		if form.Sensitive(sf) {
-			return nil, fmt.Errorf("%w (field %q)", ErrSecretField, sf.Name)
+			return nil, fmt.Errorf("%w (field %q)", errSecretField, sf.Name)
 		}
 		f.Fields = append(f.Fields, Field{
-			Name: sf.Name, Kind: kinds[sf.Kind], Title: sf.Title, Description: sf.Description, Required: sf.Required,
+			Name: sf.Name, Kind: kinds[sf.Kind], Title: cmp.Or(sf.Title, sf.Name), Description: sf.Description, Required: sf.Required,
 			MinLength: sf.MinLength, MaxLength: sf.MaxLength, Format: sf.Format,
 			Minimum: sf.Minimum, Maximum: sf.Maximum,
 			Options: options(sf.Options), MinItems: sf.MinItems, MaxItems: sf.MaxItems,

@@ -110,7 +110,7 @@ func FuzzFieldParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, i uint8, s string) {
 		fd := &form.Fields[int(i)%len(form.Fields)]
 		v, err := fd.Parse(s)
-		if err != nil {
+		if err != nil || v == nil {
 			return
 		}
 		if err := form.Check(map[string]any{fd.Name: v}); err != nil && strings.HasPrefix(err.Error(), "elicit: content at /"+fd.Name+" ") {

@@ -281,7 +281,7 @@ func TestSecretFields(t *testing.T) {
 		`"login":{"type":"string","description":"Type your GitHub password here"}`, `"p\u0430ssword":{"type":"string"}`,
 	} {
 		_, err := client.NewFormRequest("m", json.RawMessage(`{"type":"object","properties":{`+prop+`}}`))
-		if !errors.Is(err, client.ErrSecretField) {
+		if !errors.Is(err, client.ErrSecretField) || !errors.Is(err, client.ErrRefused) {
 			t.Errorf("%s: %v, want ErrSecretField", prop, err)
 		}
 	}
@@ -462,8 +462,13 @@ func TestParse(t *testing.T) {
 			t.Errorf("%s %q: %s, %v; want %s", tc.field, tc.in, g, err, w)
 		}
 	}
-	if _, err := by["n"].Parse(""); !errors.Is(err, client.ErrNoValue) {
-		t.Errorf("empty: %v", err)
+	// Title is what to show: the name, or the value, when the server gave
+	// no title.
+	if by["n"].Title != "n" || by["seat"].Options[0].Title != "Window" {
+		t.Errorf("titles: %q, %q", by["n"].Title, by["seat"].Options[0].Title)
+	}
+	if v, err := by["n"].Parse(" "); v != nil || err != nil {
+		t.Errorf("empty: %v, %v; want nil, nil (left out)", v, err)
 	}
 }
 
@@ -540,7 +545,7 @@ func TestTooManyRounds(t *testing.T) {
 	h := client.New(&client.Options{Form: ui})
 	cs := connect(t, s, h, "2026-07-28", false)
 	_, err := h.CallTool(t.Context(), cs, &mcp.CallToolParams{Name: "again"})
-	if !errors.Is(err, client.ErrTooManyRounds) || calls != client.MaxRounds {
+	if !errors.Is(err, client.ErrTooManyRounds) || !errors.Is(err, client.ErrRefused) || calls != client.MaxRounds {
 		t.Errorf("got %v after %d calls", err, calls)
 	}
 }

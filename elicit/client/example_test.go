@@ -18,7 +18,7 @@ func (terminal) Form(_ context.Context, f *client.FormRequest) (*client.Answer, 
 	fmt.Printf("%s asks: %s\n", f.Server, f.Message)
 	content := map[string]any{}
 	for _, fd := range f.Fields {
-		fmt.Printf("  %s (%s) %s\n", fd.Label(), fd.Kind, fd.Hint())
+		fmt.Printf("  %s (%s) %s\n", fd.Title, fd.Kind, fd.Hint())
 		if fd.Required && fd.Kind == client.String {
 			content[fd.Name] = "Ada"
 		}

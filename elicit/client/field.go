@@ -1,7 +1,7 @@
 package client
 
 import (
-	"errors"
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -28,29 +28,23 @@ var kinds = map[form.Kind]Kind{
 	form.Boolean: Boolean, form.Enum: Enum, form.MultiSelect: MultiSelect,
 }
 
-// Option is one choice of an Enum or MultiSelect field. Title is empty
-// when the server gave none.
+// Option is one choice of an Enum or MultiSelect field: Value is what is
+// sent, Title what to show (the server's title, or Value when it gave
+// none).
 type Option struct {
 	Value, Title string
-}
-
-// Label is the option's title, or its value when it has none.
-func (o Option) Label() string {
-	if o.Title != "" {
-		return o.Title
-	}
-	return o.Value
 }
 
 func options(in []form.Option) []Option {
 	out := make([]Option, len(in))
 	for i, o := range in {
-		out[i] = Option{Value: o.Value, Title: o.Title}
+		out[i] = Option{Value: o.Value, Title: cmp.Or(o.Title, o.Value)}
 	}
 	return out
 }
 
-// Field is one field of a form, as the server described it.
+// Field is one field of a form, as the server described it. Title is
+// what to show: the server's title, or Name when it gave none.
 type Field struct {
 	Name        string
 	Kind        Kind
@@ -68,14 +62,6 @@ type Field struct {
 	Default any
 
 	f *form.Field
-}
-
-// Label is the field's title, or its name when it has none.
-func (f *Field) Label() string {
-	if f.Title != "" {
-		return f.Title
-	}
-	return f.Name
 }
 
 // Check checks one value of the field (string, float64, bool or
@@ -133,19 +119,16 @@ func (f *Field) Hint() string {
 	return strings.Join(parts, ", ")
 }
 
-// ErrNoValue is returned by Parse for empty input: the field is left out
-// (and gets its default, if it has one).
-var ErrNoValue = errors.New("client: no value")
-
 // Parse reads a value of the field typed as text, for a line prompt: a
 // number, yes/no (y, n, true, false), an option by its value, its title
 // or its number in the list (from 1), a multi-selection as a
-// comma-separated list of those. The value is checked; an empty input
-// returns ErrNoValue.
+// comma-separated list of those. The value is checked. An empty input
+// (but for a multi-selection: none ticked) returns nil and no error: the
+// field is left out, and gets its default if it has one.
 func (f *Field) Parse(s string) (any, error) {
 	s = strings.TrimSpace(s)
 	if s == "" && f.Kind != MultiSelect {
-		return nil, ErrNoValue
+		return nil, nil
 	}
 	var v any
 	switch f.Kind {
@@ -154,7 +137,7 @@ func (f *Field) Parse(s string) (any, error) {
 	case Number, Integer:
 		x, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%s: not a number", f.Label())
+			return nil, fmt.Errorf("%s: not a number", f.Title)
 		}
 		v = x
 	case Boolean:
@@ -164,12 +147,12 @@ func (f *Field) Parse(s string) (any, error) {
 		case "n", "no", "false":
 			v = false
 		default:
-			return nil, fmt.Errorf("%s: answer yes or no", f.Label())
+			return nil, fmt.Errorf("%s: answer yes or no", f.Title)
 		}
 	case Enum:
 		o, ok := f.option(s)
 		if !ok {
-			return nil, fmt.Errorf("%s: not one of the choices", f.Label())
+			return nil, fmt.Errorf("%s: not one of the choices", f.Title)
 		}
 		v = o
 	case MultiSelect:
@@ -180,7 +163,7 @@ func (f *Field) Parse(s string) (any, error) {
 			}
 			o, ok := f.option(part)
 			if !ok {
-				return nil, fmt.Errorf("%s: %q is not one of the choices", f.Label(), part)
+				return nil, fmt.Errorf("%s: %q is not one of the choices", f.Title, part)
 			}
 			list = append(list, o)
 		}
@@ -199,7 +182,7 @@ func (f *Field) option(s string) (string, bool) {
 			return o.Value, true
 		}
 	}
-	for _, o := range f.Options {
+	for _, o := range f.f.Options { // the server's titles: none stands for Value
 		if o.Title != "" && strings.EqualFold(o.Title, s) {
 			return o.Value, true
 		}

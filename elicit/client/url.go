@@ -48,9 +48,9 @@ const maxURLLength = 8192
 // the user sees is where the browser goes. A name with anything but
 // letters, digits, '-', '_' and dots ('*', '%', a space...), an empty
 // label, or an xn-- label that is not valid punycode is refused. Errors
-// match ErrRefusedURL.
+// match ErrRefused.
 func checkURL(raw string, allowed []string) (*URLRequest, error) {
-	bad := func(why string) error { return fmt.Errorf("%w: %s", ErrRefusedURL, why) }
+	bad := func(why string) error { return fmt.Errorf("%w: %s", errRefusedURL, why) }
 	if len(raw) > maxURLLength {
 		return nil, bad("too long")
 	}

@@ -1,14 +1,16 @@
-// Package elicittest runs the tools of a go-sdk MCP server in-process
-// against a scripted user, for the tests of tool authors.
+// Package elicittest runs the tools of an MCP server against a scripted
+// user, for the tests of tool authors, on either SDK elicitvault serves:
+// the go-sdk ([elicit.Elicitor.Handler]) and mark3labs/mcp-go (the Handler
+// of the mcpgo module's Server).
 //
-// Call connects a go-sdk client to the server over in-memory transports,
-// once for each protocol version (2025-11-25, where the
-// server sends elicitation/create in the middle of the call, and
+// [Call] serves the server's MCP endpoint on a loopback HTTP server and
+// connects a client to it, once for each protocol version (2025-11-25,
+// where the server sends elicitation/create in the middle of the call, and
 // 2026-07-28, where the call returns input requests and is called again
 // with the answers and the requestState), calls the tool, and answers each
 // elicitation with the next step of the script:
 //
-//	runs := elicittest.Call(t, server, "register", nil,
+//	runs := elicittest.Call(t, ev.Handler(server, nil), "register", nil,
 //		elicittest.Accept(map[string]any{"name": "Ada"}),
 //		elicittest.Decline())
 //	for _, r := range runs {
@@ -29,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -36,6 +39,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -50,8 +54,6 @@ type Step struct {
 	// visit, for OpenURL, completes the link's page after the answer.
 	visit func(ctx context.Context, link string) error
 }
-
-func (s Step) String() string { return s.name }
 
 // Accept fills in a form with content and submits it. The content is sent
 // as is: the server validates it.
@@ -190,20 +192,24 @@ func (r *Run) Text() string {
 // IsError reports whether the tool returned an error result.
 func (r *Run) IsError() bool { return r.Result != nil && r.Result.IsError }
 
-// Call calls the tool name of server with args at each protocol version
-// (2025-11-25, 2026-07-28), answering elicitations with the script, and returns a Run
-// for each.
-func Call(t testing.TB, server *mcp.Server, name string, args any, script ...Step) []*Run {
+// Call calls the tool name with args at each protocol version
+// (2025-11-25, 2026-07-28), answering elicitations with the script, and
+// returns a [Run] for each. endpoint serves MCP over Streamable HTTP at
+// [elicit.MCPPath]: the Handler of the Elicitor installed on a go-sdk
+// server, or of the mcpgo module's Server on an mcp-go one. Build it once
+// per server and pass it to every Call: [elicit.Elicitor.Handler] installs
+// middleware on the server each time.
+func Call(t testing.TB, endpoint http.Handler, name string, args any, script ...Step) []*Run {
 	t.Helper()
 	runs := make([]*Run, 0, len(protocols))
 	for _, v := range protocols {
-		runs = append(runs, CallAt(t, server, v, name, args, script...))
+		runs = append(runs, CallAt(t, endpoint, v, name, args, script...))
 	}
 	return runs
 }
 
 // CallAt is Call at one protocol version.
-func CallAt(t testing.TB, server *mcp.Server, version, name string, args any, script ...Step) *Run {
+func CallAt(t testing.TB, endpoint http.Handler, version, name string, args any, script ...Step) *Run {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -270,13 +276,13 @@ func CallAt(t testing.TB, server *mcp.Server, version, name string, args any, sc
 			}
 		},
 	})
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := server.Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatalf("elicittest: server: %v", err)
-	}
-	defer ss.Close()
-	cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	srv := httptest.NewServer(endpoint)
+	defer srv.Close()
+	// A transport of its own, whose connections end with the call.
+	hc := &http.Client{Transport: &http.Transport{}}
+	defer hc.CloseIdleConnections()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + elicit.MCPPath, HTTPClient: hc},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("elicittest: client: %v", err)
 	}

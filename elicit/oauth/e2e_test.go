@@ -156,7 +156,7 @@ func newEnvClient(t *testing.T, n int, accessTTL time.Duration, user func(*http.
 				if err != nil {
 					return nil, nil, err
 				}
-				sub, err := userinfo(ctx, c.Client(ctx), e.prov.Metadata.UserinfoEndpoint)
+				sub, err := userinfo(ctx, oauth2.NewClient(ctx, c.TokenSource), e.prov.Metadata.UserinfoEndpoint)
 				if err != nil {
 					return nil, nil, err
 				}

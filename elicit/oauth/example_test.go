@@ -57,7 +57,7 @@ func Example() {
 		if err != nil {
 			return nil, nil, err // elicit's errors are returned as they are
 		}
-		resp, err := c.Client(ctx).Get("https://api.github.com/user/repos")
+		resp, err := oauth2.NewClient(ctx, c.TokenSource).Get("https://api.github.com/user/repos")
 		if err != nil {
 			return nil, nil, err
 		}

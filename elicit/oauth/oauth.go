@@ -23,7 +23,7 @@
 //	if err != nil {
 //		return nil, nil, err // ErrDeclined, or elicit's errors: return them unchanged
 //	}
-//	resp, err := c.Client(ctx).Get("https://api.github.com/user")
+//	resp, err := oauth2.NewClient(ctx, c.TokenSource).Get("https://api.github.com/user")
 //
 // A tool calls [Connector.Connect] with the name of a registered
 // [Provider]. If the user already connected that provider, Connect returns
@@ -262,12 +262,8 @@ type Connection struct {
 	Provider string
 	// TokenSource returns a valid access token, refreshing it (once across
 	// every node that shares the store) when it has expired.
+	// oauth2.NewClient(ctx, TokenSource) is an HTTP client that sends it.
 	TokenSource oauth2.TokenSource
-}
-
-// Client returns an HTTP client that sends the connection's access token.
-func (c *Connection) Client(ctx context.Context) *http.Client {
-	return oauth2.NewClient(ctx, c.TokenSource)
 }
 
 // Connect returns the user's connection to provider. With a stored

@@ -10,6 +10,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/oauth"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
@@ -62,15 +63,15 @@ func TestRotation(t *testing.T) {
 	if err := read(onlyNew); !errors.Is(err, oauth.ErrNotConnected) {
 		t.Fatalf("without the old secret before the rewrap: %v", err)
 	}
-	rep, err := keyring.Inspect(ctx, st)
-	if err != nil || rep.Entries != 1 || rep.Records[oldKeys.KeyIDs()[0]] != 1 {
+	rep, err := ring.Inspect(ctx, st, time.Now())
+	if err != nil || rep.Entries != 1 || rep.Records[(*ring.Keyring)(oldKeys).KeyIDs()[0]] != 1 {
 		t.Fatalf("inspect before: %+v, %v", rep, err)
 	}
 	if p, err := newKeys.Rewrap(ctx, st, nil); err != nil || p.Rewrapped != 1 {
 		t.Fatalf("rewrap: %+v, %v", p, err)
 	}
-	rep, err = keyring.Inspect(ctx, st)
-	if err != nil || rep.Entries != 1 || rep.Records[newKeys.KeyIDs()[0]] != 1 {
+	rep, err = ring.Inspect(ctx, st, time.Now())
+	if err != nil || rep.Entries != 1 || rep.Records[(*ring.Keyring)(newKeys).KeyIDs()[0]] != 1 {
 		t.Fatalf("inspect after: %+v, %v", rep, err)
 	}
 	for _, k := range []*keyring.Keyring{newKeys, onlyNew} {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,7 +38,7 @@ func startVolatileRedis(t *testing.T) redisServer { return redisServer{redistest
 
 func (r redisServer) addr() string           { return r.Addr() }
 func (r redisServer) url(addr string) string { return "redis://" + addr + "/0" }
-func (r redisServer) restart(t *testing.T)   { r.Stop(t); r.Restart(t) }
+func (r redisServer) restart(t *testing.T)   { r.Stop(t, syscall.SIGTERM); r.Restart(t) }
 
 // pgServer is a PostgreSQL server of the test's own that the test
 // restarts (a fast shutdown, then started again with the same data).
@@ -160,7 +161,7 @@ func (f *failoverCluster) url(string) string {
 func (f *failoverCluster) restart(t *testing.T) {
 	t.Helper()
 	primary, replica := f.c.PrimaryOf(t, clusterPrefix+"{"+epoch.Key+"}")
-	primary.Kill(t)
+	primary.Stop(t, syscall.SIGKILL)
 	took := replica.WaitPromoted(t, 30*time.Second)
 	primary.Restart(t)
 	f.c.WaitOK(t)

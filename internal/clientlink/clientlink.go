@@ -1,7 +1,7 @@
 // Package clientlink reaches the SDK-neutral core of an elicit/client
 // Handler, for the repository's other client front-end (mcpgo/client):
 // elicit/client keeps it unexported, since a go-sdk client needs only
-// Handler.Install and Handler.Elicit. Package elicit/client sets Answer
+// Handler.Install. Package elicit/client sets Answer
 // when it is initialized; every importer of this package imports it too.
 package clientlink
 
@@ -20,5 +20,5 @@ type Request struct {
 // Answer answers r through the UI of handler, an *elicit/client.Handler,
 // with its checks: the action ("accept", "decline" or "cancel") and, for
 // an accepted form, exactly the content the user submitted. An error that
-// refuses the request matches one of elicit/client's errors.
+// refuses the request matches elicit/client's ErrRefused.
 var Answer func(ctx context.Context, handler any, r *Request) (action string, content map[string]any, err error)

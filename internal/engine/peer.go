@@ -62,12 +62,6 @@ type CallInfo struct {
 	// ProgressToken the call's progress token (nil for none).
 	LogLevel      string
 	ProgressToken any
-
-	// HoldURLRounds is set by a front-end that cannot send a "still
-	// waiting" result (a Stop with empty, present input requests): the
-	// retry of a URL-mode round then waits for the page until the
-	// elicitation's expiry, as it did before rounds were bounded.
-	HoldURLRounds bool
 }
 
 // ElicitParams are the params of an elicitation request (elicitation/create,

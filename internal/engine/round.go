@@ -182,7 +182,7 @@ func (rd *round) replay(ctx context.Context, q *Ask, send func(context.Context, 
 		q.ID = a.ID
 		if q.Mode == ModeURL {
 			if a.Wait {
-				res, expiry, err := awaitURL(ctx, e, q, rd.roundWait(q.info))
+				res, expiry, err := awaitURL(ctx, e, q, rd.roundWait())
 				if errors.Is(err, errStillWaiting) {
 					// The requestState is used up: the client gets a new
 					// one, for a round that waits again.
@@ -230,9 +230,9 @@ func (rd *round) replay(ctx context.Context, q *Ask, send func(context.Context, 
 
 // roundWait is how long this run waits for a URL-mode page: the
 // Config's round wait, or 0 (until the TTL) once the call had its "still
-// waiting" results, or when its front-end cannot send one.
-func (rd *round) roundWait(info *CallInfo) time.Duration {
-	if rd.waits >= stillWaitingRounds || info.HoldURLRounds {
+// waiting" results.
+func (rd *round) roundWait() time.Duration {
+	if rd.waits >= stillWaitingRounds {
 		return 0
 	}
 	return rd.e.cfg.URLRoundWait

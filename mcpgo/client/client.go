@@ -60,9 +60,9 @@ func New(opts *evclient.Options) *Handler {
 	return h
 }
 
-// Capabilities returns the elicitation capability to declare: form, url,
+// capabilities returns the elicitation capability to declare: form, url,
 // both, or nil when the Handler has no UI.
-func (h *Handler) Capabilities() *mcp.ElicitationCapability {
+func (h *Handler) capabilities() *mcp.ElicitationCapability {
 	if !h.form && !h.url {
 		return nil
 	}
@@ -85,7 +85,7 @@ func (h *Handler) Capabilities() *mcp.ElicitationCapability {
 //	tr, _ := transport.NewStreamableHTTP(url)
 //	c := client.NewClient(tr, h.Options(mcp.ClientCapabilities{})...)
 func (h *Handler) Options(caps mcp.ClientCapabilities) []mcpclient.ClientOption {
-	caps.Elicitation = h.Capabilities()
+	caps.Elicitation = h.capabilities()
 	opts := []mcpclient.ClientOption{mcpclient.WithClientCapabilities(caps)}
 	if caps.Elicitation != nil {
 		opts = append(opts, mcpclient.WithElicitationHandler(h))
@@ -95,9 +95,8 @@ func (h *Handler) Options(caps mcp.ClientCapabilities) []mcpclient.ClientOption 
 
 // Elicit answers one elicitation request: the form or the link goes to
 // the UI after elicit/client's checks, and the result is what the user
-// chose. A refused request is an error matching one of elicit/client's
-// errors (ErrSecretField, ErrInvalidAnswer, ErrRefusedURL,
-// ErrInvalidRequest) with errors.Is.
+// chose. A refused request is an error matching elicit/client's
+// ErrRefused with errors.Is.
 func (h *Handler) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	p := req.Params
 	action, content, err := clientlink.Answer(ctx, h.h, &clientlink.Request{

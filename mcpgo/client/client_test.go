@@ -268,8 +268,8 @@ func TestHostileForms(t *testing.T) {
 				var req mcpgo.ElicitationRequest
 				req.Params = mcpgo.ElicitationParams{Message: "Log in", RequestedSchema: json.RawMessage(schema)}
 				_, err := h.Elicit(t.Context(), req)
-				if !errors.Is(err, evclient.ErrSecretField) && !errors.Is(err, evclient.ErrInvalidRequest) {
-					t.Errorf("Elicit: %v, want ErrSecretField or ErrInvalidRequest", err)
+				if !errors.Is(err, evclient.ErrRefused) {
+					t.Errorf("Elicit: %v, want ErrRefused", err)
 				}
 			})
 		}
@@ -350,9 +350,11 @@ func TestNoUI(t *testing.T) {
 				t.Errorf("the server got %q", responses)
 			}
 
-			h := client.New(&evclient.Options{Form: &scripted{}})
-			if c := h.Capabilities(); c == nil || c.URL != nil || c.Form == nil {
-				t.Errorf("a form-only Handler declares %+v", c)
+			h := client.New(&evclient.Options{Form: &scripted{form: func(int) *evclient.Answer { return &evclient.Answer{Action: elicit.Decline} }}})
+			formOnly := newServer(t)
+			call(t, connect(t, formOnly.url, h, v), ask{Message: "Who?", Schema: nameSchema})
+			if caps, _ := formOnly.got(); len(caps) == 0 || caps[0] == nil || caps[0].URL != nil || caps[0].Form == nil {
+				t.Errorf("a form-only Handler declares %+v", caps)
 			}
 			var req mcpgo.ElicitationRequest
 			req.Params = mcpgo.ElicitationParams{Mode: "url", Message: "x", URL: "https://a.example.com/", ElicitationID: "e"}

@@ -21,7 +21,7 @@ type nameUI struct{}
 func (nameUI) Form(_ context.Context, f *evclient.FormRequest) (*evclient.Answer, error) {
 	fmt.Printf("the server asks: %s\n", f.Message)
 	for _, fd := range f.Fields {
-		fmt.Printf("  %s (%s, required %v)\n", fd.Label(), fd.Kind, fd.Required)
+		fmt.Printf("  %s (%s, required %v)\n", fd.Title, fd.Kind, fd.Required)
 	}
 	return &evclient.Answer{Action: elicit.Accept, Content: map[string]any{f.Fields[0].Name: "Ada"}}, nil
 }

@@ -16,7 +16,7 @@ func TestServerRestartedUnderLoad(t *testing.T) {
 	storetest.RunRestart(t, storetest.Server{
 		Name: "postgres",
 		Open: func(t *testing.T) store.Store {
-			s, err := evpostgres.New(t.Context(), srv.URL(), &evpostgres.Options{Logger: testLogger(t)})
+			s, err := evpostgres.New(t.Context(), "postgres://postgres@"+srv.Addr()+"/postgres?sslmode=disable", &evpostgres.Options{Logger: testLogger(t)})
 			if err != nil {
 				t.Fatalf("New: %v", err)
 			}

@@ -247,7 +247,7 @@ func TestWaitReplicas(t *testing.T) {
 	// The stopped replica's socket still takes what the primary sends
 	// until the kernel's buffers are full: a 48 MiB value fills them, so
 	// that what follows stays in the primary's memory.
-	replica.Signal(syscall.SIGSTOP)
+	replica.Stop(t, syscall.SIGSTOP)
 	if err := plain.Put(ctx, sameShard("filler"), make([]byte, 48<<20), exp); err != nil {
 		t.Fatalf("Put of the filler: %v", err)
 	}
@@ -260,8 +260,8 @@ func TestWaitReplicas(t *testing.T) {
 	}
 	t.Logf("with the replica stopped: the write without WAIT was acknowledged; with WAIT: %v", err)
 
-	primary.Kill(t)
-	replica.Signal(syscall.SIGCONT)
+	primary.Stop(t, syscall.SIGKILL)
+	replica.Restart(t)
 	took := replica.WaitPromoted(t, 30*time.Second)
 	c.WaitOK(t) // the killed primary excepted
 	t.Logf("replica promoted %v after the primary was killed", took.Round(time.Millisecond))
@@ -288,7 +288,7 @@ func TestClusterFailover(t *testing.T) {
 	runFailover(t, c.URL("wait_replicas=1&wait_timeout=2s"), func() {
 		start := time.Now()
 		primary, replica := c.PrimaryOf(t, "failover:{answer-0}")
-		primary.Kill(t)
+		primary.Stop(t, syscall.SIGKILL)
 		took := replica.WaitPromoted(t, 30*time.Second)
 		t.Logf("primary killed; replica promoted after %v", took.Round(time.Millisecond))
 		// With one replica per shard, the promoted one has none until
@@ -305,7 +305,7 @@ func TestClusterFailover(t *testing.T) {
 func TestSentinelFailover(t *testing.T) {
 	ss := startSentinel(t)
 	runFailover(t, ss.url("wait_replicas=1&wait_timeout=2s"), func() {
-		ss.primary.Kill(t)
+		ss.primary.Stop(t, syscall.SIGKILL)
 		start := time.Now()
 		cl := clientOf(ss.sentinelAddr)
 		defer cl.Close()

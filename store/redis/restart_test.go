@@ -4,6 +4,7 @@ import (
 	"context"
 	"log"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/elicitvault/elicitvault/store"
@@ -24,15 +25,15 @@ func TestServerRestart(t *testing.T) {
 	storetest.RunRestart(t, storetest.Server{
 		Name: "redis",
 		Open: func(t *testing.T) store.Store {
-			s, err := evredis.New(t.Context(), srv.URL(), &evredis.Options{Prefix: "restart:"})
+			s, err := evredis.New(t.Context(), "redis://"+srv.Addr(), &evredis.Options{Prefix: "restart:"})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return s
 		},
 		Stops: []func(*testing.T){
-			func(t *testing.T) { srv.Stop(t) },
-			func(t *testing.T) { srv.Kill(t) },
+			func(t *testing.T) { srv.Stop(t, syscall.SIGTERM) },
+			func(t *testing.T) { srv.Stop(t, syscall.SIGKILL) },
 		},
 		Start: func(t *testing.T) { srv.Restart(t) },
 	})

@@ -1,6 +1,9 @@
-// Package pgtest runs a PostgreSQL server of a test's own, which the test
-// may stop and start again with the same data, to see what a store does
-// through a restart. Without PostgreSQL's server binaries a test is
+// Package pgtest is a test kit, not part of the store: it runs a
+// PostgreSQL server of a test's own, which the test may stop and start
+// again with the same data, to see what a store does through a restart.
+// The PostgreSQL store's tests and the fault suite of the integration
+// module share it; its API follows what they need and may change in any
+// release. Without PostgreSQL's server binaries a test is
 // skipped, or fails under ELICITVAULT_REQUIRE_BACKENDS=1 (see
 // [storetest.Skip]).
 package pgtest
@@ -85,7 +88,7 @@ func Start(t testing.TB) *Server {
 			s.Stop(t)
 		}
 	})
-	conn, err := pgx.Connect(t.Context(), s.URL())
+	conn, err := pgx.Connect(t.Context(), s.url())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,11 +107,12 @@ func (s *Server) command(name string, args ...string) *exec.Cmd {
 	return exec.Command(path, args...)
 }
 
-// Addr is the server's host:port.
+// Addr is the server's host:port. Its store URL, the database postgres
+// as user postgres, is
+// "postgres://postgres@" + Addr() + "/postgres?sslmode=disable".
 func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
-// URL is the postgres:// URL of the database postgres as user postgres.
-func (s *Server) URL() string {
+func (s *Server) url() string {
 	return "postgres://postgres@" + s.Addr() + "/postgres?sslmode=disable"
 }
 
@@ -130,7 +134,7 @@ func (s *Server) Restart(t testing.TB) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		c, err := pgx.Connect(ctx, s.URL())
+		c, err := pgx.Connect(ctx, s.url())
 		cancel()
 		if err == nil {
 			c.Close(context.Background())

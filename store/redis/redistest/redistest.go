@@ -1,9 +1,11 @@
-// Package redistest runs redis-server processes of a test's own: one
-// server, or a Redis Cluster of six, which a test may stop, kill, pause
-// and start again, to see what a store does through a restart or a
-// failover. Without redis-server (and redis-cli, for a cluster) a test is
-// skipped, or fails under ELICITVAULT_REQUIRE_BACKENDS=1 (see
-// [storetest.Skip]).
+// Package redistest is a test kit, not part of the store: it runs
+// redis-server processes of a test's own, one server or a Redis Cluster
+// of six, which a test may stop (cleanly, as a crash, or paused) and start
+// again, to see what a store does through a restart or a failover. The
+// Redis store's tests and the fault suite of the integration module share
+// it; its API follows what they need and may change in any release.
+// Without redis-server (and redis-cli, for a cluster) a test is skipped,
+// or fails under ELICITVAULT_REQUIRE_BACKENDS=1 (see [storetest.Skip]).
 package redistest
 
 import (
@@ -24,11 +26,12 @@ import (
 
 // Server is a redis-server process on a loopback port of its own.
 type Server struct {
-	port int
-	args []string
-	dir  string
-	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd has exited
+	port   int
+	args   []string
+	dir    string
+	cmd    *exec.Cmd
+	done   chan struct{} // closed when cmd has exited
+	paused bool          // stopped with SIGSTOP
 }
 
 // Start starts redis-server on a free port, with its data in a directory
@@ -62,11 +65,8 @@ func Start(t testing.TB, args ...string) *Server {
 	}
 }
 
-// Addr is the server's host:port.
+// Addr is the server's host:port (its store URL is "redis://" + Addr()).
 func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
-
-// URL is the server's redis:// URL, database 0.
-func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
 
 func (s *Server) client() *redis.Client {
 	return redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
@@ -85,6 +85,11 @@ func (s *Server) start(t testing.TB, timeout time.Duration) bool {
 	}
 	cmd, done := s.cmd, s.done
 	go func() { cmd.Wait(); close(done) }()
+	return s.answers(timeout)
+}
+
+// answers reports whether the server answered a PING within timeout.
+func (s *Server) answers(timeout time.Duration) bool {
 	c := s.client()
 	defer c.Close()
 	deadline := time.Now().Add(timeout)
@@ -97,43 +102,45 @@ func (s *Server) start(t testing.TB, timeout time.Duration) bool {
 	return true
 }
 
-// Restart starts the server again after Stop or Kill, on the same port
-// and data directory (a cluster node rejoins its cluster), and waits
-// until it answers.
+// Restart starts the server again after Stop, on the same port and data
+// directory (a cluster node rejoins its cluster), or resumes it after
+// Stop with SIGSTOP, and waits until it answers.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
+	if s.paused {
+		s.paused = false
+		s.cmd.Process.Signal(syscall.SIGCONT)
+		if !s.answers(10 * time.Second) {
+			t.Fatal("redis-server did not answer within 10s of SIGCONT")
+		}
+		return
+	}
 	if !s.start(t, 10*time.Second) {
 		t.Fatal("redis-server did not answer within 10s of its restart")
 	}
 }
 
-// Stop shuts the server down cleanly (SIGTERM: SHUTDOWN, which saves
-// only what args asked to persist) and waits until it has exited.
-func (s *Server) Stop(t testing.TB) {
+// Stop stops the server with sig and, unless sig is SIGSTOP, waits until
+// it has exited: SIGTERM shuts it down cleanly (SHUTDOWN, which saves only
+// what args asked to persist), SIGKILL as a crash would. SIGSTOP pauses it
+// (a network partition, as its peers see it) until Restart resumes it.
+func (s *Server) Stop(t testing.TB, sig syscall.Signal) {
 	t.Helper()
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	s.wait(t)
-}
-
-// Kill kills the server (SIGKILL) and waits until it has exited.
-func (s *Server) Kill(t testing.TB) {
-	t.Helper()
-	s.cmd.Process.Kill()
-	s.wait(t)
-}
-
-func (s *Server) wait(t testing.TB) {
-	t.Helper()
+	s.cmd.Process.Signal(sig)
+	if sig == syscall.SIGSTOP {
+		s.paused = true
+		return
+	}
+	if s.paused { // a paused process handles SIGTERM once resumed
+		s.paused = false
+		s.cmd.Process.Signal(syscall.SIGCONT)
+	}
 	select {
 	case <-s.done:
 	case <-time.After(10 * time.Second):
-		t.Fatal("redis-server did not exit")
+		t.Fatalf("redis-server did not exit on %v", sig)
 	}
 }
-
-// Signal sends sig to the server: SIGSTOP pauses it (a network partition,
-// as its peers see it), SIGCONT resumes it.
-func (s *Server) Signal(sig syscall.Signal) { s.cmd.Process.Signal(sig) }
 
 // WaitPromoted waits until s reports itself a primary, and returns how
 // long that took; it fails t after timeout.
