@@ -13,8 +13,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/engine"
-	"github.com/elicitvault/elicitvault/keyring"
-	"github.com/elicitvault/elicitvault/store/memory"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -37,17 +36,7 @@ type subjectKey struct{}
 // ask for a confirmation first (Claimed: the answer was yes).
 func newProbe(t *testing.T) (*Server, chan probe) {
 	t.Helper()
-	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New(keys, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
+	ev := fronttest.NewElicitor(t, nil, nil)
 	m := server.NewMCPServer("test", "1", server.WithToolCapabilities(false))
 	f := New(ev, m, &Options{Subject: func(ctx context.Context) string {
 		s, _ := ctx.Value(subjectKey{}).(string)
