@@ -304,7 +304,7 @@ func testExpiry(t *testing.T, s store.Store) {
 				return err
 			}
 			if got, err := s.Get(ctx, get); err != nil || !bytes.Equal(got, v) {
-				return fmt.Errorf("Get = %q, %v; want %q", got, err, v)
+				return fmt.Errorf("after Put, Get = %q, %v; want %q", got, err, v)
 			}
 			for _, k := range []string{take, swap, pia, cas, casDel} {
 				if err := s.Put(ctx, k, v, short); err != nil {
@@ -314,13 +314,13 @@ func testExpiry(t *testing.T, s store.Store) {
 			// Every write sets the expiry it is given, replacing the
 			// previous one.
 			if ok, err := s.PutIfAbsent(ctx, piaShort, v, short); !ok || err != nil {
-				return fmt.Errorf("PutIfAbsent = %v, %v; want true", ok, err)
+				return fmt.Errorf("a first PutIfAbsent = %v, %v; want true", ok, err)
 			}
 			if err := s.Put(ctx, swapShort, v, long); err != nil {
 				return err
 			}
 			if _, err := s.Swap(ctx, swapShort, v2, short); err != nil {
-				return fmt.Errorf("Swap: %w", err)
+				return fmt.Errorf("swap: %w", err)
 			}
 			if err := s.Put(ctx, casShort, v, long); err != nil {
 				return err
