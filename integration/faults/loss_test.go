@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -188,7 +189,12 @@ func runLoss(t *testing.T, b backend, sessions int) {
 	wg.Wait()
 	elapsed := time.Since(start)
 
-	// The replays, to both nodes, once every operation completed.
+	// The replays, to both nodes, once every operation completed. A visit
+	// an attempt gave up on may still be recording: take what is recorded
+	// now.
+	rec.mu.Lock()
+	states, callbacks, restarted := slices.Clone(rec.states), slices.Clone(rec.callbacks), rec.restarted
+	rec.mu.Unlock()
 	before := readRuns(logPath)
 	var acceptedStates, acceptedCallbacks atomic.Int64
 	jobs := make(chan func())
@@ -201,7 +207,7 @@ func runLoss(t *testing.T, b backend, sessions int) {
 		})
 	}
 	hc := &http.Client{Timeout: 5 * time.Second}
-	for _, p := range rec.states {
+	for _, p := range states {
 		for _, n := range nodes {
 			jobs <- func() {
 				req, err := http.NewRequest(http.MethodPost, n.base()+"/mcp", bytes.NewReader(p.body))
@@ -225,13 +231,13 @@ func runLoss(t *testing.T, b backend, sessions int) {
 			}
 		}
 	}
-	for _, cb := range rec.callbacks {
+	for _, cb := range callbacks {
 		for _, n := range nodes {
 			jobs <- func() {
 				if err := visitOnce(hc, cb.link, n.base()); err == nil {
 					acceptedCallbacks.Add(1)
 					t.Errorf("a replayed consent-page answer was taken by node %s (the page said Done; first answered %v after the store came back)",
-						n.name, cb.at.Sub(rec.restarted).Round(time.Millisecond))
+						n.name, cb.at.Sub(restarted).Round(time.Millisecond))
 				}
 			}
 		}
@@ -244,14 +250,14 @@ func runLoss(t *testing.T, b backend, sessions int) {
 	var report strings.Builder
 	fmt.Fprintf(&report, "loss: %d sessions per path × %d paths, %s: round trips %d, lost %d, run twice %d, runs logged %d; replayed %d requestStates (accepted %d) and %d consent answers (accepted %d), to both nodes\n",
 		sessions, len(paths), elapsed.Round(time.Second), tl.roundTrips.Load(), tl.lost.Load(), twice, len(runs),
-		len(rec.states), acceptedStates.Load(), len(rec.callbacks), acceptedCallbacks.Load())
+		len(states), acceptedStates.Load(), len(callbacks), acceptedCallbacks.Load())
 	report.WriteString(tl.lines(kinds))
 	t.Log(report.String())
 	fmt.Print(report.String())
 	if tl.lost.Load() != 0 {
 		t.Errorf("%d operations lost", tl.lost.Load())
 	}
-	if len(rec.states) == 0 || len(rec.callbacks) == 0 {
+	if len(states) == 0 || len(callbacks) == 0 {
 		t.Error("nothing recorded to replay")
 	}
 	for _, n := range nodes {
