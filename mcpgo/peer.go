@@ -89,7 +89,14 @@ func elicitError(ctx context.Context, err error) error {
 	return errors.New("elicit: mcp-go could not deliver elicitation/create, or read its answer")
 }
 
+// NotifyComplete sends notifications/elicitation/complete. During a call
+// on stdio the handler writes it itself, so that it comes before the
+// call's response (see lockedWriter.notify); else it goes through mcp-go.
 func (p *peer) NotifyComplete(ctx context.Context, id string) {
+	if out, ok := ctx.Value(stdioOutKey{}).(*lockedWriter); ok {
+		out.notify(mcp.NewElicitationCompleteNotification(id))
+		return
+	}
 	if p.m.SendElicitationComplete(p.m.WithContext(context.WithoutCancel(ctx), p.session), p.session, id) == nil && ctx.Err() == nil {
 		settle(p.session)
 	}
