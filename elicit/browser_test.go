@@ -18,6 +18,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/internal/browserform/browserformtest"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -163,13 +164,7 @@ func callAsync(t *testing.T, ctx context.Context, cs *mcp.ClientSession, p *mcp.
 
 func waitFor[T any](t *testing.T, c <-chan T, what string) T {
 	t.Helper()
-	select {
-	case v := <-c:
-		return v
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no %s", what)
-		panic("unreachable")
-	}
+	return fronttest.Recv(t, c, what)
 }
 
 // postForm submits the form at a's URL; without the nonce when nonce is

@@ -158,6 +158,14 @@ func checkInputResponses(method string, params json.RawMessage) *jsonrpc.Error {
 	if !ok || string(raw) == "null" {
 		return nil
 	}
+	// Most retries decode: once, as the go-sdk will. Only one that does not
+	// needs each key decoded alone, to name the first that fails (the
+	// go-sdk decodes the whole map the same way, key by key, so the two
+	// agree).
+	var m mcp.InputResponseMap
+	if json.Unmarshal(raw, &m) == nil {
+		return nil
+	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &all); err != nil {
 		return invalidParams("inputResponses is not an object")

@@ -45,24 +45,7 @@ func TestModelAcrossNodesAndUsers(t *testing.T) {
 	var runs [2]atomic.Int32
 	var nodes [2]http.Handler
 	for i := range nodes {
-		ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
-		ev.Install(s)
-		e := &env{t: t, store: st, keys: keys, ev: ev, server: s}
-		e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-			runs[i].Add(1)
-			return profileTool(ctx, req)
-		})
-		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
-		nodes[i] = auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-			if user, ok := strings.CutPrefix(tok, "user-"); ok {
-				return &auth.TokenInfo{UserID: user, Expiration: time.Now().Add(time.Hour)}, nil
-			}
-			return nil, auth.ErrInvalidToken
-		}, nil)(h)
+		nodes[i] = auth.RequireBearerToken(verifyUser, nil)(profileNode(t, st, keys, &runs[i]))
 	}
 	lb := answersToSecondNode(t, nodes)
 
@@ -94,6 +77,24 @@ func TestModelAcrossNodesAndUsers(t *testing.T) {
 	}
 }
 
+// profileNode is a stateless HTTP node with keys on st, with the
+// LLM-mediated tool "profile" (runs counts its calls and continuations).
+func profileNode(t *testing.T, st store.Store, keys *ring.Keyring, runs *atomic.Int32) http.Handler {
+	t.Helper()
+	ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
+	ev.Install(s)
+	e := &env{t: t, store: st, keys: keys, ev: ev, server: s}
+	e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		runs.Add(1)
+		return profileTool(ctx, req)
+	})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+}
+
 // profileNodes starts a stateless HTTP node per keyring on st, each with
 // the LLM-mediated tool "profile" (runs counts its continuations), and
 // returns a client session of each.
@@ -101,18 +102,7 @@ func profileNodes(t *testing.T, st store.Store, runs *atomic.Int32, rings ...*ri
 	t.Helper()
 	var clients []*mcp.ClientSession
 	for _, keys := range rings {
-		ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
-		ev.Install(s)
-		e := &env{t: t, store: st, keys: keys, ev: ev, server: s}
-		e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-			runs.Add(1)
-			return profileTool(ctx, req)
-		})
-		srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+		srv := httptest.NewServer(profileNode(t, st, keys, runs))
 		t.Cleanup(srv.Close)
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "client", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL}, nil)
 		if err != nil {

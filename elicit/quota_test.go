@@ -21,16 +21,19 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// verifyUser authenticates the bearer token "user-X" as X.
+func verifyUser(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+	if user, ok := strings.CutPrefix(tok, "user-"); ok {
+		return &auth.TokenInfo{UserID: user, Expiration: time.Now().Add(time.Hour)}, nil
+	}
+	return nil, auth.ErrInvalidToken
+}
+
 // statelessServer serves e over stateless Streamable HTTP; a bearer token
 // "user-X" authenticates X, no token is anonymous.
 func (e *env) statelessServer() string {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return e.server }, &mcp.StreamableHTTPOptions{Stateless: true})
-	authed := auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		if user, ok := strings.CutPrefix(tok, "user-"); ok {
-			return &auth.TokenInfo{UserID: user, Expiration: time.Now().Add(time.Hour)}, nil
-		}
-		return nil, auth.ErrInvalidToken
-	}, nil)(h)
+	authed := auth.RequireBearerToken(verifyUser, nil)(h)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "" {
 			h.ServeHTTP(w, r)

@@ -469,13 +469,7 @@ func TestSessionCapCountsOnlyInitialized(t *testing.T) {
 // addresses has one bound.
 func TestSessionCapPerUser(t *testing.T) {
 	e := newEnv(t, nil)
-	verify := func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		if user, ok := strings.CutPrefix(tok, "user-"); ok {
-			return &auth.TokenInfo{UserID: user, Expiration: time.Now().Add(time.Hour)}, nil
-		}
-		return nil, auth.ErrInvalidToken
-	}
-	url := serveHandler(t, e, &elicit.HandlerOptions{MaxSessionsPerClient: 1, MCP: auth.RequireBearerToken(verify, nil)})
+	url := serveHandler(t, e, &elicit.HandlerOptions{MaxSessionsPerClient: 1, MCP: auth.RequireBearerToken(verifyUser, nil)})
 	open := func(from, user string) (string, int) {
 		hc := fromAddr(from, 1)
 		hc.Transport = &bearer{"user-" + user, hc.Transport}

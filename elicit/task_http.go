@@ -25,7 +25,7 @@ func checkTaskHeaders(h http.Handler) http.Handler {
 			return
 		}
 		body, ok := httpbody.Peek(r, maxChecked)
-		if !ok || !bytes.Contains(body, []byte("tasks/")) {
+		if !ok || !bytes.Contains(body, []byte("tasks/")) && bytes.IndexByte(body, '\\') < 0 { // an escape may spell the method
 			h.ServeHTTP(w, r)
 			return
 		}

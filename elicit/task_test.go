@@ -1,10 +1,8 @@
 package elicit_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
@@ -45,112 +44,37 @@ func taskNode(t *testing.T, keys *ring.Keyring, st store.Store, cfg ...*elicit.C
 	if err := ev.RunAsTask(s, "confirm", elicit.TaskOptional); err != nil {
 		t.Fatal(err)
 	}
-	bearer := auth.RequireBearerToken(func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		if user, ok := strings.CutPrefix(tok, "user-"); ok {
-			return &auth.TokenInfo{UserID: user, Expiration: time.Now().Add(time.Hour)}, nil
-		}
-		return nil, auth.ErrInvalidToken
-	}, nil)
-	srv := httptest.NewServer(ev.Handler(s, &elicit.HandlerOptions{MCP: bearer}))
+	return serveUsers(t, ev, s)
+}
+
+// serveUsers serves s with ev's Handler over Streamable HTTP, where a
+// bearer token "user-X" authenticates X, and returns its MCP endpoint.
+func serveUsers(t *testing.T, ev *elicit.Elicitor, s *mcp.Server) string {
+	t.Helper()
+	srv := httptest.NewServer(ev.Handler(s, &elicit.HandlerOptions{MCP: auth.RequireBearerToken(verifyUser, nil)}))
 	t.Cleanup(srv.Close)
 	return srv.URL + elicit.MCPPath
 }
 
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+type rpcError = fronttest.Error
+
+// taskCaps declares form and URL elicitation and the tasks extension.
+var taskCaps = map[string]any{
+	"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
+	"extensions":  map[string]any{elicit.TasksExtension: map[string]any{}},
 }
 
 // rpc sends one request on 2026-07-28 as user, with the tasks extension
 // declared, and returns its result or its error.
 func rpc(t *testing.T, url, user, method string, params map[string]any) (map[string]any, *rpcError) {
 	t.Helper()
-	return rpcCaps(t, url, user, method, params, map[string]any{
-		"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
-		"extensions":  map[string]any{elicit.TasksExtension: map[string]any{}},
-	})
-}
-
-// rpcCaps is rpc with the client capabilities caps.
-func rpcCaps(t *testing.T, url, user, method string, params, caps map[string]any) (map[string]any, *rpcError) {
-	t.Helper()
-	p := maps.Clone(params)
-	p["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "t", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": caps,
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": p})
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Authorization", "Bearer user-"+user)
-	if name, ok := params["name"].(string); ok {
-		req.Header.Set("Mcp-Name", name)
-	}
-	if id, ok := params["taskId"].(string); ok {
-		req.Header.Set("Mcp-Name", id)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var msg struct {
-		Result map[string]any `json:"result"`
-		Error  *rpcError      `json:"error"`
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := strings.TrimPrefix(sc.Text(), "data: ")
-		if json.Unmarshal([]byte(line), &msg) == nil && (msg.Result != nil || msg.Error != nil) {
-			return msg.Result, msg.Error
-		}
-	}
-	t.Fatalf("%s: no JSON-RPC response (HTTP %d)", method, resp.StatusCode)
-	return nil, nil
+	return fronttest.Call(t, url, user, method, params, taskCaps)
 }
 
 // awaitStatus polls tasks/get until the task has status want.
 func awaitStatus(t *testing.T, url, user, id, want string) map[string]any {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		res, rerr := rpc(t, url, user, "tasks/get", map[string]any{"taskId": id})
-		if rerr != nil {
-			t.Fatalf("tasks/get: %+v", rerr)
-		}
-		if res["status"] == want {
-			return res
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task status %v, want %s", res["status"], want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// dump is every entry of a memory store.
-func dump(t *testing.T, st store.Store) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	cursor := ""
-	for {
-		entries, next, err := st.Scan(t.Context(), cursor, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			out[e.Key] = string(e.Value)
-		}
-		if next == "" {
-			return out
-		}
-		cursor = next
-	}
+	return fronttest.Await(t, url, user, id, want, taskCaps)
 }
 
 // startTask calls confirm on url as alice and waits for its input request.
@@ -194,14 +118,14 @@ func TestTaskAnsweredOnAnotherNode(t *testing.T) {
 	id, key := startTask(t, a, b)
 	// An answer that does not match the schema is refused, and nothing is
 	// written.
-	before := dump(t, st)
+	before := fronttest.Dump(t, st)
 	_, rerr = rpc(t, b, "alice", "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
 		key: map[string]any{"action": "accept", "content": map[string]any{"confirm": "yes please"}},
 	}})
 	if rerr == nil || rerr.Code != -32602 {
 		t.Fatalf("invalid answer: %+v, want -32602", rerr)
 	}
-	if !maps.Equal(before, dump(t, st)) {
+	if !maps.Equal(before, fronttest.Dump(t, st)) {
 		t.Fatal("a refused answer changed the store")
 	}
 	ack, rerr := rpc(t, b, "alice", "tasks/update", map[string]any{"taskId": id, "inputResponses": map[string]any{
@@ -231,12 +155,12 @@ func TestTaskUpdateRefused(t *testing.T) {
 
 	refused := func(name, url, user, taskID string) {
 		t.Helper()
-		before := dump(t, st)
+		before := fronttest.Dump(t, st)
 		_, rerr := rpc(t, url, user, "tasks/update", map[string]any{"taskId": taskID, "inputResponses": answer})
 		if rerr == nil || rerr.Code != -32602 {
 			t.Fatalf("%s: %+v, want -32602", name, rerr)
 		}
-		if !maps.Equal(before, dump(t, st)) {
+		if !maps.Equal(before, fronttest.Dump(t, st)) {
 			t.Fatalf("%s: the store changed", name)
 		}
 	}
@@ -260,14 +184,7 @@ func TestTaskUpdateRefused(t *testing.T) {
 // request whose link the user follows; the page's answer, which may reach
 // any node, resumes the task. Declined in tasks/update, it ends at once.
 func TestTaskURLMode(t *testing.T) {
-	keys := newKeyring(t)
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
+	ev := fronttest.NewElicitor(t, nil, nil)
 	pages := httptest.NewServer(ev.Pages(func(*http.Request) (string, bool) { return "alice", true }))
 	t.Cleanup(pages.Close)
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
@@ -282,12 +199,7 @@ func TestTaskURLMode(t *testing.T) {
 	if err := ev.RunAsTask(s, "connect", elicit.TaskOptional); err != nil {
 		t.Fatal(err)
 	}
-	bearer := auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: "alice", Expiration: time.Now().Add(time.Hour)}, nil
-	}, nil)
-	srv := httptest.NewServer(ev.Handler(s, &elicit.HandlerOptions{MCP: bearer}))
-	t.Cleanup(srv.Close)
-	mcpURL := srv.URL + elicit.MCPPath
+	mcpURL := serveUsers(t, ev, s)
 
 	ask := func() (id, key, link string) {
 		res, rerr := rpc(t, mcpURL, "alice", "tools/call", map[string]any{"name": "connect", "arguments": map[string]any{}})
@@ -357,11 +269,11 @@ func TestTaskBounds(t *testing.T) {
 	if _, rerr := call("alice"); rerr != nil {
 		t.Fatalf("second task: %+v", rerr)
 	}
-	before := len(dump(t, st))
+	before := len(fronttest.Dump(t, st))
 	if _, rerr := call("alice"); rerr == nil {
 		t.Fatal("a third task of alice was started")
 	}
-	if n := len(dump(t, st)); n != before {
+	if n := len(fronttest.Dump(t, st)); n != before {
 		t.Fatalf("the refused task wrote %d entries", n-before)
 	}
 	if _, rerr := call("bob"); rerr != nil {
@@ -414,10 +326,11 @@ func TestTaskRoutingHeader(t *testing.T) {
 	t.Cleanup(func() { st.Close() })
 	a := taskNode(t, keys, st)
 	id, _ := startTask(t, a, a)
+	method := `"tasks/get"` // as written in the body
 	get := func(name []string) (int, string) {
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":%q,"_meta":{`+
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":%s,"params":{"taskId":%q,"_meta":{`+
 			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},`+
-			`"io.modelcontextprotocol/clientCapabilities":{"extensions":{%q:{}}}}}}`, id, elicit.TasksExtension)
+			`"io.modelcontextprotocol/clientCapabilities":{"extensions":{%q:{}}}}}}`, method, id, elicit.TasksExtension)
 		req, _ := http.NewRequest(http.MethodPost, a, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -436,11 +349,15 @@ func TestTaskRoutingHeader(t *testing.T) {
 		b.ReadFrom(resp.Body)
 		return resp.StatusCode, b.String()
 	}
-	for _, name := range [][]string{{"other"}, {id, id}, {id + "x"}} {
-		if code, body := get(name); code != http.StatusBadRequest || !strings.Contains(body, "-32020") {
-			t.Errorf("Mcp-Name %q: HTTP %d %s, want 400 and -32020", name, code, body)
+	for _, m := range []string{`"tasks/get"`, `"tasks\/get"`} { // an escape spells the same method
+		method = m
+		for _, name := range [][]string{{"other"}, {id, id}, {id + "x"}} {
+			if code, body := get(name); code != http.StatusBadRequest || !strings.Contains(body, "-32020") {
+				t.Errorf("method %s, Mcp-Name %q: HTTP %d %s, want 400 and -32020", m, name, code, body)
+			}
 		}
 	}
+	method = `"tasks/get"`
 	for _, name := range [][]string{nil, {id}, {" " + id + " "}} {
 		if code, body := get(name); code != http.StatusOK || !strings.Contains(body, `"status"`) {
 			t.Errorf("Mcp-Name %q: HTTP %d %s, want the task", name, code, body)
@@ -453,14 +370,7 @@ func TestTaskRoutingHeader(t *testing.T) {
 // has the answer; a client without the tasks extension gets the result in
 // that round instead.
 func TestStartTask(t *testing.T) {
-	keys := newKeyring(t)
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
+	ev := fronttest.NewElicitor(t, nil, nil)
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	ev.Install(s)
 	type name struct {
@@ -483,42 +393,7 @@ func TestStartTask(t *testing.T) {
 	if err := ev.RunAsTask(s, "other", elicit.TaskOptional); err != nil {
 		t.Fatal(err)
 	}
-	bearer := auth.RequireBearerToken(func(context.Context, string, *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: "alice", Expiration: time.Now().Add(time.Hour)}, nil
-	}, nil)
-	srv := httptest.NewServer(ev.Handler(s, &elicit.HandlerOptions{MCP: bearer}))
-	t.Cleanup(srv.Close)
-	u := srv.URL + elicit.MCPPath
+	u := serveUsers(t, ev, s)
 
-	for _, tc := range []struct {
-		name string
-		caps map[string]any
-	}{
-		{"with the extension", map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{elicit.TasksExtension: map[string]any{}}}},
-		{"without", map[string]any{"elicitation": map[string]any{}}},
-	} {
-		first, rerr := rpcCaps(t, u, "alice", "tools/call", map[string]any{"name": "greet_later", "arguments": map[string]any{}}, tc.caps)
-		if rerr != nil || first["resultType"] != "input_required" {
-			t.Fatalf("%s: round 1: %v, %+v", tc.name, first, rerr)
-		}
-		second, rerr := rpcCaps(t, u, "alice", "tools/call", map[string]any{"name": "greet_later", "arguments": map[string]any{},
-			"requestState":   first["requestState"],
-			"inputResponses": map[string]any{"user_name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}},
-		}, tc.caps)
-		if rerr != nil {
-			t.Fatalf("%s: round 2: %+v", tc.name, rerr)
-		}
-		result := second
-		if tc.caps["extensions"] != nil {
-			if second["resultType"] != "task" || second["requestState"] != nil {
-				t.Fatalf("%s: round 2: %v, want a task", tc.name, second)
-			}
-			result = awaitStatus(t, u, "alice", second["taskId"].(string), "completed")["result"].(map[string]any)
-		} else if second["resultType"] == "task" {
-			t.Fatalf("%s: round 2 is a task", tc.name)
-		}
-		if got := fmt.Sprint(result["content"]); !strings.Contains(got, "Hello, Ada") {
-			t.Fatalf("%s: result %v, want the answer", tc.name, got)
-		}
-	}
+	fronttest.CheckStartTask(t, u, map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{elicit.TasksExtension: map[string]any{}}})
 }

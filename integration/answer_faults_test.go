@@ -166,6 +166,10 @@ func (f *faultStore) do(ctx context.Context, name string, run func(context.Conte
 	switch f.kind {
 	case faultLate:
 		f.late.Go(func() {
+			// The command reaches the store late: within the claim's
+			// lease on the real server's key, after the client was told
+			// it failed. The lease is the server's real time, so this
+			// sleep stays (CONTRIBUTING.md).
 			time.Sleep(300 * time.Millisecond)
 			run(context.Background())
 		})
@@ -701,7 +705,10 @@ func runFaultPath(t *testing.T, b sharedBackend, p faultPath) {
 			trial := c.next.Load() + 1
 			_, out := p.run(t, c)
 			c.a.late.Wait()
-			time.Sleep(faultLease) // a late command, a node's leftovers
+			// A late command, a node's leftovers: what runs once the
+			// claim's lease on the real server's key has passed (real
+			// time, so the sleep stays: CONTRIBUTING.md).
+			time.Sleep(faultLease)
 			runs, asks := c.runsOf(trial), c.asks.Load()
 			stop()
 			switch {

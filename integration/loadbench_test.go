@@ -194,7 +194,7 @@ func runLoadSpec(t *testing.T, name, version, endpoint string, nodePIDs []int, o
 		for _, pid := range nodePIDs {
 			idle0 -= cpuTicks(t, pid)
 		}
-		time.Sleep(idle)
+		time.Sleep(idle) // the nodes' CPU over real time is the measure
 		for _, pid := range nodePIDs {
 			idle0 += cpuTicks(t, pid)
 		}
@@ -218,6 +218,7 @@ func runLoadSpec(t *testing.T, name, version, endpoint string, nodePIDs []int, o
 			next := start.Add(interval * time.Duration(i) / time.Duration(len(css)))
 			for time.Now().Before(stop) && issued.Add(1) <= maxRoundTrips {
 				if interval > 0 {
+					// The arrival rate is the load: real time.
 					time.Sleep(time.Until(next))
 					next = next.Add(interval)
 				}

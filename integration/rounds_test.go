@@ -90,6 +90,9 @@ func urlRoundsOutlive(t *testing.T, base string, accept time.Duration, tsTimeout
 	acceptLater := func(start time.Time, link string) <-chan string {
 		title := make(chan string, 1)
 		go func() {
+			// The person answers after the client's real timeout, in
+			// another process (Node): real time is the subject, so the
+			// sleep stays (CONTRIBUTING.md).
 			time.Sleep(time.Until(start.Add(accept)))
 			resp, err := http.PostForm(link, url.Values{"action": {"accept"}})
 			if err != nil {

@@ -60,7 +60,11 @@ func TestServeGracefulShutdown(t *testing.T) {
 	case <-srv.Done():
 	case <-time.After(10 * time.Second):
 		srv.Cmd.Process.Signal(syscall.SIGQUIT) // its goroutines, for the log below
-		time.Sleep(time.Second)
+		// The dump is on stderr when the process has exited.
+		select {
+		case <-srv.Done():
+		case <-time.After(5 * time.Second):
+		}
 		t.Fatalf("serve did not stop within 10s of SIGTERM:\n%s", srv.log())
 	}
 	if code := srv.Cmd.ProcessState.ExitCode(); code != 0 {

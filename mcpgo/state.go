@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -126,22 +127,54 @@ type call struct {
 	} `json:"params"`
 }
 
+// mayNameState reports whether msg may hold a requestState key as JSON
+// reads it: the name in any case (encoding/json matches keys without
+// case, Unicode's included), any escape or any non-ASCII byte (either may
+// spell it). A body that cannot is let through without decoding.
+func mayNameState(msg []byte) bool {
+	for _, b := range msg {
+		if b == '\\' || b >= utf8.RuneSelf {
+			return true
+		}
+	}
+	const name = "requeststate"
+	for i := bytes.IndexAny(msg, "rR"); i >= 0 && len(msg)-i >= len(name); {
+		if bytes.EqualFold(msg[i:i+len(name)], []byte(name)) {
+			return true
+		}
+		j := bytes.IndexAny(msg[i+1:], "rR")
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
 // stateToCheck decodes msg and reports whether it is a tools/call of
-// 2026-07-28 with one of elicitvault's requestStates. header is the
+// 2026-07-28 with one of elicitvault's requestStates. decoded is msg
+// already decoded (taskMessage's), or nil: a retried call is decoded once
+// here, not twice, before mcp-go decodes it again. header is the
 // Mcp-Protocol-Version header ("" over stdio).
-func stateToCheck(msg []byte, header string) (*call, bool) {
-	if !bytes.Contains(msg, []byte(`"requestState"`)) {
+func stateToCheck(msg []byte, decoded *call, header string) (*call, bool) {
+	if !mayNameState(msg) {
 		return nil, false
 	}
-	var c call
-	if json.Unmarshal(msg, &c) != nil || c.Method != string(mcp.MethodToolsCall) || c.Params.RequestState == "" {
+	c := decoded
+	if c == nil {
+		c = new(call)
+		if json.Unmarshal(msg, c) != nil {
+			return nil, false
+		}
+	}
+	if c.Method != string(mcp.MethodToolsCall) || c.Params.RequestState == "" {
 		return nil, false
 	}
 	if !mcp.IsModernProtocol(c.Params.Meta.Protocol) && !mcp.IsModernProtocol(header) {
 		// Before 2026-07-28 nothing reads a requestState.
 		return nil, false
 	}
-	return &c, ours(c.Params.RequestState)
+	return c, ours(c.Params.RequestState)
 }
 
 // begin begins the tool call c of the call who at the transport. A
@@ -197,7 +230,8 @@ func (f *Server) checkHTTP(next http.Handler) http.Handler {
 		sessionless := func() engine.Identity {
 			return engine.Identity{Subject: f.subject(r.Context()), Session: engine.Sessionless}
 		}
-		if tc := f.taskMessage(body, header); tc != nil {
+		tc := f.taskMessage(body, header)
+		if tc != nil {
 			refusal := taskHeaders(r, tc)
 			status := http.StatusBadRequest
 			asTask := false
@@ -220,7 +254,7 @@ func (f *Server) checkHTTP(next http.Handler) http.Handler {
 				return
 			}
 		}
-		c, check := stateToCheck(body, header)
+		c, check := stateToCheck(body, tc, header)
 		if !check {
 			next.ServeHTTP(w, r)
 			return
@@ -254,7 +288,8 @@ func (f *Server) checkLines(ctx context.Context, in io.Reader, out io.Writer, re
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
 			asTask := false
-			if tc := f.taskMessage(line, ""); tc != nil {
+			tc := f.taskMessage(line, "")
+			if tc != nil {
 				var response []byte
 				if response, _, asTask = f.taskRequest(ctx, tc, who); response != nil {
 					if _, err := reply.Write(append(response, '\n')); err != nil {
@@ -263,7 +298,7 @@ func (f *Server) checkLines(ctx context.Context, in io.Reader, out io.Writer, re
 					continue
 				}
 			}
-			if c, check := stateToCheck(line, ""); check && !asTask {
+			if c, check := stateToCheck(line, tc, ""); check && !asTask {
 				b, refusal := f.begin(ctx, c, who, protocolOf(c, ""))
 				if refusal != nil {
 					if _, err := reply.Write(append(refusal, '\n')); err != nil {

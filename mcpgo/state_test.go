@@ -13,8 +13,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/engine"
-	"github.com/elicitvault/elicitvault/keyring"
-	"github.com/elicitvault/elicitvault/store/memory"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -37,17 +36,7 @@ type subjectKey struct{}
 // ask for a confirmation first (Claimed: the answer was yes).
 func newProbe(t *testing.T) (*Server, chan probe) {
 	t.Helper()
-	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New(keys, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
+	ev := fronttest.NewElicitor(t, nil, nil)
 	m := server.NewMCPServer("test", "1", server.WithToolCapabilities(false))
 	f := New(ev, m, &Options{Subject: func(ctx context.Context) string {
 		s, _ := ctx.Value(subjectKey{}).(string)
@@ -246,6 +235,21 @@ func TestRequestStateCheckHTTP(t *testing.T) {
 		s, k := tc.state()
 		if r := post(t, srv.URL, tc.user, modernCall(tc.tool, tc.args, s, map[string]json.RawMessage{k: confirmed})); r.code() != mcp.INVALID_PARAMS {
 			t.Errorf("%s requestState: error %d, want %d", tc.name, r.code(), mcp.INVALID_PARAMS)
+		}
+		quiet(t, seen)
+	}
+
+	// The key spelled in another way that JSON reads as requestState (an
+	// escape, another case) is checked all the same.
+	for _, spelling := range []string{`"request\u0053tate"`, `"RequestState"`, `"requeſtState"`} {
+		s, k := ask()
+		msg := bytes.Replace(modernCall("probe", args, s, map[string]json.RawMessage{k: confirmed}), []byte(`"requestState"`), []byte(spelling), 1)
+		if r := post(t, srv.URL, "alice", msg); r.code() != 0 {
+			t.Fatalf("requestState spelled %s: error %d", spelling, r.code())
+		}
+		recv(t, seen)
+		if r := post(t, srv.URL, "alice", msg); r.code() != mcp.INVALID_PARAMS {
+			t.Errorf("replayed requestState spelled %s: error %d, want %d", spelling, r.code(), mcp.INVALID_PARAMS)
 		}
 		quiet(t, seen)
 	}

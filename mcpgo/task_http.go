@@ -185,7 +185,8 @@ func rpcErrorResponse(id json.RawMessage, re *engine.RPCError) []byte {
 // tasks/* request or a tools/call, of 2026-07-28 (its _meta's protocol
 // version, or the header's over HTTP).
 func (f *Server) taskMessage(msg []byte, header string) *call {
-	if !f.tasks.Enabled() || !bytes.Contains(msg, []byte(`"tasks/`)) && !bytes.Contains(msg, []byte(`"tools/call"`)) {
+	// An escape may spell either method ("tools\/call").
+	if !f.tasks.Enabled() || !bytes.Contains(msg, []byte(`"tasks/`)) && !bytes.Contains(msg, []byte(`"tools/call"`)) && bytes.IndexByte(msg, '\\') < 0 {
 		return nil
 	}
 	var c call

@@ -17,7 +17,7 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/elicitlink"
 	"github.com/elicitvault/elicitvault/internal/engine"
-	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -57,15 +57,7 @@ func taskNode(t *testing.T, st store.Store) string {
 // request's subject is its context's subjectKey.
 func confirmNode(t *testing.T, st store.Store, support elicit.TaskSupport) (*Server, *server.MCPServer) {
 	t.Helper()
-	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := elicit.New(keys, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
+	ev := fronttest.NewElicitor(t, st, nil)
 	m := server.NewMCPServer("test", "1", server.WithToolCapabilities(false))
 	f := New(ev, m, &Options{Subject: func(ctx context.Context) string {
 		s, _ := ctx.Value(subjectKey{}).(string)
@@ -84,10 +76,7 @@ func confirmNode(t *testing.T, st store.Store, support elicit.TaskSupport) (*Ser
 	return f, m
 }
 
-type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
+type rpcError = fronttest.Error
 
 var tasksCaps = map[string]any{
 	"elicitation": map[string]any{"form": map[string]any{}},
@@ -96,89 +85,12 @@ var tasksCaps = map[string]any{
 
 // taskRPC sends one request on 2026-07-28 as user with the client
 // capabilities caps, and returns its result or its error.
-func taskRPC(t *testing.T, url, user, method string, params, caps map[string]any) (map[string]any, *rpcError) {
-	t.Helper()
-	p := maps.Clone(params)
-	p["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "t", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": caps,
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": p})
-	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Authorization", "Bearer user-"+user)
-	if name, ok := params["name"].(string); ok {
-		req.Header.Set("Mcp-Name", name)
-	}
-	if id, ok := params["taskId"].(string); ok {
-		req.Header.Set("Mcp-Name", id)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	return readResponse(t, resp.Body)
-}
-
-func readResponse(t *testing.T, r io.Reader) (map[string]any, *rpcError) {
-	t.Helper()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Result map[string]any  `json:"result"`
-			Error  *rpcError       `json:"error"`
-		}
-		line := strings.TrimPrefix(sc.Text(), "data: ")
-		if json.Unmarshal([]byte(line), &msg) == nil && len(msg.ID) > 0 && (msg.Result != nil || msg.Error != nil) {
-			return msg.Result, msg.Error
-		}
-	}
-	t.Fatal("no JSON-RPC response")
-	return nil, nil
-}
+var taskRPC = fronttest.Call
 
 // awaitTask polls tasks/get until the task has status want.
 func awaitTask(t *testing.T, url, user, id, want string) map[string]any {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		res, rerr := taskRPC(t, url, user, "tasks/get", map[string]any{"taskId": id}, tasksCaps)
-		if rerr != nil {
-			t.Fatalf("tasks/get: %+v", rerr)
-		}
-		if res["status"] == want {
-			return res
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task status %v, want %s", res["status"], want)
-		}
-	}
-}
-
-// dump is every entry of a store.
-func dump(t *testing.T, st store.Store) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	cursor := ""
-	for {
-		entries, next, err := st.Scan(t.Context(), cursor, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
-			out[e.Key] = string(e.Value)
-		}
-		if next == "" {
-			return out
-		}
-		cursor = next
-	}
+	return fronttest.Await(t, url, user, id, want, tasksCaps)
 }
 
 // TestTask: on the mcp-go front-end, a tool of RunAsTask called by a
@@ -221,12 +133,12 @@ func TestTask(t *testing.T) {
 
 	refused := func(name, url, user, taskID string, answer any) {
 		t.Helper()
-		before := dump(t, st)
+		before := fronttest.Dump(t, st)
 		_, rerr := taskRPC(t, url, user, "tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{key: answer}}, tasksCaps)
 		if rerr == nil || rerr.Code != -32602 {
 			t.Fatalf("%s: %+v, want -32602", name, rerr)
 		}
-		if !maps.Equal(before, dump(t, st)) {
+		if !maps.Equal(before, fronttest.Dump(t, st)) {
 			t.Fatalf("%s: the store changed", name)
 		}
 	}
@@ -267,6 +179,11 @@ func TestTaskWithoutExtension(t *testing.T) {
 	if _, rerr := taskRPC(t, a, "alice", "tasks/get", map[string]any{"taskId": "x"}, caps); rerr == nil || rerr.Code != -32021 {
 		t.Fatalf("tasks/get without the extension: %+v, want -32021", rerr)
 	}
+	// The method spelled with an escape is the same method.
+	escaped := func(b []byte) []byte { return bytes.Replace(b, []byte(`"tasks/get"`), []byte(`"tasks\/get"`), 1) }
+	if _, rerr := taskRPC(t, a, "alice", "tasks/get", map[string]any{"taskId": "x"}, caps, escaped); rerr == nil || rerr.Code != -32021 {
+		t.Fatalf("tasks\\/get without the extension: %+v, want -32021", rerr)
+	}
 }
 
 // TestStartTaskMCPGo: an mcp-go handler that asks with input requests and
@@ -277,37 +194,7 @@ func TestStartTaskMCPGo(t *testing.T) {
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
 	u := taskNode(t, st)
-	for _, tc := range []struct {
-		name string
-		caps map[string]any
-	}{
-		{"with the extension", tasksCaps},
-		{"without", map[string]any{"elicitation": map[string]any{}}},
-	} {
-		first, rerr := taskRPC(t, u, "alice", "tools/call", map[string]any{"name": "greet_later", "arguments": map[string]any{}}, tc.caps)
-		if rerr != nil || first["resultType"] != "input_required" {
-			t.Fatalf("%s: round 1: %v, %+v", tc.name, first, rerr)
-		}
-		second, rerr := taskRPC(t, u, "alice", "tools/call", map[string]any{"name": "greet_later", "arguments": map[string]any{},
-			"requestState":   first["requestState"],
-			"inputResponses": map[string]any{"user_name": map[string]any{"action": "accept", "content": map[string]any{"name": "Ada"}}},
-		}, tc.caps)
-		if rerr != nil {
-			t.Fatalf("%s: round 2: %+v", tc.name, rerr)
-		}
-		result := second
-		if tc.caps["extensions"] != nil {
-			if second["resultType"] != "task" || second["requestState"] != nil {
-				t.Fatalf("%s: round 2: %v, want a task", tc.name, second)
-			}
-			result = awaitTask(t, u, "alice", second["taskId"].(string), "completed")["result"].(map[string]any)
-		} else if second["resultType"] == "task" {
-			t.Fatalf("%s: round 2 is a task", tc.name)
-		}
-		if got := fmt.Sprint(result["content"]); !strings.Contains(got, "Hello, Ada") {
-			t.Fatalf("%s: result %v, want the answer", tc.name, got)
-		}
-	}
+	fronttest.CheckStartTask(t, u, tasksCaps)
 }
 
 // TestTaskStdio: over stdio, a task's call, its tasks/get and its
@@ -333,11 +220,7 @@ func TestTaskStdio(t *testing.T) {
 		t.Helper()
 		id++
 		p := maps.Clone(params)
-		p["_meta"] = map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "t", "version": "1"},
-			"io.modelcontextprotocol/clientCapabilities": caps,
-		}
+		p["_meta"] = fronttest.Meta(caps)
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": p})
 		if _, err := inW.Write(append(b, '\n')); err != nil {
 			t.Fatal(err)

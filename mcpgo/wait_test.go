@@ -15,15 +15,18 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
-// slowUser answers after a while, or never.
+// slowUser answers when done is closed (if it is not nil) or after a
+// while, or never.
 type slowUser struct {
 	after time.Duration
+	done  chan struct{}
 	asked chan struct{}
 }
 
 func (u *slowUser) Elicit(ctx context.Context, _ mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	u.asked <- struct{}{}
 	select {
+	case <-u.done:
 	case <-time.After(u.after):
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -60,7 +63,9 @@ func confirmServer(t *testing.T, cfg *elicit.Config) (string, *elicit.Elicitor, 
 func TestProgressWhileWaiting(t *testing.T) {
 	url, ev, _ := confirmServer(t, &elicit.Config{ProgressInterval: 50 * time.Millisecond})
 	defer ev.Close()
-	u := &slowUser{after: 400 * time.Millisecond, asked: make(chan struct{}, 1)}
+	// The user answers once the client has two progress notifications,
+	// or after five seconds without them.
+	u := &slowUser{after: 5 * time.Second, done: make(chan struct{}), asked: make(chan struct{}, 1)}
 	c := dialWith(t, url, "2025-11-25", u)
 	var mu sync.Mutex
 	progress := 0
@@ -68,6 +73,9 @@ func TestProgressWhileWaiting(t *testing.T) {
 		if n.Method == "notifications/progress" && n.Params.AdditionalFields["progressToken"] == "p1" {
 			mu.Lock()
 			progress++
+			if progress == 2 {
+				close(u.done)
+			}
 			mu.Unlock()
 		}
 	})

@@ -106,16 +106,11 @@ func (r *reference) addConformanceTools() {
 		Name:        "test_input_required_result_elicitation",
 		Description: "SEP-2322: asks for the user's name (input request user_name), then greets",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		res, err := elicit.Form[struct {
-			Name string `json:"name"`
-		}](ctx, "What is your name?", elicit.WithSchema(nameSchema), inputKey("user_name"))
+		greeting, err := greetByName(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
-		if res.Action != elicit.Accept {
-			return text("No name given (%s).", res.Action), nil, nil
-		}
-		return text("Hello, %s!", res.Content.Name), nil, nil
+		return text("%s", greeting), nil, nil
 	})
 	addTool(r, &mcp.Tool{
 		Name:        "test_input_required_result_request_state",
@@ -398,6 +393,21 @@ func promptWithInput(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPr
 		Message:         "What context should the prompt use?",
 		RequestedSchema: json.RawMessage(`{"type":"object","properties":{"context":{"type":"string"}},"required":["context"]}`),
 	}}}, nil
+}
+
+// greetByName asks for the user's name with the input key user_name
+// (SEP-2322) and returns the greeting the suite expects.
+func greetByName(ctx context.Context) (string, error) {
+	res, err := elicit.Form[struct {
+		Name string `json:"name"`
+	}](ctx, "What is your name?", elicit.WithSchema(nameSchema), inputKey("user_name"))
+	if err != nil {
+		return "", err
+	}
+	if res.Action != elicit.Accept {
+		return fmt.Sprintf("No name given (%s).", res.Action), nil
+	}
+	return fmt.Sprintf("Hello, %s!", res.Content.Name), nil
 }
 
 // conformanceForm asks with schema and reports the validated answer the

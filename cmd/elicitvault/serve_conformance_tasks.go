@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -128,34 +127,24 @@ func (r *reference) addConformanceTaskTools() {
 		Name:        "test_tool_with_task",
 		Description: "Tasks extension with SEP-2322: asks for the user's name (input request user_name), then continues as a task that greets",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		res, err := elicit.Form[struct {
-			Name string `json:"name"`
-		}](ctx, "What is your name?", elicit.WithSchema(nameSchema), inputKey("user_name"))
+		greeting, err := greetByName(ctx)
 		if err != nil {
 			return nil, nil, err
 		}
 		out, err := elicit.StartTask(ctx, func(ctx context.Context) (*mcp.CallToolResult, error) {
-			if res.Action != elicit.Accept {
-				return text("No name given (%s).", res.Action), nil
-			}
-			return text("Hello, %s!", res.Content.Name), nil
+			return text("%s", greeting), nil
 		})
 		return out, nil, err
 	})
 	if r.mg != nil {
 		r.mg.AddTool(mg.NewTool("test_tool_with_task", mg.WithDescription("Tasks extension with SEP-2322: asks for the user's name (input request user_name), then continues as a task that greets")),
 			func(ctx context.Context, req mg.CallToolRequest) (*mg.CallToolResult, error) {
-				res, err := elicit.Form[struct {
-					Name string `json:"name"`
-				}](ctx, "What is your name?", elicit.WithSchema(nameSchema), inputKey("user_name"))
+				greeting, err := greetByName(ctx)
 				if err != nil {
 					return nil, err
 				}
 				return mcpgo.StartTask(ctx, func(ctx context.Context) (*mg.CallToolResult, error) {
-					if res.Action != elicit.Accept {
-						return mg.NewToolResultText(fmt.Sprintf("No name given (%s).", res.Action)), nil
-					}
-					return mg.NewToolResultText(fmt.Sprintf("Hello, %s!", res.Content.Name)), nil
+					return mg.NewToolResultText(greeting), nil
 				})
 			})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/client"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -18,46 +19,21 @@ import (
 var versions = []string{"2025-11-25", "2026-07-28"}
 
 // ask is the argument of the bare server's tool: the elicitation to send.
-type ask struct {
-	Mode    string `json:"mode,omitempty"`
-	Message string `json:"message"`
-	Schema  string `json:"schema,omitempty"`
-	URL     string `json:"url,omitempty"`
-}
+type ask = fronttest.Ask
 
-// bareServer is a go-sdk server of its own (no elicitvault): its tool
-// "ask" returns an input request for the elicitation in its arguments and,
-// called again, the response it got as JSON. On 2025-11-25 the go-sdk
-// server turns the input request into elicitation/create. It records the
-// elicitation capability the client declared.
-func bareServer(t *testing.T) (*mcp.Server, func() *mcp.ElicitationCapabilities) {
-	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
-	var mu sync.Mutex
-	var caps *mcp.ElicitationCapabilities
-	mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, in ask) (*mcp.CallToolResult, any, error) {
-		if ip := req.Session.InitializeParams(); ip != nil && ip.Capabilities != nil {
-			mu.Lock()
-			caps = ip.Capabilities.Elicitation
-			mu.Unlock()
+// bareServer is a go-sdk server of its own (no elicitvault) with the tool
+// "ask" of [fronttest.AddAsk]. caps returns the elicitation capability the
+// client declared in its last call.
+func bareServer(t *testing.T) (s *mcp.Server, caps func() *mcp.ElicitationCapabilities) {
+	s = mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	log := fronttest.AddAsk(s)
+	return s, func() *mcp.ElicitationCapabilities {
+		all, _ := log.Got()
+		if len(all) == 0 {
+			return nil
 		}
-		if r, ok := req.Params.InputResponses["q"]; ok {
-			b, _ := json.Marshal(r)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil, nil
-		}
-		p := &mcp.ElicitParams{Mode: in.Mode, Message: in.Message, URL: in.URL}
-		if in.Schema != "" {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(in.Schema), &m); err != nil {
-				return nil, nil, err
-			}
-			p.RequestedSchema = m
-		}
-		if in.Mode == "url" {
-			p.ElicitationID = "e1"
-		}
-		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"q": p}, RequestState: "s"}, nil, nil
-	})
-	return s, func() *mcp.ElicitationCapabilities { mu.Lock(); defer mu.Unlock(); return caps }
+		return all[len(all)-1]
+	}
 }
 
 // wire records what the server side reads off the connection: the

@@ -22,6 +22,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/oauth"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/oidctest"
 	"github.com/elicitvault/elicitvault/internal/testclock"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
@@ -264,13 +265,7 @@ func (c *client) call(name string) <-chan string {
 
 func wait[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(30 * time.Second):
-		t.Fatalf("timed out waiting for %s", what)
-		panic("unreachable")
-	}
+	return fronttest.Recv(t, ch, what)
 }
 
 // waitCSS waits until css selects an element in the browser's page.

@@ -89,6 +89,7 @@ func TestFaults(t *testing.T) {
 // tally counts what the clients saw.
 type tally struct {
 	roundTrips, lost atomic.Int64
+	failures         atomic.Int64 // failed attempts
 	mu               sync.Mutex
 	errs             map[string]int
 }
@@ -103,6 +104,28 @@ func (t *tally) err(path string, err error) {
 	t.mu.Lock()
 	t.errs[path+": "+msg]++
 	t.mu.Unlock()
+	t.failures.Add(1)
+}
+
+// waitRoundTrips waits until the clients completed n more round trips,
+// for at most a minute (the clients then report what they lost), and
+// reports false if ctx ended first.
+func (t *tally) waitRoundTrips(ctx context.Context, n int64) bool {
+	want := t.roundTrips.Load() + n
+	for end := time.Now().Add(time.Minute); t.roundTrips.Load() < want && time.Now().Before(end); {
+		select {
+		case <-time.After(10 * time.Millisecond):
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return ctx.Err() == nil
+}
+
+// retryPause is how long a client waits before its attempt number
+// attempt+1: 50ms more each time, at most 200ms.
+func retryPause(attempt int) time.Duration {
+	return min(time.Duration(50*(attempt+1))*time.Millisecond, 200*time.Millisecond)
 }
 
 // twoNodes starts the nodes A (go-sdk) and B (mcp-go) on b, each through
@@ -159,32 +182,38 @@ func runFaults(t *testing.T, b backend, sessions int, rotate bool) {
 	}
 	bg.Go(func() {
 		defer close(faultsDone)
-		step := func(d time.Duration, what string, f func()) {
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
+		// Each fault comes when the clients have completed a round trip
+		// per path since the one before ended: the load runs, on a system
+		// that came back.
+		step := func(what string, f func()) {
+			if !tl.waitRoundTrips(ctx, int64(len(paths))) {
 				return
 			}
 			t.Logf("fault: %s", what)
 			f()
 		}
-		step(time.Second, "latency 20ms per chunk, 1.5s", func() {
+		// The faults' durations are the subject: real time on connections
+		// and processes of their own (see CONTRIBUTING.md).
+		step("latency 20ms per chunk, 1.5s", func() {
 			var wg sync.WaitGroup
 			wg.Go(func() { pa.slow(20*time.Millisecond, 1500*time.Millisecond) })
 			wg.Go(func() { pb.slow(20*time.Millisecond, 1500*time.Millisecond) })
 			wg.Wait()
 		})
-		step(time.Second, "partition of both nodes from the store, 2s", func() {
+		step("partition of both nodes from the store, 2s", func() {
 			var wg sync.WaitGroup
 			wg.Go(func() { pa.partition(2 * time.Second) })
 			wg.Go(func() { pb.partition(2 * time.Second) })
 			wg.Wait()
 		})
-		step(time.Second, "dropped connections", func() { pa.drop(); pb.drop() })
-		step(time.Second, "store restart", func() { b.restart(t) })
-		step(1500*time.Millisecond, "SIGKILL node B, restart after 1s", func() {
+		step("dropped connections", func() { pa.drop(); pb.drop() })
+		step("store restart", func() { b.restart(t) })
+		step("SIGKILL node B, restart when the clients failed on it once per session, or after 1s", func() {
+			failed := tl.failures.Load() + int64(len(paths)*sessions)
 			bn.kill()
-			time.Sleep(time.Second)
+			for end := time.Now().Add(time.Second); tl.failures.Load() < failed && time.Now().Before(end); {
+				time.Sleep(10 * time.Millisecond)
+			}
 			bn.start(t)
 		})
 	})
@@ -266,7 +295,7 @@ func session(ctx context.Context, t *testing.T, tl *tally, rec *recorder, path s
 				break
 			}
 			tl.err(label, err)
-			time.Sleep(time.Duration(200+100*attempt) * time.Millisecond)
+			time.Sleep(retryPause(attempt))
 		}
 		if !ok {
 			tl.lost.Add(1)
@@ -330,10 +359,10 @@ func attemptOp(ctx context.Context, rec *recorder, path string, s int, run strin
 			return fmt.Errorf("no pending elicitation: %s", text(res))
 		}
 		// The same answer, resent while it fails (a reply lost to a
-		// fault): it must complete once.
+		// fault), for about 12s: it must complete once.
 		answer := map[string]any{"elicitId": id, "action": "accept", "content": map[string]any{"confirm": true}}
 		var last error
-		for range 12 {
+		for attempt := range 60 {
 			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "sendElicitationResult", Arguments: answer})
 			switch {
 			case err != nil:
@@ -349,7 +378,7 @@ func attemptOp(ctx context.Context, rec *recorder, path string, s int, run strin
 			if last == nil {
 				break
 			}
-			time.Sleep(time.Second)
+			time.Sleep(retryPause(attempt))
 		}
 		if last != nil {
 			return last
@@ -371,7 +400,7 @@ func attemptOp(ctx context.Context, rec *recorder, path string, s int, run strin
 // while it answers 409 or 5xx (the page says to try again), as a user
 // would.
 func visit(rec *recorder, link, base string) error {
-	answered, err := pages.Accept(link, base, 15, 700*time.Millisecond)
+	answered, err := pages.Accept(link, base, 53, 200*time.Millisecond) // about 10.5s
 	if err == nil {
 		rec.callback(answered)
 	}

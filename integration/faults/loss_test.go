@@ -165,9 +165,10 @@ func runLoss(t *testing.T, b backend, sessions int) {
 	faultsDone := make(chan struct{})
 	go func() {
 		defer close(faultsDone)
-		select {
-		case <-time.After(2 * time.Second):
-		case <-ctx.Done():
+		// The restart comes when every session has completed five
+		// operations on average (there is something to replay), and the
+		// fault is over when every session has completed one after it.
+		if !tl.waitRoundTrips(ctx, int64(5*len(paths)*sessions)) {
 			return
 		}
 		t.Logf("fault: store restart")
@@ -175,7 +176,7 @@ func runLoss(t *testing.T, b backend, sessions int) {
 		rec.mu.Lock()
 		rec.restarted = time.Now()
 		rec.mu.Unlock()
-		time.Sleep(2 * time.Second)
+		tl.waitRoundTrips(ctx, int64(len(paths)*sessions))
 	}()
 	start := time.Now()
 	var wg sync.WaitGroup

@@ -122,7 +122,7 @@ func (p *proxy) partition(d time.Duration) {
 		c.Close()
 	}
 	p.mu.Unlock()
-	time.Sleep(d)
+	time.Sleep(d) // the fault's duration: real time is the subject
 	p.mu.Lock()
 	p.down = false
 	close(healed)
@@ -134,7 +134,7 @@ func (p *proxy) slow(latency, d time.Duration) {
 	p.mu.Lock()
 	p.latency = latency
 	p.mu.Unlock()
-	time.Sleep(d)
+	time.Sleep(d) // the fault's duration: real time is the subject
 	p.mu.Lock()
 	p.latency = 0
 	p.mu.Unlock()

@@ -30,3 +30,41 @@ func TestPeek(t *testing.T) {
 		}
 	}
 }
+
+// TestPeekTwice: a second check's Peek of a body read whole returns the
+// same bytes without reading them again, and the handler still reads the
+// whole body; one that something read in between is read again from
+// where it is.
+func TestPeekTwice(t *testing.T) {
+	const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`
+	r := httptest.NewRequest("POST", "/", strings.NewReader(body))
+	first, ok := Peek(r, 1<<20)
+	if !ok || string(first) != body {
+		t.Fatalf("Peek = %q, %v", first, ok)
+	}
+	allocs := testing.AllocsPerRun(10, func() {
+		again, ok := Peek(r, 1<<20)
+		if !ok || string(again) != body {
+			t.Fatalf("second Peek = %q, %v", again, ok)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("a second Peek allocates %v times: it read the body again", allocs)
+	}
+	if short, ok := Peek(r, 4); ok || len(short) != 5 {
+		t.Errorf("Peek with a smaller max = %q, %v: want its first 5 bytes, not ok", short, ok)
+	}
+	if rest, err := io.ReadAll(r.Body); err != nil || string(rest) != body {
+		t.Errorf("after the Peeks the body reads %q, %v", rest, err)
+	}
+
+	r = httptest.NewRequest("POST", "/", strings.NewReader(body))
+	Peek(r, 1<<20)
+	head := make([]byte, 3)
+	if _, err := io.ReadFull(r.Body, head); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := Peek(r, 1<<20); !ok || string(got) != body[3:] {
+		t.Errorf("Peek after 3 bytes read = %q, %v; want the rest", got, ok)
+	}
+}

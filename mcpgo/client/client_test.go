@@ -12,6 +12,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	evclient "github.com/elicitvault/elicitvault/elicit/client"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/mcpgo/client"
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -23,63 +24,19 @@ import (
 // requests with a requestState.
 var versions = []string{"2025-11-25", "2026-07-28"}
 
-// ask is the argument of the server's tool: the elicitation to send.
-type ask struct {
-	Mode    string `json:"mode,omitempty"`
-	Message string `json:"message"`
-	Schema  string `json:"schema,omitempty"`
-	URL     string `json:"url,omitempty"`
-}
+type ask = fronttest.Ask
 
-// server is a go-sdk server (no elicitvault) over Streamable HTTP whose
-// tool "ask" returns an input request for the elicitation in its
-// arguments and, called again, the response it got as JSON; on
-// 2025-11-25 the go-sdk turns the input request into elicitation/create.
-// It records the elicitation capability the client declared, and every
-// response that reached it.
+// server is a go-sdk server (no elicitvault) over Streamable HTTP with
+// the tool "ask" of [fronttest.AddAsk].
 type server struct {
 	url string
-
-	mu        sync.Mutex
-	caps      []*gosdk.ElicitationCapabilities
-	responses []string
+	log *fronttest.AskLog
 }
 
 func newServer(t *testing.T) *server {
 	t.Helper()
-	srv := &server{}
 	s := gosdk.NewServer(&gosdk.Implementation{Name: "bare", Version: "1"}, nil)
-	gosdk.AddTool(s, &gosdk.Tool{Name: "ask"}, func(ctx context.Context, req *gosdk.CallToolRequest, in ask) (*gosdk.CallToolResult, any, error) {
-		var caps *gosdk.ElicitationCapabilities
-		if c := req.ClientCapabilities(); c != nil {
-			caps = c.Elicitation
-		}
-		srv.mu.Lock()
-		srv.caps = append(srv.caps, caps)
-		srv.mu.Unlock()
-		if r, ok := req.Params.InputResponses["q"]; ok {
-			b, err := json.Marshal(r)
-			if err != nil {
-				return nil, nil, err
-			}
-			srv.mu.Lock()
-			srv.responses = append(srv.responses, string(b))
-			srv.mu.Unlock()
-			return &gosdk.CallToolResult{Content: []gosdk.Content{&gosdk.TextContent{Text: string(b)}}}, nil, nil
-		}
-		p := &gosdk.ElicitParams{Mode: in.Mode, Message: in.Message, URL: in.URL}
-		if in.Schema != "" {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(in.Schema), &m); err != nil {
-				return nil, nil, err
-			}
-			p.RequestedSchema = m
-		}
-		if in.Mode == "url" {
-			p.ElicitationID = "e1"
-		}
-		return &gosdk.CallToolResult{InputRequests: gosdk.InputRequestMap{"q": p}, RequestState: "s"}, nil, nil
-	})
+	srv := &server{log: fronttest.AddAsk(s)}
 	// The go-sdk serves 2026-07-28 from a stateless handler only: route
 	// by the protocol version, as elicit.Handler does.
 	stateful := gosdk.NewStreamableHTTPHandler(func(*http.Request) *gosdk.Server { return s }, nil)
@@ -96,11 +53,9 @@ func newServer(t *testing.T) *server {
 	return srv
 }
 
-func (s *server) got() ([]*gosdk.ElicitationCapabilities, []string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*gosdk.ElicitationCapabilities(nil), s.caps...), append([]string(nil), s.responses...)
-}
+// got returns the elicitation capabilities the client declared, one a
+// call, and every response that reached the tool.
+func (s *server) got() ([]*gosdk.ElicitationCapabilities, []string) { return s.log.Got() }
 
 // connect starts a real mcp-go client on version, answering with h.
 func connect(t *testing.T, url string, h *client.Handler, version string) *mcpclient.Client {

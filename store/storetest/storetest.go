@@ -163,10 +163,44 @@ func wantMissing(t *testing.T, s store.Store, key string) {
 	}
 }
 
-// sleepUntil sleeps until deadline. The suite uses it only where the point
-// is to let time pass, to test expiry.
-func sleepUntil(deadline time.Time) {
-	time.Sleep(time.Until(deadline))
+// waitExpired polls s until it reports key absent, and fails t if key
+// is still there when read 150ms or more after expiry. The store's server
+// keeps its own clock, so the test cannot move it: it waits for the event,
+// and a read that is late only because the machine is loaded does not fail.
+func waitExpired(t *testing.T, s store.Store, key string, expiry time.Time) {
+	t.Helper()
+	for {
+		asked := time.Now()
+		got, err := s.Get(t.Context(), key)
+		if errors.Is(err, store.ErrNotFound) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("Get: %v", err)
+		}
+		if late := asked.Sub(expiry); late >= 150*time.Millisecond {
+			t.Fatalf("Get %v after the entry's expiry = %q, want ErrNotFound", late.Round(time.Millisecond), got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// putExpiring puts value under key to expire 250ms from now and returns
+// that expiry. If the store refused it because the expiry had passed by
+// the time the write arrived (a loaded machine), it writes it again to
+// expire a second from then.
+func putExpiring(t *testing.T, s store.Store, key string, value []byte) time.Time {
+	t.Helper()
+	expiry := time.Now().Add(250 * time.Millisecond)
+	err := s.Put(t.Context(), key, value, expiry)
+	if err != nil && time.Now().After(expiry) {
+		expiry = time.Now().Add(time.Second)
+		err = s.Put(t.Context(), key, value, expiry)
+	}
+	if err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	return expiry
 }
 
 // concurrently runs fn(i) for i in [0, n) in n goroutines released at
@@ -244,44 +278,73 @@ func testGetMissing(t *testing.T, s store.Store) {
 	}
 }
 
-// testExpiry writes entries that expire in a second (enough for the writes
-// on a loaded machine), waits until 150ms after that, and checks that every
-// operation treats them as absent, and that every write applies the expiry
-// it is given.
+// testExpiry writes entries that expire soon, waits until the store
+// reports the first one written absent (failing if it still holds it 150ms
+// after its expiry), and checks that every operation treats them all as
+// absent, and that every write applies the expiry it is given.
+//
+// The entries live 250ms; when writing them takes longer on a loaded
+// machine, the test writes new ones that live four times longer.
 func testExpiry(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	v, v2 := value("v"), value("v2")
-	start := time.Now()
-	short := start.Add(time.Second)
-	long := start.Add(time.Minute)
-
-	get, take, swap, pia, cas, casDel := newKey(), newKey(), newKey(), newKey(), newKey(), newKey()
-	mustPut(t, s, get, v, short)
-	wantValue(t, s, get, v)
-	for _, k := range []string{take, swap, pia, cas, casDel} {
-		mustPut(t, s, k, v, short)
+	long := time.Now().Add(time.Minute)
+	var (
+		short                                  time.Time
+		get, take, swap, pia, cas, casDel      string
+		piaShort, swapShort, casShort, renewed string
+	)
+	for ttl := 250 * time.Millisecond; ; ttl *= 4 {
+		start := time.Now()
+		short = start.Add(ttl)
+		get, take, swap, pia, cas, casDel = newKey(), newKey(), newKey(), newKey(), newKey(), newKey()
+		piaShort, swapShort, casShort, renewed = newKey(), newKey(), newKey(), newKey()
+		err := func() error {
+			if err := s.Put(ctx, get, v, short); err != nil {
+				return err
+			}
+			if got, err := s.Get(ctx, get); err != nil || !bytes.Equal(got, v) {
+				return fmt.Errorf("after Put, Get = %q, %v; want %q", got, err, v)
+			}
+			for _, k := range []string{take, swap, pia, cas, casDel} {
+				if err := s.Put(ctx, k, v, short); err != nil {
+					return err
+				}
+			}
+			// Every write sets the expiry it is given, replacing the
+			// previous one.
+			if ok, err := s.PutIfAbsent(ctx, piaShort, v, short); !ok || err != nil {
+				return fmt.Errorf("a first PutIfAbsent = %v, %v; want true", ok, err)
+			}
+			if err := s.Put(ctx, swapShort, v, long); err != nil {
+				return err
+			}
+			if _, err := s.Swap(ctx, swapShort, v2, short); err != nil {
+				return fmt.Errorf("swap: %w", err)
+			}
+			if err := s.Put(ctx, casShort, v, long); err != nil {
+				return err
+			}
+			if ok, err := s.CompareAndSwap(ctx, casShort, v, v2, short); !ok || err != nil {
+				return fmt.Errorf("CompareAndSwap = %v, %v; want true", ok, err)
+			}
+			if err := s.Put(ctx, renewed, v, short); err != nil {
+				return err
+			}
+			return s.Put(ctx, renewed, v2, long)
+		}()
+		if err == nil && time.Now().Before(short) {
+			break
+		}
+		if ttl >= 4*time.Second {
+			if err == nil {
+				err = errors.New("the writes outlived the entries")
+			}
+			t.Fatalf("writing entries that live %v: %v (took %v)", ttl, err, time.Since(start))
+		}
+		t.Logf("writing entries that live %v took %v (%v): again with a longer life", ttl, time.Since(start), err)
 	}
-
-	// Every write sets the expiry it is given, replacing the previous one.
-	piaShort, swapShort, casShort, renewed := newKey(), newKey(), newKey(), newKey()
-	if ok, err := s.PutIfAbsent(ctx, piaShort, v, short); !ok || err != nil {
-		t.Fatalf("PutIfAbsent = %v, %v; want true", ok, err)
-	}
-	mustPut(t, s, swapShort, v, long)
-	if _, err := s.Swap(ctx, swapShort, v2, short); err != nil {
-		t.Fatalf("Swap: %v", err)
-	}
-	mustPut(t, s, casShort, v, long)
-	if ok, err := s.CompareAndSwap(ctx, casShort, v, v2, short); !ok || err != nil {
-		t.Fatalf("CompareAndSwap = %v, %v; want true", ok, err)
-	}
-	mustPut(t, s, renewed, v, short)
-	mustPut(t, s, renewed, v2, long)
-
-	if time.Now().After(short) {
-		t.Fatalf("writing took %v, more than the second the entries live: cannot test expiry", time.Since(start))
-	}
-	sleepUntil(short.Add(150 * time.Millisecond))
+	waitExpired(t, s, get, short)
 
 	wantMissing(t, s, get)
 	if got, err := s.Take(ctx, take); !errors.Is(err, store.ErrNotFound) {
@@ -533,18 +596,19 @@ func testScan(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	start := time.Now()
 
-	// Entries that expire before the scan: each a second after it is
-	// written, so that a slow write on a loaded machine is not refused
-	// for an expiry already past.
+	// Entries that expire before the scan, each 250ms after it is written
+	// (or a second, when the machine is too loaded to write one in 250ms:
+	// a store refuses an expiry already past).
 	expired := make(map[string]bool)
+	var last string // the entry that expires last
 	var short time.Time
 	for range 5 {
 		k := newKey()
-		short = time.Now().Add(time.Second)
-		mustPut(t, s, k, value("expired"), short)
+		if expiry := putExpiring(t, s, k, value("expired")); expiry.After(short) {
+			last, short = k, expiry
+		}
 		expired[k] = true
 	}
-
 	type want struct {
 		value  []byte
 		expiry time.Time
@@ -565,7 +629,7 @@ func testScan(t *testing.T, s store.Store) {
 		churn = append(churn, k)
 	}
 
-	sleepUntil(short.Add(150 * time.Millisecond))
+	waitExpired(t, s, last, short)
 
 	seen := make(map[string]bool)
 	cursor := ""

@@ -236,6 +236,13 @@ type form struct {
 	done   chan struct{}
 }
 
+// current is the form's state.
+func (f *form) current() formState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.state
+}
+
 // end moves a pending form to its final state, once.
 func (f *form) end(st formState, r Result) bool {
 	f.mu.Lock()
@@ -285,16 +292,23 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request, nonce string) *f
 	return f
 }
 
-func (s *Server) page(w http.ResponseWriter, r *http.Request) {
-	f := s.lookup(w, r, r.URL.Query().Get("n"))
+// pending returns the form of lookup if it still waits for its answer;
+// for a form that ended it writes the ended page with the status ended.
+func (s *Server) pending(w http.ResponseWriter, r *http.Request, nonce string, ended int) *form {
+	f := s.lookup(w, r, nonce)
 	if f == nil {
-		return
+		return nil
 	}
-	f.mu.Lock()
-	st := f.state
-	f.mu.Unlock()
-	if st != statePending {
-		writePage(w, http.StatusGone, endedPage(st))
+	if st := f.current(); st != statePending {
+		writePage(w, ended, endedPage(st))
+		return nil
+	}
+	return f
+}
+
+func (s *Server) page(w http.ResponseWriter, r *http.Request) {
+	f := s.pending(w, r, r.URL.Query().Get("n"), http.StatusGone)
+	if f == nil {
 		return
 	}
 	writePage(w, http.StatusOK, formPage(f, nil, nil))
@@ -308,15 +322,8 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad request", http.StatusBadRequest)
 		return
 	}
-	f := s.lookup(w, r, r.PostForm.Get("_nonce"))
+	f := s.pending(w, r, r.PostForm.Get("_nonce"), http.StatusConflict)
 	if f == nil {
-		return
-	}
-	f.mu.Lock()
-	st := f.state
-	f.mu.Unlock()
-	if st != statePending {
-		writePage(w, http.StatusConflict, endedPage(st))
 		return
 	}
 
@@ -344,10 +351,7 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 	}
 	if !f.end(stateAnswered, res) {
 		// Another submission won the race.
-		f.mu.Lock()
-		st = f.state
-		f.mu.Unlock()
-		writePage(w, http.StatusConflict, endedPage(st))
+		writePage(w, http.StatusConflict, endedPage(f.current()))
 		return
 	}
 	writePage(w, http.StatusOK, endedPage(stateAnswered))
@@ -358,11 +362,8 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 	if f == nil {
 		return
 	}
-	f.mu.Lock()
-	st := f.state
-	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]string{"state": string(st)})
+	json.NewEncoder(w).Encode(map[string]string{"state": string(f.current())})
 }
 
 func randomText(n int) string {

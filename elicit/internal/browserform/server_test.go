@@ -162,6 +162,15 @@ func TestSubmitOnceAndValidated(t *testing.T) {
 	if code, _ := post(t, p, validAnswer(nonce), nil); code != http.StatusConflict {
 		t.Fatalf("second submission: %d, want 409", code)
 	}
+	// The page of an answered form says it ended.
+	resp, err := http.Get(p.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusGone {
+		t.Fatalf("page after the answer: %d, want 410", resp.StatusCode)
+	}
 }
 
 func TestServerValidationIsAuthoritative(t *testing.T) {

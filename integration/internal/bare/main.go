@@ -10,6 +10,10 @@
 //
 //	bare --addr 127.0.0.1:0
 //
+// With ELICITVAULT_BARE_RUNTIME_TRACE set to a file path it writes a Go
+// runtime trace of its first 10 seconds there, to compare with serve's
+// (ELICITVAULT_RUNTIME_TRACE).
+//
 // It prints "bare: MCP at http://ADDR/mcp" on stderr once it listens.
 package main
 
@@ -22,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/trace"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -133,6 +138,16 @@ func main() {
 		}
 		stateful.ServeHTTP(w, r)
 	})
+	if path := os.Getenv("ELICITVAULT_BARE_RUNTIME_TRACE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := trace.Start(f); err != nil {
+			log.Fatal(err)
+		}
+		time.AfterFunc(10*time.Second, func() { trace.Stop(); f.Close() })
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		log.Fatal(err)
