@@ -118,7 +118,10 @@ func (p *peer) Progress(ctx context.Context, progress float64, message string) {
 // v1.2.1 drops one that its forwarder took off the session's channel
 // just before the call's response closed the stream (the forwarder then
 // finds the stream done): elicitation/complete is sent right before the
-// handler returns.
+// handler returns. With a standalone GET stream open (2025-11-25), mcp-go
+// mostly writes it there instead (both read the session's channel), so
+// waiting until it is written would not do: the 20 ms also let the
+// client read it on that stream before the response on the POST's.
 func settle(session server.ClientSession) {
 	if _, http := session.(server.SessionWithStreamableHTTPConfig); !http {
 		return
