@@ -2,6 +2,7 @@ package mcpgo
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/engine"
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -64,6 +66,7 @@ func (f *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, op
 	replies := &taskReplies{}
 	ctx = context.WithValue(ctx, repliesKey{}, replies)
 	w := &lockedWriter{w: out, replies: replies}
+	ctx = context.WithValue(ctx, stdioOutKey{}, w)
 	pr, pw := io.Pipe()
 	go func() {
 		pw.CloseWithError(f.checkLines(ctx, in, pw, w, who, table))
@@ -83,6 +86,20 @@ type lockedWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
 	replies *taskReplies
+}
+
+// notify writes the notification n, a line of its own, at once.
+// mcp-go's stdio server writes the notifications it is sent from a
+// goroutine of its own, and a tool call's response from the call's: one
+// sent just before the handler returns may come after the response.
+// Written by the handler through notify, it comes before.
+func (l *lockedWriter) notify(n mcp.JSONRPCNotification) error {
+	b, err := json.Marshal(n)
+	if err != nil {
+		return err
+	}
+	_, err = l.Write(append(b, '\n'))
+	return err
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {

@@ -89,7 +89,14 @@ func elicitError(ctx context.Context, err error) error {
 	return errors.New("elicit: mcp-go could not deliver elicitation/create, or read its answer")
 }
 
+// NotifyComplete sends notifications/elicitation/complete. During a call
+// on stdio the handler writes it itself, so that it comes before the
+// call's response (see lockedWriter.notify); else it goes through mcp-go.
 func (p *peer) NotifyComplete(ctx context.Context, id string) {
+	if out, ok := ctx.Value(stdioOutKey{}).(*lockedWriter); ok {
+		out.notify(mcp.NewElicitationCompleteNotification(id))
+		return
+	}
 	if p.m.SendElicitationComplete(p.m.WithContext(context.WithoutCancel(ctx), p.session), p.session, id) == nil && ctx.Err() == nil {
 		settle(p.session)
 	}
@@ -111,7 +118,10 @@ func (p *peer) Progress(ctx context.Context, progress float64, message string) {
 // v1.2.1 drops one that its forwarder took off the session's channel
 // just before the call's response closed the stream (the forwarder then
 // finds the stream done): elicitation/complete is sent right before the
-// handler returns.
+// handler returns. With a standalone GET stream open (2025-11-25), mcp-go
+// mostly writes it there instead (both read the session's channel), so
+// waiting until it is written would not do: the 20 ms also let the
+// client read it on that stream before the response on the POST's.
 func settle(session server.ClientSession) {
 	if _, http := session.(server.SessionWithStreamableHTTPConfig); !http {
 		return

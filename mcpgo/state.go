@@ -275,6 +275,10 @@ func (f *Server) checkHTTP(next http.Handler) http.Handler {
 // stdioKey is the context key of a stdio connection's session ID.
 type stdioKey struct{}
 
+// stdioOutKey is the context key of a stdio connection's output, a
+// *lockedWriter.
+type stdioOutKey struct{}
+
 // checkLines copies the JSON-RPC messages of in, one a line, to out,
 // checking each on the way (the stdio connection of the call who):
 // refused ones are answered on reply instead of passed on.
