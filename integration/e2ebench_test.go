@@ -185,7 +185,11 @@ func TestE2EBench(t *testing.T) {
 			if before := os.Getenv(e2eBenchBeforeEnv); before != "" {
 				// The same serve, built from an earlier commit: the ratio
 				// says what a change costs.
-				b := startKillableServeBin(t, before, "--sdk", evSDK, "--store", open(t))
+				args := []string{"--store", open(t)}
+				if evSDK != "go-sdk" { // builds before the mcp-go front-end have no --sdk
+					args = append(args, "--sdk", evSDK)
+				}
+				b := startKillableServeBin(t, before, args...)
 				bare, barePID = b.base+"/mcp", b.Cmd.Process.Pid
 			} else {
 				bare, barePID = startBare(t, bareName)
