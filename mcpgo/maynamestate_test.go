@@ -39,7 +39,7 @@ func TestMayNameState(t *testing.T) {
 		{`requestStat`, false},
 		{`equestState`, false},
 		{`{"request\u0053tate":"x"}`, true}, // an escape
-		{`{"requeſtState":"x"}`, true},       // a long s, which JSON folds to s
+		{`{"requeſtState":"x"}`, true},      // a long s, which JSON folds to s
 		{`{"q":"Q","requests":"tate"}`, false},
 		{"\x80", true},
 		{"0123456\x80", true},
