@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-// AppendString appends the encoding of s.
+// refAppendString appends the encoding of s.
 //
 // Each packed mode is tried in the encoder's order (see the package
 // comment) by packing s and checking its alphabet in the same pass; the
@@ -47,7 +47,7 @@ func refAppendString(dst []byte, s string) []byte {
 // refUUIDDigits holds the offsets of the 16 pairs of hex digits of a UUID.
 var refUUIDDigits = [16]uint8{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
 
-// appendUUID appends the UUID mode's encoding of s, or reports that s is
+// refAppendUUID appends the UUID mode's encoding of s, or reports that s is
 // not a canonical lowercase UUID.
 func refAppendUUID(dst []byte, s string) ([]byte, bool) {
 	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
@@ -66,7 +66,7 @@ func refAppendUUID(dst []byte, s string) ([]byte, bool) {
 	return append(append(dst, modeUUID), body[:]...), true
 }
 
-// pack appends the characters of s, bits bits each (their index in the
+// refPack appends the characters of s, bits bits each (their index in the
 // alphabet whose table index is), most significant first, zero-padded to
 // a whole byte. It reports false, appending nothing, if s has a character
 // outside the alphabet. Eight characters make exactly bits bytes, so
@@ -111,18 +111,7 @@ func refPack(dst []byte, s string, bits uint, index *[256]byte) ([]byte, bool) {
 	return dst[:start+size], true
 }
 
-// ReadString reads a string written by AppendString and rejects any other
-// encoding of it.
-func refReadString(src []byte) (string, []byte, error) {
-	var buf [64]byte
-	b, rest, err := refAppendReadString(buf[:0], src)
-	if err != nil {
-		return "", src, err
-	}
-	return string(b), rest, nil
-}
-
-// AppendReadString is ReadString that appends the string's bytes to dst,
+// refAppendReadString is ReadString that appends the string's bytes to dst,
 // so that a caller reading several strings can convert them at once.
 func refAppendReadString(dst, src []byte) ([]byte, []byte, error) {
 	h, rest, err := ReadUvarint(src)
@@ -186,7 +175,7 @@ func refAppendReadString(dst, src []byte) ([]byte, []byte, error) {
 	return dst, rest, nil
 }
 
-// unpack appends n characters of alphabet read from src, bits bits each,
+// refUnpack appends n characters of alphabet read from src, bits bits each,
 // and checks that the padding bits are zero. Whole groups of eight
 // characters (bits bytes) are unpacked without carrying bits over, read
 // as one 8-byte word where src has room.

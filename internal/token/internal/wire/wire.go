@@ -307,90 +307,81 @@ func appendUUIDText(dst []byte, body *[16]byte) []byte {
 	return dst
 }
 
-// base32Bits returns the 40 bits of eight base32 characters, w's lanes,
-// the first character's five bits highest; ok is false if a lane is not
-// one.
-func base32Bits(w uint64) (v uint64, ok bool) {
-	letter := ge(w, 'A') &^ ge(w, 'Z'+1)
-	digit := ge(w, '2') &^ ge(w, '7'+1)
-	if w&highs != 0 || letter|digit != highs {
-		return 0, false
+// packBase32 is pack for base32, eight characters (five bytes) at a time.
+// It may write up to three bytes past its result, in dst's capacity.
+func packBase32(dst []byte, s string) ([]byte, bool) {
+	start := len(dst)
+	for len(s) > 0 {
+		// Eight characters, or the last ones padded with 'A', whose bits
+		// are zero.
+		w, n := uint64(0), 8
+		if len(s) >= 8 {
+			w = le64(s)
+		} else {
+			n = len(s)
+			w = ones * 'A' << (8 * n & 63)
+			for i := range n {
+				w |= uint64(s[i]) << (8 * i & 63)
+			}
+		}
+		s = s[n:]
+		letter := ge(w, 'A') &^ ge(w, 'Z'+1)
+		digit := ge(w, '2') &^ ge(w, '7'+1)
+		if w&highs != 0 || letter|digit != highs {
+			return dst[:start], false
+		}
+		// Each lane's index in the alphabet: c - 'A' for a letter, c -
+		// '2' + 26 for a digit, moved up first so that no lane borrows;
+		// then the indexes joined, the first highest: in pairs (10 bits),
+		// fours (20) and all eight (40).
+		x := w + digit>>7*('A'-'2'+26) - ones*'A'
+		x = (x&0x00FF00FF00FF00FF)<<5 | (x>>8)&0x00FF00FF00FF00FF
+		x = (x&0x0000FFFF0000FFFF)<<10 | (x>>16)&0x0000FFFF0000FFFF
+		x = (x&0xFFFFFFFF)<<20 | x>>32
+		dst = binary.BigEndian.AppendUint64(dst, x<<24)[:len(dst)+packedLen(n, 5)]
 	}
-	// Each lane's index in the alphabet: c - 'A' for a letter, c - '2' +
-	// 26 for a digit, moved up first so that no lane borrows.
-	x := w + digit>>7*('A'-'2'+26) - ones*'A'
-	x = (x&0x00FF00FF00FF00FF)<<5 | (x>>8)&0x00FF00FF00FF00FF   // pairs: 10 bits
-	x = (x&0x0000FFFF0000FFFF)<<10 | (x>>16)&0x0000FFFF0000FFFF // fours: 20 bits
-	return (x&0xFFFFFFFF)<<20 | x>>32, true
+	return dst, true
 }
 
-// base32Chars is the inverse of base32Bits: the eight characters of the
-// 40 bits v as lanes.
+// unpackBase32 is unpack for base32, eight characters (five bytes) at a
+// time.
+func unpackBase32(dst, src []byte, n int) ([]byte, []byte, error) {
+	size := packedLen(n, 5)
+	if size > len(src) {
+		return dst, src, ErrMalformed
+	}
+	start, in, rest := len(dst), src[:size], src[size:]
+	for ; n >= 8; n -= 8 {
+		v := uint64(in[0])<<32 | uint64(binary.BigEndian.Uint32(in[1:5]))
+		dst = binary.LittleEndian.AppendUint64(dst, base32Chars(v))
+		in = in[5:]
+	}
+	if n > 0 {
+		// The last characters: their bytes, and the padding bits after
+		// them, which must be zero.
+		var v uint64
+		for i, b := range in {
+			v |= uint64(b) << ((32 - 8*i) & 63)
+		}
+		if v&(uint64(1)<<((40-5*n)&63)-1) != 0 {
+			return dst[:start], src, ErrMalformed
+		}
+		chars := base32Chars(v)
+		for i := range n {
+			dst = append(dst, byte(chars>>(8*i&63)))
+		}
+	}
+	return dst, rest, nil
+}
+
+// base32Chars returns the eight base32 characters of the 40 bits v, the
+// first character's five bits highest, as lanes.
 func base32Chars(v uint64) uint64 {
 	x := v>>20 | (v&0xFFFFF)<<32
 	x = (x>>10)&0x000003FF000003FF | (x&0x000003FF000003FF)<<16
 	x = (x>>5)&0x001F001F001F001F | (x&0x001F001F001F001F)<<8
 	// 'A' + x, and '2' + x - 26 for x ≥ 26.
 	return x + ones*'A' - (x+ones*(0x80-26))>>7&ones*('A'-'2'+26)
-}
-
-// packBase32 is pack for base32, eight characters at a time.
-func packBase32(dst []byte, s string) ([]byte, bool) {
-	start, size := len(dst), packedLen(len(s), 5)
-	// Each group of eight characters is stored as 8 bytes of which 5
-	// count: room for the last group's 3 surplus bytes, cut off at the end.
-	dst = slices.Grow(dst, size+8)
-	out := dst[start : start+size+8]
-	i, j := 0, 0
-	for ; i+8 <= len(s); i, j = i+8, j+5 {
-		v, ok := base32Bits(le64(s[i : i+8]))
-		if !ok {
-			return dst[:start], false
-		}
-		binary.BigEndian.PutUint64(out[j:], v<<24)
-	}
-	if i < len(s) {
-		// The last characters, padded with 'A', whose bits are zero.
-		last := [8]byte{'A', 'A', 'A', 'A', 'A', 'A', 'A', 'A'}
-		copy(last[:], s[i:])
-		v, ok := base32Bits(binary.LittleEndian.Uint64(last[:]))
-		if !ok {
-			return dst[:start], false
-		}
-		binary.BigEndian.PutUint64(out[j:], v<<24)
-	}
-	return dst[:start+size], true
-}
-
-// unpackBase32 is unpack for base32, eight characters at a time.
-func unpackBase32(dst, src []byte, n int) ([]byte, []byte, error) {
-	size := packedLen(n, 5)
-	if size > len(src) {
-		return dst, src, ErrMalformed
-	}
-	start := len(dst)
-	dst = slices.Grow(dst, n)[:start+n]
-	out := dst[start:]
-	j, k := 0, 0
-	for ; j+8 <= n; j, k = j+8, k+5 {
-		g := src[k : k+5]
-		v := uint64(g[0])<<32 | uint64(binary.BigEndian.Uint32(g[1:]))
-		binary.LittleEndian.PutUint64(out[j:], base32Chars(v))
-	}
-	if j < n {
-		// The last characters: their bytes, padded with zero bytes, and
-		// the bits after the characters must be zero.
-		var g [5]byte
-		copy(g[:], src[k:size])
-		v := uint64(g[0])<<32 | uint64(binary.BigEndian.Uint32(g[1:]))
-		if v&(uint64(1)<<((40-5*(n-j))&63)-1) != 0 {
-			return dst[:start], src, ErrMalformed
-		}
-		var last [8]byte
-		binary.LittleEndian.PutUint64(last[:], base32Chars(v))
-		copy(out[j:], last[:n-j])
-	}
-	return dst, src[size:], nil
 }
 
 // pack appends the characters of s, bits bits each (their index in the
