@@ -90,6 +90,9 @@ func AppendUvarint(dst []byte, v uint64) []byte { return binary.AppendUvarint(ds
 
 // ReadUvarint reads a minimally encoded uvarint.
 func ReadUvarint(src []byte) (uint64, []byte, error) {
+	if len(src) > 0 && src[0] < 0x80 { // one byte, the common case
+		return uint64(src[0]), src[1:], nil
+	}
 	v, n := binary.Uvarint(src)
 	if n <= 0 || (n > 1 && src[n-1] == 0) { // overflow, short, or not minimal
 		return 0, src, ErrMalformed
@@ -311,20 +314,21 @@ func appendUUIDText(dst []byte, body *[16]byte) []byte {
 // It may write up to three bytes past its result, in dst's capacity.
 func packBase32(dst []byte, s string) ([]byte, bool) {
 	start := len(dst)
-	for len(s) > 0 {
-		// Eight characters, or the last ones padded with 'A', whose bits
-		// are zero.
-		w, n := uint64(0), 8
-		if len(s) >= 8 {
-			w = le64(s)
-		} else {
-			n = len(s)
-			w = ones * 'A' << (8 * n & 63)
-			for i := range n {
-				w |= uint64(s[i]) << (8 * i & 63)
+	for i := 0; i < len(s); i += 8 {
+		// Eight characters; the last ones, fewer, in the low lanes, the
+		// lanes above padded with 'A', whose bits are zero.
+		var w uint64
+		switch rem := len(s) - i; {
+		case rem >= 8:
+			w = le64(s[i:])
+		case i > 0: // read with the characters before them
+			w = le64(s[len(s)-8:])>>(8*(8-rem)&63) | ones*'A'<<(8*rem&63)
+		default:
+			w = ones * 'A' << (8 * rem & 63)
+			for j := range rem {
+				w |= uint64(s[j]) << (8 * j & 63)
 			}
 		}
-		s = s[n:]
 		letter := ge(w, 'A') &^ ge(w, 'Z'+1)
 		digit := ge(w, '2') &^ ge(w, '7'+1)
 		if w&highs != 0 || letter|digit != highs {
@@ -338,9 +342,9 @@ func packBase32(dst []byte, s string) ([]byte, bool) {
 		x = (x&0x00FF00FF00FF00FF)<<5 | (x>>8)&0x00FF00FF00FF00FF
 		x = (x&0x0000FFFF0000FFFF)<<10 | (x>>16)&0x0000FFFF0000FFFF
 		x = (x&0xFFFFFFFF)<<20 | x>>32
-		dst = binary.BigEndian.AppendUint64(dst, x<<24)[:len(dst)+packedLen(n, 5)]
+		dst = binary.BigEndian.AppendUint64(dst, x<<24)[:len(dst)+5]
 	}
-	return dst, true
+	return dst[:start+packedLen(len(s), 5)], true
 }
 
 // unpackBase32 is unpack for base32, eight characters (five bytes) at a
@@ -351,17 +355,23 @@ func unpackBase32(dst, src []byte, n int) ([]byte, []byte, error) {
 		return dst, src, ErrMalformed
 	}
 	start, in, rest := len(dst), src[:size], src[size:]
+	k := 0
 	for ; n >= 8; n -= 8 {
-		v := uint64(in[0])<<32 | uint64(binary.BigEndian.Uint32(in[1:5]))
+		v := uint64(in[k])<<32 | uint64(binary.BigEndian.Uint32(in[k+1:k+5]))
 		dst = binary.LittleEndian.AppendUint64(dst, base32Chars(v))
-		in = in[5:]
+		k += 5
 	}
 	if n > 0 {
 		// The last characters: their bytes, and the padding bits after
 		// them, which must be zero.
 		var v uint64
-		for i, b := range in {
-			v |= uint64(b) << ((32 - 8*i) & 63)
+		if k > 0 { // read with the bytes before them
+			v = uint64(in[size-5])<<32 | uint64(binary.BigEndian.Uint32(in[size-4:]))
+			v = v << (8 * (5 - (size - k)) & 63) & (1<<40 - 1)
+		} else {
+			for i, b := range in {
+				v |= uint64(b) << ((32 - 8*i) & 63)
+			}
 		}
 		if v&(uint64(1)<<((40-5*n)&63)-1) != 0 {
 			return dst[:start], src, ErrMalformed
