@@ -324,10 +324,12 @@ func (s *Service) Issue(c *Claims, ttl time.Duration, f Format) (string, error) 
 		return "", errors.New("token: unknown format")
 	}
 	rand.Read(c.ID[:]) // never fails (crypto/rand)
+	// Whole seconds: now.Truncate(time.Second) and the expiry after it, the
+	// same values (no monotonic reading, now's location) built directly.
 	now := s.now()
-	now = now.Round(0).Add(-time.Duration(now.Nanosecond())) // Truncate(time.Second), without its division
-	c.IssuedAt = now
-	c.Expiry = now.Add(ttl.Truncate(time.Second))
+	sec, loc := now.Unix(), now.Location()
+	c.IssuedAt = time.Unix(sec, 0).In(loc)
+	c.Expiry = time.Unix(sec+int64(ttl/time.Second), 0).In(loc)
 	c.KeyID = s.keys.PrimaryKeyID()
 	c.Epoch = epoch.ID{}
 	if s.epochs != nil {
