@@ -449,8 +449,12 @@ func ReadString(src []byte) (string, []byte, error) {
 // AppendReadString is ReadString that appends the string's bytes to dst,
 // so that a caller reading several strings can convert them at once.
 func AppendReadString(dst, src []byte) ([]byte, []byte, error) {
-	h, rest, err := ReadUvarint(src)
-	if err != nil {
+	var h uint64
+	var rest []byte
+	var err error
+	if len(src) > 0 && src[0] < 0x80 { // a one-byte header: up to 31 characters
+		h, rest = uint64(src[0]), src[1:]
+	} else if h, rest, err = ReadUvarint(src); err != nil {
 		return dst, src, err
 	}
 	m, n64 := int(h&3), h>>2
