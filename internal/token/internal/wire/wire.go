@@ -348,36 +348,40 @@ func packBase32(dst []byte, s string) ([]byte, bool) {
 }
 
 // unpackBase32 is unpack for base32, eight characters (five bytes) at a
-// time. It may write up to seven bytes past its result, in dst's
-// capacity.
+// time.
 func unpackBase32(dst, src []byte, n int) ([]byte, []byte, error) {
 	size := packedLen(n, 5)
 	if size > len(src) {
 		return dst, src, ErrMalformed
 	}
-	in, rest := src[:size], src[size:]
-	// The padding bits after the last character must be zero.
-	if n%8 != 0 && uint64(in[size-1])&(uint64(1)<<((8-5*n%8)&7)-1) != 0 {
-		return dst, src, ErrMalformed
+	start, in, rest := len(dst), src[:size], src[size:]
+	k := 0
+	for ; n >= 8; n -= 8 {
+		v := uint64(in[k])<<32 | uint64(binary.BigEndian.Uint32(in[k+1:k+5]))
+		dst = binary.LittleEndian.AppendUint64(dst, base32Chars(v))
+		k += 5
 	}
-	start := len(dst)
-	dst = slices.Grow(dst, n+8)
-	out := dst[start : start+n+8]
-	j := 0
-	for ; len(in) >= 5; in = in[5:] {
-		v := uint64(in[0])<<32 | uint64(binary.BigEndian.Uint32(in[1:5]))
-		binary.LittleEndian.PutUint64(out[j:], base32Chars(v))
-		j += 8
-	}
-	if len(in) > 0 {
-		// The last characters: their bytes, zero-padded.
+	if n > 0 {
+		// The last characters: their bytes, and the padding bits after
+		// them, which must be zero.
 		var v uint64
-		for i, b := range in {
-			v |= uint64(b) << ((32 - 8*i) & 63)
+		if k > 0 { // read with the bytes before them
+			v = uint64(in[size-5])<<32 | uint64(binary.BigEndian.Uint32(in[size-4:]))
+			v = v << (8 * (5 - (size - k)) & 63) & (1<<40 - 1)
+		} else {
+			for i, b := range in {
+				v |= uint64(b) << ((32 - 8*i) & 63)
+			}
 		}
-		binary.LittleEndian.PutUint64(out[j:], base32Chars(v))
+		if v&(uint64(1)<<((40-5*n)&63)-1) != 0 {
+			return dst[:start], src, ErrMalformed
+		}
+		chars := base32Chars(v)
+		for i := range n {
+			dst = append(dst, byte(chars>>(8*i&63)))
+		}
 	}
-	return dst[:start+n], rest, nil
+	return dst, rest, nil
 }
 
 // base32Chars returns the eight base32 characters of the 40 bits v, the
