@@ -18,7 +18,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
-const otelHelp = `Telemetry: serve traces and measures every elicitation (see the otel
+const otelHelp = `Telemetry: serve traces and measures every elicitation (see the otelelicit
 package) and exports it with OTLP over HTTP when the standard OpenTelemetry
 environment asks for it: traces when OTEL_TRACES_EXPORTER=otlp or an
 endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
