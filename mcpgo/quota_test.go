@@ -1,0 +1,167 @@
+package mcpgo_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/mcpgo"
+	"github.com/elicitvault/elicitvault/store/memory"
+	mcpclient "github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// metaPending is the _meta key of a pending LLM-mediated elicitation in a
+// tool call's result.
+const metaPending = "elicitationPending"
+
+// quotaServer serves, through the front-end with opts, a tool "ask" that
+// asks for a contact on an Elicitor whose only fallback is LLM-mediated
+// and whose per-client pending quota is perClient: a client without the
+// elicitation capability gets its pending question at once, and each one
+// counts against its client's quota.
+func quotaServer(t *testing.T, perClient int, opts *mcpgo.Options) string {
+	t.Helper()
+	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := memory.New(nil)
+	t.Cleanup(func() { st.Close() })
+	ev, err := elicit.New(keys, st, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: perClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := server.NewMCPServer("test", "1", server.WithToolCapabilities(false))
+	f := mcpgo.New(ev, m, opts)
+	m.AddTool(mcp.NewTool("ask"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if _, err := elicit.Form[contact](ctx, "Who should be added?"); err != nil {
+			return nil, err
+		}
+		return mcp.NewToolResultText("answered"), nil
+	})
+	// Listening on 127.0.0.1, reached from other loopback addresses.
+	srv := httptest.NewServer(f.Handler(nil))
+	t.Cleanup(func() {
+		ev.Close()
+		srv.Close()
+	})
+	return srv.URL + elicit.MCPPath
+}
+
+// fromAddr is an HTTP client whose connections leave from the local
+// address local.
+func fromAddr(local string) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+}
+
+// anonymous starts a real mcp-go client of 2026-07-28 without the
+// elicitation capability and without a user, with the transport's opts.
+func anonymous(t *testing.T, url string, opts ...transport.StreamableHTTPCOption) *mcpclient.Client {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcpclient.NewClient(tr, mcpclient.WithProtocolVersion(mcp.ProtocolVersion20260728))
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	init := mcp.InitializeRequest{}
+	init.Params.ProtocolVersion = mcp.ProtocolVersion20260728
+	init.Params.ClientInfo = mcp.Implementation{Name: "anonymous", Version: "1"}
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// asked calls "ask" n times from c and returns how many calls got their
+// question asked (a pending elicitation for the model); every other call
+// must be refused with ErrTooManyPending.
+func asked(t *testing.T, c *mcpclient.Client, n int) int {
+	t.Helper()
+	got := 0
+	for range n {
+		req := mcp.CallToolRequest{}
+		req.Params.Name = "ask"
+		res, err := c.CallTool(t.Context(), req)
+		switch {
+		case err == nil && !res.IsError && res.Meta != nil && res.Meta.AdditionalFields[metaPending] != nil:
+			got++
+		case err != nil && strings.Contains(err.Error(), elicit.ErrTooManyPending.Error()):
+		case err == nil && res.IsError && strings.Contains(resultText(res), elicit.ErrTooManyPending.Error()):
+		default:
+			t.Fatalf("neither asked nor refused: %+v, %v", res, err)
+		}
+	}
+	return got
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// Anonymous 2026-07-28 clients on the mcp-go front-end have a pending
+// quota each, by address (as on the go-sdk's Handler): client A filling
+// its own does not refuse client B, from another address, and A over its
+// bound is refused. Without the client's address in the call, every
+// anonymous client shares one quota, and B is refused.
+func TestAnonymousQuotaPerClientMCPGo(t *testing.T) {
+	url := quotaServer(t, 2, nil)
+	a := anonymous(t, url, transport.WithHTTPBasicClient(fromAddr("127.0.0.1")))
+	if n := asked(t, a, 3); n != 2 {
+		t.Errorf("client A got %d questions asked, want 2 (its bound)", n)
+	}
+	b := anonymous(t, url, transport.WithHTTPBasicClient(fromAddr("127.0.0.2")))
+	if n := asked(t, b, 3); n != 2 {
+		t.Errorf("client B, from another address, got %d questions asked, want 2", n)
+	}
+	a2 := anonymous(t, url, transport.WithHTTPBasicClient(fromAddr("127.0.0.1")))
+	if n := asked(t, a2, 1); n != 0 {
+		t.Errorf("client A on another connection got %d questions asked, want 0", n)
+	}
+}
+
+// Behind a trusted proxy (Options.TrustedProxies) the clients are told
+// apart by the address the proxy forwarded; a client that is not a
+// trusted proxy cannot choose its own by writing X-Forwarded-For.
+func TestAnonymousQuotaBehindProxyMCPGo(t *testing.T) {
+	url := quotaServer(t, 1, &mcpgo.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
+	via := func(local, forwarded string) *mcpclient.Client {
+		return anonymous(t, url, transport.WithHTTPBasicClient(fromAddr(local)),
+			transport.WithHTTPHeaders(map[string]string{"X-Forwarded-For": forwarded}))
+	}
+	if n := asked(t, via("127.0.0.1", "192.0.2.1"), 2); n != 1 {
+		t.Errorf("client 192.0.2.1 got %d questions asked, want 1", n)
+	}
+	if n := asked(t, via("127.0.0.1", "192.0.2.1"), 1); n != 0 {
+		t.Errorf("client 192.0.2.1 again got %d questions asked, want 0", n)
+	}
+	if n := asked(t, via("127.0.0.1", "192.0.2.2"), 1); n != 1 {
+		t.Errorf("client 192.0.2.2 got %d questions asked, want 1", n)
+	}
+	// Not through the proxy: its header is not believed.
+	if n := asked(t, via("127.0.0.3", "192.0.2.3"), 2); n != 1 {
+		t.Errorf("a client writing X-Forwarded-For itself got %d questions asked, want 1", n)
+	}
+	if n := asked(t, via("127.0.0.3", "192.0.2.4"), 1); n != 0 {
+		t.Errorf("the same client with another X-Forwarded-For got %d questions asked, want 0", n)
+	}
+}
