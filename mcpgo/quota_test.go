@@ -2,6 +2,7 @@ package mcpgo_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/engine"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/mcpgo"
 	"github.com/elicitvault/elicitvault/store/memory"
@@ -23,11 +26,15 @@ import (
 // tool call's result.
 const metaPending = "elicitationPending"
 
-// quotaServer serves, through the front-end with opts, a tool "ask" that
-// asks for a contact on an Elicitor whose only fallback is LLM-mediated
-// and whose per-client pending quota is perClient: a client without the
-// elicitation capability gets its pending question at once, and each one
-// counts against its client's quota.
+// quotaServer serves, through the front-end with opts, on an Elicitor
+// whose only fallback is LLM-mediated and whose per-client pending quota
+// is perClient, three tools that count against a client's quota and
+// answer at once: "ask" asks for a contact (elicit.Form: to a client
+// without the elicitation capability, a question for the model), "link"
+// for a URL-mode elicitation (2026-07-28: an input request with its link),
+// "confirm" runs as a task whose body waits for a confirmation, and
+// "greet_later" asks for a contact, then continues as a task (StartTask)
+// that runs until the Elicitor closes.
 func quotaServer(t *testing.T, perClient int, opts *mcpgo.Options) string {
 	t.Helper()
 	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
@@ -36,7 +43,9 @@ func quotaServer(t *testing.T, perClient int, opts *mcpgo.Options) string {
 	}
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New(keys, st, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: perClient})
+	ev, err := elicit.New(keys, st, &elicit.Config{
+		Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: perClient, BaseURL: "https://mcp.example.com",
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +57,32 @@ func quotaServer(t *testing.T, perClient int, opts *mcpgo.Options) string {
 		}
 		return mcp.NewToolResultText("answered"), nil
 	})
+	m.AddTool(mcp.NewTool("link"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		a, err := elicit.URL(ctx, "Connect your account")
+		if err != nil {
+			return nil, err
+		}
+		return mcp.NewToolResultText(string(a)), nil
+	})
+	m.AddTool(mcp.NewTool("confirm"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if _, err := elicit.Confirm(ctx, "Proceed?"); err != nil {
+			return nil, err
+		}
+		return mcp.NewToolResultText("confirmed"), nil
+	})
+	m.AddTool(mcp.NewTool("greet_later"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		res, err := elicit.Form[contact](ctx, "Who?")
+		if err != nil {
+			return nil, err
+		}
+		return mcpgo.StartTask(ctx, func(ctx context.Context) (*mcp.CallToolResult, error) {
+			<-ctx.Done() // runs until the Elicitor closes
+			return mcp.NewToolResultText("Hello, " + res.Content.Name), nil
+		})
+	})
+	if err := f.RunAsTask("confirm", elicit.TaskOptional); err != nil {
+		t.Fatal(err)
+	}
 	// Listening on 127.0.0.1, reached from other loopback addresses.
 	srv := httptest.NewServer(f.Handler(nil))
 	t.Cleanup(func() {
@@ -163,5 +198,73 @@ func TestAnonymousQuotaBehindProxyMCPGo(t *testing.T) {
 	}
 	if n := asked(t, via("127.0.0.3", "192.0.2.4"), 1); n != 0 {
 		t.Errorf("the same client with another X-Forwarded-For got %d questions asked, want 0", n)
+	}
+}
+
+// Every path that counts against the quota on the mcp-go front-end counts
+// an anonymous stateless client by its address, through raw 2026-07-28
+// requests (each answers at once: nothing waits for the client): the
+// LLM-mediated fallback, a URL-mode input request (its pending record), a
+// task (the tasks a client runs at once), and a task started after an
+// input round (the call the transport began with the requestState).
+// Client A's second call is refused at a bound of 1; client B's first,
+// from another address, is not.
+func TestAnonymousQuotaEveryPathMCPGo(t *testing.T) {
+	form := map[string]any{"form": map[string]any{}}
+	tasks := map[string]any{"elicitation": form, "extensions": map[string]any{engine.TasksExtension: map[string]any{}}}
+	isTask := func(res map[string]any) bool { return res["resultType"] == "task" }
+	for _, tc := range []struct {
+		name, tool string
+		caps       map[string]any
+		asked      func(res map[string]any) bool
+		round      bool // answer the call's input request, then read the retry's result
+	}{
+		{"LLM-mediated", "ask", map[string]any{}, func(res map[string]any) bool {
+			meta, _ := res["_meta"].(map[string]any)
+			return meta[metaPending] != nil
+		}, false},
+		{"URL mode", "link", map[string]any{"elicitation": map[string]any{"url": map[string]any{}}}, func(res map[string]any) bool {
+			return res["resultType"] == "input_required"
+		}, false},
+		{"task", "confirm", tasks, isTask, false},
+		{"task after an input round", "greet_later", tasks, isTask, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := quotaServer(t, 1, nil)
+			call := func(local string) (bool, string) {
+				hc := fromAddr(local)
+				params := map[string]any{"name": tc.tool, "arguments": map[string]any{}}
+				res, rerr := fronttest.CallFrom(t, hc, url, "", "tools/call", params, tc.caps)
+				if rerr == nil && tc.round {
+					reqs, _ := res["inputRequests"].(map[string]any)
+					if len(reqs) != 1 {
+						t.Fatalf("no input request: %.300v", res)
+					}
+					params["requestState"] = res["requestState"]
+					params["inputResponses"] = map[string]any{}
+					for key := range reqs {
+						params["inputResponses"] = map[string]any{key: map[string]any{"action": "accept", "content": map[string]any{"name": "Ada", "email": "ada@example.com"}}}
+					}
+					res, rerr = fronttest.CallFrom(t, hc, url, "", "tools/call", params, tc.caps)
+				}
+				if rerr != nil {
+					return false, rerr.Message
+				}
+				if tc.asked(res) {
+					return true, ""
+				}
+				return false, fmt.Sprint(res)
+			}
+			refused := func(msg string) bool { return strings.Contains(msg, elicit.ErrTooManyPending.Error()) }
+			if ok, msg := call("127.0.0.1"); !ok {
+				t.Fatalf("client A's first call: %.300s", msg)
+			}
+			if ok, msg := call("127.0.0.1"); ok || !refused(msg) {
+				t.Errorf("client A over its bound: asked %v, %.300s; want refused", ok, msg)
+			}
+			if ok, msg := call("127.0.0.2"); !ok {
+				t.Errorf("client B, from another address: %.300s", msg)
+			}
+		})
 	}
 }
