@@ -13,9 +13,7 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/fronttest"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/mcpgo"
-	"github.com/elicitvault/elicitvault/store/memory"
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -37,20 +35,9 @@ const metaPending = "elicitationPending"
 // that runs until the Elicitor closes.
 func quotaServer(t *testing.T, perClient int, opts *mcpgo.Options) string {
 	t.Helper()
-	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New(keys, st, &elicit.Config{
+	ev, m, f := newFrontEndWith(t, &elicit.Config{
 		Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: perClient, BaseURL: "https://mcp.example.com",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := server.NewMCPServer("test", "1", server.WithToolCapabilities(false))
-	f := mcpgo.New(ev, m, opts)
+	}, opts, server.WithToolCapabilities(false))
 	m.AddTool(mcp.NewTool("ask"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		if _, err := elicit.Form[contact](ctx, "Who should be added?"); err != nil {
 			return nil, err
@@ -141,16 +128,6 @@ func asked(t *testing.T, c *mcpclient.Client, n int) int {
 		}
 	}
 	return got
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 // Anonymous 2026-07-28 clients on the mcp-go front-end have a pending
