@@ -401,6 +401,7 @@ func TestWithClientID(t *testing.T) {
 // second task is refused at a bound of 1, client B's first, from another
 // address, is not.
 func TestAnonymousTasksPerClient(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, &elicit.Config{MaxPendingPerSubject: 1})
 	t.Cleanup(func() { e.ev.Close() })
 	e.tool("confirm", func(ctx context.Context, _ *mcp.CallToolRequest) (string, error) {

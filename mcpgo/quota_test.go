@@ -136,6 +136,7 @@ func asked(t *testing.T, c *mcpclient.Client, n int) int {
 // bound is refused. Without the client's address in the call, every
 // anonymous client shares one quota, and B is refused.
 func TestAnonymousQuotaPerClientMCPGo(t *testing.T) {
+	t.Parallel()
 	url := quotaServer(t, 2, nil)
 	a := anonymous(t, url, transport.WithHTTPBasicClient(fromAddr("127.0.0.1")))
 	if n := asked(t, a, 3); n != 2 {
@@ -155,6 +156,7 @@ func TestAnonymousQuotaPerClientMCPGo(t *testing.T) {
 // apart by the address the proxy forwarded; a client that is not a
 // trusted proxy cannot choose its own by writing X-Forwarded-For.
 func TestAnonymousQuotaBehindProxyMCPGo(t *testing.T) {
+	t.Parallel()
 	url := quotaServer(t, 1, &mcpgo.Options{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 	via := func(local, forwarded string) *mcpclient.Client {
 		return anonymous(t, url, transport.WithHTTPBasicClient(fromAddr(local)),
@@ -187,6 +189,7 @@ func TestAnonymousQuotaBehindProxyMCPGo(t *testing.T) {
 // Client A's second call is refused at a bound of 1; client B's first,
 // from another address, is not.
 func TestAnonymousQuotaEveryPathMCPGo(t *testing.T) {
+	t.Parallel()
 	form := map[string]any{"form": map[string]any{}}
 	tasks := map[string]any{"elicitation": form, "extensions": map[string]any{engine.TasksExtension: map[string]any{}}}
 	isTask := func(res map[string]any) bool { return res["resultType"] == "task" }
@@ -207,6 +210,7 @@ func TestAnonymousQuotaEveryPathMCPGo(t *testing.T) {
 		{"task after an input round", "greet_later", tasks, isTask, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			url := quotaServer(t, 1, nil)
 			call := func(local string) (bool, string) {
 				hc := fromAddr(local)
