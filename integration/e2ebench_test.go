@@ -22,13 +22,14 @@ import (
 // scripts/test.
 const (
 	e2eBenchEnv        = "ELICITVAULT_E2EBENCH"
-	e2eBenchSecondsEnv = "ELICITVAULT_E2EBENCH_SECONDS" // per measurement, default 4
-	e2eBenchPairsEnv   = "ELICITVAULT_E2EBENCH_PAIRS"   // interleaved pairs per cell, default 5
-	e2eBenchStoresEnv  = "ELICITVAULT_E2EBENCH_STORES"  // comma-separated subset of memory,redis,postgres
-	e2eBenchVersionEnv = "ELICITVAULT_E2EBENCH_VERSION" // one protocol version instead of both
-	e2eBenchSDKEnv     = "ELICITVAULT_E2EBENCH_SDK"     // serve's SDK (--sdk): go-sdk (default) or mcp-go
-	e2eBenchBareEnv    = "ELICITVAULT_E2EBENCH_BARE"    // the baseline's SDK: serve's (default), go-sdk or mcp-go
-	e2eBenchBeforeEnv  = "ELICITVAULT_E2EBENCH_BEFORE"  // an earlier elicitvault binary as the baseline, instead of a bare server
+	e2eBenchSecondsEnv = "ELICITVAULT_E2EBENCH_SECONDS"  // per measurement, default 4
+	e2eBenchPairsEnv   = "ELICITVAULT_E2EBENCH_PAIRS"    // interleaved pairs per cell, default 5
+	e2eBenchStoresEnv  = "ELICITVAULT_E2EBENCH_STORES"   // comma-separated subset of memory,redis,postgres
+	e2eBenchVersionEnv = "ELICITVAULT_E2EBENCH_VERSION"  // one protocol version instead of both
+	e2eBenchSessEnv    = "ELICITVAULT_E2EBENCH_SESSIONS" // one session count (1 or 16, or another) instead of both
+	e2eBenchSDKEnv     = "ELICITVAULT_E2EBENCH_SDK"      // serve's SDK (--sdk): go-sdk (default) or mcp-go
+	e2eBenchBareEnv    = "ELICITVAULT_E2EBENCH_BARE"     // the baseline's SDK: serve's (default), go-sdk or mcp-go
+	e2eBenchBeforeEnv  = "ELICITVAULT_E2EBENCH_BEFORE"   // an earlier elicitvault binary as the baseline, instead of a bare server
 )
 
 // bareServers are the baselines by SDK: the binary bareServerBin builds.
@@ -198,8 +199,12 @@ func TestE2EBench(t *testing.T) {
 			if v := os.Getenv(e2eBenchVersionEnv); v != "" {
 				versions = []string{v}
 			}
+			sessionCounts := []int{1, 16}
+			if n := envInt(e2eBenchSessEnv, 0); n > 0 {
+				sessionCounts = []int{n}
+			}
 			for _, version := range versions {
-				for _, sessions := range []int{1, 16} {
+				for _, sessions := range sessionCounts {
 					c := &e2eCell{store: st, version: version, sessions: sessions}
 					s := spec
 					s.sessions = sessions
