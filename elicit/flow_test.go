@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/elicitvault/elicitvault/keyring"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/elicitvault/elicitvault/keyring"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/epoch"
@@ -73,6 +74,12 @@ func newEnvWithKeys(t *testing.T, cfg *elicit.Config, keys *ring.Keyring) *env {
 	t.Helper()
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
+	return newEnvOn(t, st, cfg, keys)
+}
+
+// newEnvOn is newEnvWithKeys on st.
+func newEnvOn(t *testing.T, st store.Store, cfg *elicit.Config, keys *ring.Keyring) *env {
+	t.Helper()
 	ev, err := elicit.New((*keyring.Keyring)(keys), st, cfg)
 	if err != nil {
 		t.Fatal(err)

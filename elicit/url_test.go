@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/elicitvault/elicitvault/keyring"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elicitvault/elicitvault/keyring"
+
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -94,6 +96,34 @@ func (c *urlClient) options() *mcp.ClientOptions {
 			c.complete <- req.Params.ElicitationID
 		},
 	}
+}
+
+// otherNode returns a second Elicitor with keys and cfg on e's store
+// (another process sharing it), and points the tool "connect" at its
+// pages, served until the test ends.
+func (e *env) otherNode(keys *ring.Keyring, cfg *elicit.Config) *elicit.Elicitor {
+	e.t.Helper()
+	other, err := elicit.New((*keyring.Keyring)(keys), e.store, cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	srv := httptest.NewServer(other.Pages(nil))
+	e.t.Cleanup(srv.Close)
+	e.tool("connect", urlTool(srv.URL))
+	return other
+}
+
+// acceptURL calls "connect" from a new URL-mode client at version that
+// accepts on the page, fails the test unless the tool got "accept", and
+// returns the status of the page's answer.
+func (e *env) acceptURL(version string) int {
+	e.t.Helper()
+	c := newURLClient(e.t, false)
+	cs := e.connect(c.options(), version)
+	if got, isErr := call(e.t, cs, "connect"); isErr || got != "accept" {
+		e.t.Fatalf("got %q", got)
+	}
+	return <-c.status
 }
 
 func urlTool(base string, opts ...elicit.Option) func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
@@ -220,19 +250,8 @@ func TestURLUnsupported(t *testing.T) {
 func TestURLAcrossNodes(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
 		e := newEnv(t, nil)
-		other, err := elicit.New((*keyring.Keyring)(newKeyring(t)), e.store, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(other.Pages(nil))
-		defer srv.Close()
-		e.tool("connect", urlTool(srv.URL))
-		c := newURLClient(t, false)
-		cs := e.connect(c.options(), version)
-		if got, isErr := call(t, cs, "connect"); isErr || got != "accept" {
-			t.Fatalf("got %q", got)
-		}
-		if s := <-c.status; s != http.StatusOK {
+		e.otherNode(newKeyring(t), nil)
+		if s := e.acceptURL(version); s != http.StatusOK {
 			t.Errorf("callback status %d", s)
 		}
 		e.assertEmpty()

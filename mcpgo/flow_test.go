@@ -10,9 +10,8 @@ import (
 	"testing"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/mcpgo"
-	"github.com/elicitvault/elicitvault/store/memory"
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -28,21 +27,11 @@ type contact struct {
 	Email string `json:"email"`
 }
 
-// newFrontEnd returns an Elicitor with cfg on a memory store (closed when
-// t ends; the Elicitor is the caller's to close), and its front-end on a
-// new mcp-go server with opts.
+// newFrontEnd returns an Elicitor with cfg on a memory store (both closed
+// when t ends), and its front-end on a new mcp-go server with opts.
 func newFrontEnd(t *testing.T, cfg *elicit.Config, opts ...server.ServerOption) (*elicit.Elicitor, *server.MCPServer, *mcpgo.Server) {
 	t.Helper()
-	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New(keys, st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev := fronttest.NewElicitor(t, nil, cfg)
 	m := server.NewMCPServer("test", "1", opts...)
 	return ev, m, mcpgo.New(ev, m, nil)
 }
