@@ -13,7 +13,6 @@ import (
 	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/mcpgo"
 	mcpclient "github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -88,24 +87,9 @@ func dial(t *testing.T, url, version string, u *user) *mcpclient.Client {
 // dialWith starts a real mcp-go client on version whose user is h.
 func dialWith(t *testing.T, url, version string, h mcpclient.ElicitationHandler) *mcpclient.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := mcpclient.NewClient(tr,
+	c, _ := mcpgo.StartClient(t, url, nil, version,
 		mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &struct{}{}}}),
-		mcpclient.WithElicitationHandler(h),
-		mcpclient.WithProtocolVersion(version))
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = version
-	init.Params.ClientInfo = mcp.Implementation{Name: "mcp-go client", Version: "1"}
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
+		mcpclient.WithElicitationHandler(h))
 	return c
 }
 

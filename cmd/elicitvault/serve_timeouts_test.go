@@ -19,17 +19,7 @@ func startServeIn(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	results := make(chan serveResult, 1)
 	stderr := &lockedBuffer{}
-	e := &env{
-		stdin:  strings.NewReader(""),
-		stdout: io.Discard,
-		stderr: stderr,
-		getenv: func(name string) string {
-			if name == "MCP_ELICITATION_SECRET" {
-				return testSecrets["A"]
-			}
-			return ""
-		},
-	}
+	e := serveEnv(stderr)
 	go func() {
 		code := run(ctx, e, append([]string{"serve", "--addr", "127.0.0.1:0", "--fallback", "none"}, args...))
 		results <- serveResult{code, stderr}
