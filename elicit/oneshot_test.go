@@ -161,11 +161,7 @@ func TestRequestStateKeptAfterStoreFault(t *testing.T) {
 		}
 		return a, err
 	})
-	m := &manual{t, e.connect(&mcp.ClientOptions{
-		Capabilities:       bothModes,
-		ElicitationHandler: answer("cancel", nil),
-		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
-	}, mrtr)}
+	m := e.manualBoth()
 	first := m.call(&mcp.CallToolParams{Name: "connect"})
 	var link string
 	for _, r := range first.InputRequests {
