@@ -27,9 +27,10 @@ type Driver interface {
 	Take(ctx context.Context, key string) ([]byte, error)
 	PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error)
 	// PutIfAbsentGet is PutIfAbsent of key, then Get of other, in one
-	// round trip where the backend can (the Store New returns has the
-	// method too, beside the Store interface's).
-	// An absent other reads as a nil value, not ErrNotFound.
+	// round trip (the Store New returns has the method too, beside the
+	// Store interface's). An absent other reads as a nil value, not
+	// ErrNotFound. A Driver that cannot do both in one round trip returns
+	// errors.ErrUnsupported, and the Store calls PutIfAbsent, then Get.
 	PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error)
 	Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error)
 	// CompareAndSwap deletes the entry when value is nil.
@@ -179,10 +180,10 @@ func (p *portable) PutIfAbsent(ctx context.Context, key string, value []byte, ex
 // reports whether it wrote, and returns other's value, or nil when other
 // has no live entry. The read comes after the write: it sees every write
 // the store had applied when PutIfAbsentGet decided whether to write
-// (other = key returns value when it wrote). The memory store, PostgreSQL
-// and Redis (not Redis Cluster, where the two keys are in different
-// slots) do both in one round trip. An error leaves it unknown whether
-// value was written, as for PutIfAbsent.
+// (other = key returns value when it wrote). PostgreSQL and Redis (not
+// Redis Cluster, where the two keys are in different slots) do both in
+// one round trip. An error leaves it unknown whether value was written, as
+// for PutIfAbsent.
 //
 // It is not a method of [Store], so that a Store wrapper that changes
 // PutIfAbsent or Get is not bypassed: a caller holding a Store asserts
@@ -199,6 +200,14 @@ func (p *portable) PutIfAbsentGet(ctx context.Context, key string, value []byte,
 		return false, nil, err
 	}
 	ok, v, err := p.d.PutIfAbsentGet(ctx, key, value, expiry, other)
+	if errors.Is(err, errors.ErrUnsupported) {
+		ok, err = p.d.PutIfAbsent(ctx, key, value, expiry)
+		if err == nil {
+			if v, err = p.d.Get(ctx, other); err == ErrNotFound {
+				v, err = nil, nil
+			}
+		}
+	}
 	if err != nil {
 		return false, nil, p.fail(op, err)
 	}

@@ -17,6 +17,7 @@ package memory
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"hash/maphash"
 	"slices"
 	"strings"
@@ -174,18 +175,11 @@ func (s *driver) PutIfAbsent(ctx context.Context, key string, value []byte, expi
 	return true, nil
 }
 
-// PutIfAbsentGet implements store.Driver: the read takes other's lock
-// after the write released key's.
-func (s *driver) PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error) {
-	ok, err := s.PutIfAbsent(ctx, key, value, expiry)
-	if err != nil {
-		return false, nil, err
-	}
-	v, err := s.Get(ctx, other)
-	if err == store.ErrNotFound {
-		return ok, nil, nil
-	}
-	return ok, v, err
+// PutIfAbsentGet implements store.Driver: it returns errors.ErrUnsupported,
+// so that the Store calls PutIfAbsent, then Get (whose read takes other's
+// lock after the write released key's).
+func (s *driver) PutIfAbsentGet(context.Context, string, []byte, time.Time, string) (bool, []byte, error) {
+	return false, nil, errors.ErrUnsupported
 }
 
 func (s *driver) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
