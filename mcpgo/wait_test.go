@@ -2,7 +2,6 @@ package mcpgo_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/mcpgo"
 	mcpclient "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -104,14 +104,7 @@ func TestCloseEndsWait(t *testing.T) {
 	}()
 	<-u.asked
 	ev.Close()
-	select {
-	case err := <-errs:
-		if !errors.Is(err, elicit.ErrClosed) {
-			t.Fatalf("the wait ended with %v, want ErrClosed", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close did not end the wait")
-	}
+	fronttest.RecvErr(t, errs, elicit.ErrClosed, "the wait's end on Close")
 }
 
 // The fallback tool is listed to a client that lacks a mode, and only to
@@ -168,12 +161,5 @@ func TestSessionEndEndsWait(t *testing.T) {
 	} else {
 		res.Body.Close()
 	}
-	select {
-	case err := <-errs:
-		if !errors.Is(err, elicit.ErrSessionEnded) {
-			t.Fatalf("the wait ended with %v, want ErrSessionEnded", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the session's end did not end the wait")
-	}
+	fronttest.RecvErr(t, errs, elicit.ErrSessionEnded, "the wait's end with the session")
 }
