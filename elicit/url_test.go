@@ -2,7 +2,6 @@ package elicit_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -12,12 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/keyring"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -274,17 +273,7 @@ func urlRequiredCall(t *testing.T, e *env) (*mcp.ClientSession, *mcp.ElicitParam
 		},
 	}, legacy)
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "connect"})
-	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired {
-		t.Fatalf("got %v, want -32042", err)
-	}
-	var data struct {
-		Elicitations []*mcp.ElicitParams `json:"elicitations"`
-	}
-	if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 {
-		t.Fatalf("error data %s: %v", we.Data, err)
-	}
-	el := data.Elicitations[0]
+	el := fronttest.URLRequired(t, err)
 	if el.Mode != "url" || el.ElicitationID == "" || !strings.HasPrefix(el.URL, srv.URL+"/cb?token=ev2.") {
 		t.Fatalf("elicitation %+v", el)
 	}
@@ -360,10 +349,7 @@ func TestURLRequiredErrorMatchesInputRequired(t *testing.T) {
 	})
 	cs := e.connect(&mcp.ClientOptions{Capabilities: bothModes, ElicitationHandler: answer("accept", nil)}, legacy)
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "connect"})
-	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired {
-		t.Fatalf("got %v, want -32042", err)
-	}
+	fronttest.URLRequired(t, err)
 	if !<-matched {
 		t.Error("the -32042 error of URL does not match ErrInputRequired")
 	}
