@@ -224,18 +224,37 @@ func TestFormAccept(t *testing.T) {
 	})
 }
 
-func TestFormDeclineCancel(t *testing.T) {
-	forBoth(t, func(t *testing.T, version string) {
-		for _, action := range []string{"decline", "cancel"} {
+// A decline or cancel, from the client's form or through the model (the
+// LLM-mediated fallback), reaches the tool without content: content that
+// comes with a refusal is dropped.
+func TestDeclineCancel(t *testing.T) {
+	refused := map[string]any{"name": "x"}
+	// refuse answers the tool "profile" with action and refused content,
+	// and returns the env and the tool's result.
+	refuse := func(t *testing.T, version, action string, viaModel bool) (*env, string, bool) {
+		if !viaModel {
 			e := newEnv(t, nil)
 			e.tool("profile", profileTool)
-			// Content that comes with a refusal is dropped.
-			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer(action, map[string]any{"name": "x"})}, version)
+			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer(action, refused)}, version)
 			got, isErr := call(t, cs, "profile")
-			if isErr || got != action+" {Name: Email: Age:0 Plan: Tags:[]}" {
-				t.Errorf("%s: got %q (error %v)", action, got, isErr)
+			return e, got, isErr
+		}
+		e := newEnv(t, llmConfig)
+		e.tool("profile", profileTool)
+		cs := e.connect(mute, version)
+		p := pendingOf(t, callTool(t, cs, "profile", nil))
+		res := submit(t, cs, p.ID, action, refused)
+		return e, text(res), res.IsError
+	}
+	forBoth(t, func(t *testing.T, version string) {
+		for _, action := range []string{"decline", "cancel"} {
+			for _, viaModel := range []bool{false, true} {
+				e, got, isErr := refuse(t, version, action, viaModel)
+				if isErr || got != action+" {Name: Email: Age:0 Plan: Tags:[]}" {
+					t.Errorf("%s (via the model %v): got %q (error %v)", action, viaModel, got, isErr)
+				}
+				e.assertEmpty()
 			}
-			e.assertEmpty()
 		}
 	})
 }

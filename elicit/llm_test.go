@@ -118,23 +118,6 @@ func TestModelAccept(t *testing.T) {
 	})
 }
 
-func TestModelDeclineCancel(t *testing.T) {
-	forBoth(t, func(t *testing.T, version string) {
-		for _, action := range []string{"decline", "cancel"} {
-			e := newEnv(t, llmConfig)
-			e.tool("profile", profileTool)
-			cs := e.connect(mute, version)
-			p := pendingOf(t, callTool(t, cs, "profile", nil))
-			// Content that comes with a refusal is dropped.
-			res := submit(t, cs, p.ID, action, map[string]any{"name": "x"})
-			if res.IsError || text(res) != action+" {Name: Email: Age:0 Plan: Tags:[]}" {
-				t.Errorf("%s: %q (error %v)", action, text(res), res.IsError)
-			}
-			e.assertEmpty()
-		}
-	})
-}
-
 // Confirm is true only on an explicit accept with the box set.
 func TestModelConfirm(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
