@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/elicitvault/elicitvault/internal/epoch"
+	"github.com/elicitvault/elicitvault/internal/storefault"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
@@ -136,16 +137,16 @@ func TestCompactVersionBound(t *testing.T) {
 // token unused: a resend once the store is back succeeds, once.
 func TestEpochReadFailureLeavesTokenUsable(t *testing.T) {
 	ctx := context.Background()
-	st := &lossy{Store: memory.New(nil)}
+	st := &storefault.Lossy{Store: memory.New(nil)}
 	t.Cleanup(func() { st.Close() })
 	var changes atomic.Int32
 	s := node(t, st, &changes)
 	tok, _ := issue(t, s, typical(token.RequestState), token.Compact)
-	st.blind.Store(true)
+	st.Blind.Store(true)
 	if _, err := s.Consume(ctx, tok, token.Expect{Kind: token.RequestState}); err == nil || errors.Is(err, token.ErrReplayed) {
 		t.Fatalf("consume with the epoch unreadable: %v", err)
 	}
-	st.blind.Store(false)
+	st.Blind.Store(false)
 	if _, err := s.Consume(ctx, tok, token.Expect{Kind: token.RequestState}); err != nil {
 		t.Fatalf("resend: %v", err)
 	}
