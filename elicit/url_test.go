@@ -191,22 +191,8 @@ func TestURLDeclineOnPageNotifies(t *testing.T) {
 	})
 	t.Run("-32042", func(t *testing.T) {
 		e := newEnv(t, nil)
-		cs, el, complete := urlRequiredCall(t, e)
-		if s := choose(t, el.URL, "decline"); s != http.StatusOK {
-			t.Fatalf("page: %d", s)
-		}
-		select {
-		case id := <-complete:
-			if id != el.ElicitationID {
-				t.Errorf("completion for another elicitation")
-			}
-		case <-time.After(2 * time.Second):
-			t.Fatal("no notifications/elicitation/complete after Decline on the page")
-		}
 		// The retry gets the user's refusal.
-		if got, isErr := call(t, cs, "connect"); isErr || got != "decline" {
-			t.Errorf("retry: %q", got)
-		}
+		answerURLRequired(t, e, "decline")
 		e.assertEmpty()
 	})
 }
@@ -280,12 +266,15 @@ func urlRequiredCall(t *testing.T, e *env) (*mcp.ClientSession, *mcp.ElicitParam
 	return cs, el, complete
 }
 
-func TestURLElicitationRequiredError(t *testing.T) {
-	e := newEnv(t, nil)
-	elicit.SetTakenWait(e.ev, 100*time.Millisecond) // nothing takes the answer before the retry
+// answerURLRequired makes the call of urlRequiredCall, answers its
+// elicitation on the page with choice, waits for the elicitation's
+// completion notification and checks that the retry gets choice. It
+// returns the elicitation.
+func answerURLRequired(t *testing.T, e *env, choice string) *mcp.ElicitParams {
+	t.Helper()
 	cs, el, complete := urlRequiredCall(t, e)
-	if s := get(t, el.URL); s != http.StatusOK {
-		t.Fatalf("callback: %d", s)
+	if s := choose(t, el.URL, choice); s != http.StatusOK {
+		t.Fatalf("page: %d", s)
 	}
 	select {
 	case id := <-complete:
@@ -293,12 +282,19 @@ func TestURLElicitationRequiredError(t *testing.T) {
 			t.Errorf("completion for another elicitation")
 		}
 	case <-time.After(2 * time.Second):
-		t.Fatal("no completion notification")
+		t.Fatalf("no notifications/elicitation/complete after %s on the page", choice)
 	}
+	if got, isErr := call(t, cs, "connect"); isErr || got != choice {
+		t.Errorf("retry: %q, want %q", got, choice)
+	}
+	return el
+}
+
+func TestURLElicitationRequiredError(t *testing.T) {
+	e := newEnv(t, nil)
+	elicit.SetTakenWait(e.ev, 100*time.Millisecond) // nothing takes the answer before the retry
 	// The retry finds the completed elicitation.
-	if got, isErr := call(t, cs, "connect"); isErr || got != "accept" {
-		t.Errorf("retry: %q", got)
-	}
+	el := answerURLRequired(t, e, "accept")
 	// The link is single-use.
 	if s := get(t, el.URL); s != http.StatusGone {
 		t.Errorf("second callback: %d, want 410", s)
