@@ -82,18 +82,12 @@ func TestModelAcrossNodesAndUsers(t *testing.T) {
 // LLM-mediated tool "profile" (runs counts its calls and continuations).
 func profileNode(t *testing.T, st store.Store, keys *ring.Keyring, runs *atomic.Int32) http.Handler {
 	t.Helper()
-	ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
-	ev.Install(s)
-	e := &env{t: t, store: st, keys: keys, ev: ev, server: s}
+	e := newEnvOn(t, st, llmConfig, keys)
 	e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 		runs.Add(1)
 		return profileTool(ctx, req)
 	})
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return e.server }, &mcp.StreamableHTTPOptions{Stateless: true})
 }
 
 // profileNodes starts a stateless HTTP node per keyring on st, each with

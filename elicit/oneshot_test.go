@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -88,13 +87,7 @@ func testModelAnswerAfterPartition(t *testing.T) {
 	st := &partitioned{Store: memory.New(nil)}
 	defer st.Close()
 	keys := newKeyring(t)
-	ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	ev.Install(s)
-	e := &env{t: t, store: st, keys: keys, ev: ev, server: s}
+	e := newEnvOn(t, st, llmConfig, keys)
 	runs := e.counted("profile")
 	cs := e.connect(mute, legacy)
 	p := pendingOf(t, callTool(t, cs, "profile", nil))
@@ -144,14 +137,8 @@ func TestRequestStateKeptAfterStoreFault(t *testing.T) {
 	st := &failSubscribe{Store: memory.New(nil)}
 	t.Cleanup(func() { st.Close() })
 	keys := newKeyring(t)
-	ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	elicit.SetTakenWait(ev, 100*time.Millisecond) // the page's answer waits for the retry
-	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	ev.Install(s)
-	e := &env{t: t, store: st, keys: keys, ev: ev, server: s}
+	e := newEnvOn(t, st, nil, keys)
+	elicit.SetTakenWait(e.ev, 100*time.Millisecond) // the page's answer waits for the retry
 	srv := e.callback()
 	var got atomic.Int32
 	e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
