@@ -30,9 +30,15 @@ type contact struct {
 // when t ends), and its front-end on a new mcp-go server with opts.
 func newFrontEnd(t *testing.T, cfg *elicit.Config, opts ...server.ServerOption) (*elicit.Elicitor, *server.MCPServer, *mcpgo.Server) {
 	t.Helper()
+	return newFrontEndWith(t, cfg, nil, opts...)
+}
+
+// newFrontEndWith is newFrontEnd with the front-end's options fopts.
+func newFrontEndWith(t *testing.T, cfg *elicit.Config, fopts *mcpgo.Options, opts ...server.ServerOption) (*elicit.Elicitor, *server.MCPServer, *mcpgo.Server) {
+	t.Helper()
 	ev := fronttest.NewElicitor(t, nil, cfg)
 	m := server.NewMCPServer("test", "1", opts...)
-	return ev, m, mcpgo.New(ev, m, nil)
+	return ev, m, mcpgo.New(ev, m, fopts)
 }
 
 // newServer serves an mcp-go server with elicitvault's front-end, whose
@@ -101,16 +107,21 @@ func callText(t *testing.T, c *mcpclient.Client, tool string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if res.IsError {
+		return "", errors.New(resultText(res))
+	}
+	return resultText(res), nil
+}
+
+// resultText is the text of a tool result.
+func resultText(res *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range res.Content {
 		if tc, ok := c.(mcp.TextContent); ok {
 			b.WriteString(tc.Text)
 		}
 	}
-	if res.IsError {
-		return "", errors.New(b.String())
-	}
-	return b.String(), nil
+	return b.String()
 }
 
 func TestFormMCPGo(t *testing.T) {
