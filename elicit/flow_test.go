@@ -224,32 +224,34 @@ func TestFormAccept(t *testing.T) {
 	})
 }
 
-// A decline or cancel, from the client's form or through the model (the
-// LLM-mediated fallback), reaches the tool without content: content that
-// comes with a refusal is dropped.
-func TestDeclineCancel(t *testing.T) {
-	refused := map[string]any{"name": "x"}
-	// refuse answers the tool "profile" with action and refused content,
-	// and returns the env and the tool's result.
-	refuse := func(t *testing.T, version, action string, viaModel bool) (*env, string, bool) {
-		if !viaModel {
-			e := newEnv(t, nil)
-			e.tool("profile", profileTool)
-			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer(action, refused)}, version)
-			got, isErr := call(t, cs, "profile")
-			return e, got, isErr
-		}
-		e := newEnv(t, llmConfig)
-		e.tool("profile", profileTool)
-		cs := e.connect(mute, version)
-		p := pendingOf(t, callTool(t, cs, "profile", nil))
-		res := submit(t, cs, p.ID, action, refused)
-		return e, text(res), res.IsError
+// answerVia registers h as the tool name, calls it from a client that
+// answers action with content, in the client's own form or, viaModel,
+// through the model (the LLM-mediated fallback), and returns the env and
+// the tool's text and whether it is an error.
+func answerVia(t *testing.T, version string, viaModel bool, name string, h func(context.Context, *mcp.CallToolRequest) (string, error), action string, content map[string]any) (*env, string, bool) {
+	t.Helper()
+	if !viaModel {
+		e := newEnv(t, nil)
+		e.tool(name, h)
+		cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer(action, content)}, version)
+		got, isErr := call(t, cs, name)
+		return e, got, isErr
 	}
+	e := newEnv(t, llmConfig)
+	e.tool(name, h)
+	cs := e.connect(mute, version)
+	p := pendingOf(t, callTool(t, cs, name, nil))
+	res := submit(t, cs, p.ID, action, content)
+	return e, text(res), res.IsError
+}
+
+// A decline or cancel, in the client's form or through the model, reaches
+// the tool without content: content that comes with a refusal is dropped.
+func TestDeclineCancel(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
 		for _, action := range []string{"decline", "cancel"} {
 			for _, viaModel := range []bool{false, true} {
-				e, got, isErr := refuse(t, version, action, viaModel)
+				e, got, isErr := answerVia(t, version, viaModel, "profile", profileTool, action, map[string]any{"name": "x"})
 				if isErr || got != action+" {Name: Email: Age:0 Plan: Tags:[]}" {
 					t.Errorf("%s (via the model %v): got %q (error %v)", action, viaModel, got, isErr)
 				}
@@ -300,7 +302,13 @@ func TestFormInvalidContent(t *testing.T) {
 	})
 }
 
+// Confirm is true only on an explicit accept with the box set, in the
+// client's form or through the model.
 func TestConfirm(t *testing.T) {
+	confirm := func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		ok, err := elicit.Confirm(ctx, "Delete 47 contacts?")
+		return fmt.Sprint(ok), err
+	}
 	forBoth(t, func(t *testing.T, version string) {
 		for _, tc := range []struct {
 			action  string
@@ -312,15 +320,11 @@ func TestConfirm(t *testing.T) {
 			{"decline", map[string]any{"confirm": true}, false},
 			{"cancel", nil, false},
 		} {
-			e := newEnv(t, nil)
-			e.tool("delete", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-				ok, err := elicit.Confirm(ctx, "Delete 47 contacts?")
-				return fmt.Sprint(ok), err
-			})
-			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer(tc.action, tc.content)}, version)
-			got, isErr := call(t, cs, "delete")
-			if isErr || got != fmt.Sprint(tc.want) {
-				t.Errorf("%s %v: got %q (error %v), want %v", tc.action, tc.content, got, isErr, tc.want)
+			for _, viaModel := range []bool{false, true} {
+				_, got, isErr := answerVia(t, version, viaModel, "delete", confirm, tc.action, tc.content)
+				if isErr || got != fmt.Sprint(tc.want) {
+					t.Errorf("%s %v (via the model %v): got %q (error %v), want %v", tc.action, tc.content, viaModel, got, isErr, tc.want)
+				}
 			}
 		}
 	})

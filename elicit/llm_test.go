@@ -118,34 +118,6 @@ func TestModelAccept(t *testing.T) {
 	})
 }
 
-// Confirm is true only on an explicit accept with the box set.
-func TestModelConfirm(t *testing.T) {
-	forBoth(t, func(t *testing.T, version string) {
-		for _, tc := range []struct {
-			action  string
-			content map[string]any
-			want    string
-		}{
-			{"accept", map[string]any{"confirm": true}, "true"},
-			{"accept", map[string]any{"confirm": false}, "false"},
-			{"decline", map[string]any{"confirm": true}, "false"},
-			{"cancel", nil, "false"},
-		} {
-			e := newEnv(t, llmConfig)
-			e.tool("delete", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-				ok, err := elicit.Confirm(ctx, "Delete 47 contacts?")
-				return fmt.Sprint(ok), err
-			})
-			cs := e.connect(mute, version)
-			p := pendingOf(t, callTool(t, cs, "delete", nil))
-			res := submit(t, cs, p.ID, tc.action, tc.content)
-			if res.IsError || text(res) != tc.want {
-				t.Errorf("%s %v: %q (error %v), want %s", tc.action, tc.content, text(res), res.IsError, tc.want)
-			}
-		}
-	})
-}
-
 // An invalid answer is a tool error naming the JSON path; the elicitation
 // stays open and a corrected answer continues the tool.
 func TestModelInvalidThenCorrected(t *testing.T) {
