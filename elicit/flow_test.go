@@ -261,19 +261,24 @@ func TestDeclineCancel(t *testing.T) {
 	})
 }
 
+// invalidProfiles are answers to profileTool's form that its schema
+// refuses, each with the JSON path of what is wrong. "nope" and "zzz" must
+// not be quoted back.
+var invalidProfiles = []struct {
+	content map[string]any
+	path    string
+}{
+	{map[string]any{"name": "Ann", "email": "nope"}, "/email"},
+	{map[string]any{"name": "Ann"}, "/email"},
+	{map[string]any{"name": 7, "email": "a@b.c"}, "/name"},
+	{map[string]any{"name": "Ann", "email": "a@b.c", "age": -1}, "/age"},
+	{map[string]any{"name": "Ann", "email": "a@b.c", "tags": []any{"zzz"}}, "/tags/0"},
+	{map[string]any{"name": "Ann", "email": "a@b.c", "admin": true}, "/admin"},
+}
+
 func TestFormInvalidContent(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
-		for _, tc := range []struct {
-			content map[string]any
-			path    string
-		}{
-			{map[string]any{"name": "Ann", "email": "nope"}, "/email"},
-			{map[string]any{"name": "Ann"}, "/email"},
-			{map[string]any{"name": 7, "email": "a@b.c"}, "/name"},
-			{map[string]any{"name": "Ann", "email": "a@b.c", "age": -1}, "/age"},
-			{map[string]any{"name": "Ann", "email": "a@b.c", "tags": []any{"zzz"}}, "/tags/0"},
-			{map[string]any{"name": "Ann", "email": "a@b.c", "admin": true}, "/admin"},
-		} {
+		for _, tc := range invalidProfiles {
 			e := newEnv(t, nil)
 			var got error
 			e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {

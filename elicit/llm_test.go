@@ -126,16 +126,7 @@ func TestModelInvalidThenCorrected(t *testing.T) {
 		runs := e.counted("profile")
 		cs := e.connect(mute, version)
 		p := pendingOf(t, callTool(t, cs, "profile", nil))
-		for _, tc := range []struct {
-			content map[string]any
-			path    string
-		}{
-			{map[string]any{"name": "Ann", "email": "nope"}, "/email"},
-			{map[string]any{"name": "Ann"}, "/email"},
-			{map[string]any{"name": 7, "email": "a@b.c"}, "/name"},
-			{map[string]any{"name": "Ann", "email": "a@b.c", "tags": []any{"zzz"}}, "/tags/0"},
-			{map[string]any{"name": "Ann", "email": "a@b.c", "admin": true}, "/admin"},
-		} {
+		for _, tc := range invalidProfiles {
 			res := submit(t, cs, p.ID, "accept", tc.content)
 			if !res.IsError || !strings.Contains(text(res), tc.path) {
 				t.Errorf("%v: %q (error %v), want an error at %s", tc.content, text(res), res.IsError, tc.path)
