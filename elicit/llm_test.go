@@ -85,13 +85,20 @@ func (e *env) counted(name string) *atomic.Int32 {
 	return &runs
 }
 
+// modelProfile registers the LLM-mediated tool "profile" (runs counts its
+// runs) and calls it from a client at version that cannot elicit, and
+// returns the env, the client and the elicitation handed to the model.
+func modelProfile(t *testing.T, version string) (*env, *mcp.ClientSession, pending, *atomic.Int32) {
+	t.Helper()
+	e := newEnv(t, llmConfig)
+	runs := e.counted("profile")
+	cs := e.connect(mute, version)
+	return e, cs, pendingOf(t, callTool(t, cs, "profile", nil)), runs
+}
+
 func TestModelAccept(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
-		e := newEnv(t, llmConfig)
-		runs := e.counted("profile")
-		cs := e.connect(mute, version)
-
-		p := pendingOf(t, callTool(t, cs, "profile", nil))
+		e, cs, p, runs := modelProfile(t, version)
 		if p.Message != "Your profile?" || p.Schema["type"] != "object" {
 			t.Errorf("pending %+v", p)
 		}
@@ -122,10 +129,7 @@ func TestModelAccept(t *testing.T) {
 // stays open and a corrected answer continues the tool.
 func TestModelInvalidThenCorrected(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
-		e := newEnv(t, llmConfig)
-		runs := e.counted("profile")
-		cs := e.connect(mute, version)
-		p := pendingOf(t, callTool(t, cs, "profile", nil))
+		e, cs, p, runs := modelProfile(t, version)
 		for _, tc := range invalidProfiles {
 			res := submit(t, cs, p.ID, "accept", tc.content)
 			if !res.IsError || !strings.Contains(text(res), tc.path) {
@@ -181,10 +185,7 @@ func TestModelForeignSession(t *testing.T) {
 // Concurrent answers: exactly one continues the tool.
 func TestModelDoubleSubmission(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
-		e := newEnv(t, llmConfig)
-		runs := e.counted("profile")
-		cs := e.connect(mute, version)
-		p := pendingOf(t, callTool(t, cs, "profile", nil))
+		e, cs, p, runs := modelProfile(t, version)
 		const n = 8
 		var wg sync.WaitGroup
 		var ok, answered atomic.Int32

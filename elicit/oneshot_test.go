@@ -51,10 +51,7 @@ func (p *partitioned) CompareAndSwap(ctx context.Context, k string, old, v []byt
 // refused.
 func TestModelResendGetsSameResult(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
-		e := newEnv(t, llmConfig)
-		runs := e.counted("profile")
-		cs := e.connect(mute, version)
-		p := pendingOf(t, callTool(t, cs, "profile", nil))
+		_, cs, p, runs := modelProfile(t, version)
 		answer := map[string]any{"name": "Ann", "email": "ann@example.com"}
 		first := submit(t, cs, p.ID, "accept", answer)
 		if first.IsError {
