@@ -1,5 +1,6 @@
-// Package storefault is a store.Store of the tests that loses replies and
-// fails reads on demand, as a network partition does.
+// Package storefault holds store.Store wrappers of the tests: Lossy loses
+// replies and fails reads on demand, as a network partition does;
+// CountGets counts reads.
 package storefault
 
 import (
@@ -47,4 +48,16 @@ func (l *Lossy) Get(ctx context.Context, k string) ([]byte, error) {
 		return nil, ErrLost
 	}
 	return l.Store.Get(ctx, k)
+}
+
+// CountGets counts the Get calls of its Store.
+type CountGets struct {
+	store.Store
+	Gets atomic.Int64
+}
+
+// Get implements store.Store.
+func (c *CountGets) Get(ctx context.Context, k string) ([]byte, error) {
+	c.Gets.Add(1)
+	return c.Store.Get(ctx, k)
 }
