@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -373,7 +374,7 @@ func serveBrowserFallbackURLMode(t *testing.T, args ...string) {
 				case err != nil:
 					done <- err.Error()
 				default:
-					done <- resultText(res)
+					done <- fronttest.Text(res)
 				}
 			}()
 			var msg string
