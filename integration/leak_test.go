@@ -17,12 +17,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/postgres"
-	"github.com/elicitvault/elicitvault/store/redis"
 )
 
 // This file holds what a zero-knowledge test needs, for any flow: a
@@ -187,11 +185,7 @@ func newRedisZK(t *testing.T) *zkBackend {
 	raw := serverURL(t, redisEnv)
 	prefix, admin := redisPrefix(t, raw, "evzk")
 	proxied, wire := viaProxy(t, raw)
-	s, err := redis.New(t.Context(), proxied, &redis.Options{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() }) // before redisPrefix's clean-up
+	s := mustOpen(t, "redis", proxied, prefix) // before redisPrefix's clean-up
 	pattern := globEscape(prefix) + "*"
 	channels := func(t *testing.T) []string {
 		names, err := admin.PubSubChannels(context.Background(), pattern).Result()
@@ -231,41 +225,16 @@ func newRedisZK(t *testing.T) *zkBackend {
 			return dump
 		},
 		Channels: func(t *testing.T) int { return len(channels(t)) },
-		Another: func(t *testing.T) store.Store {
-			s, err := redis.New(t.Context(), proxied, &redis.Options{Prefix: prefix})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		},
+		Another:  func(t *testing.T) store.Store { return mustOpen(t, "redis", proxied, prefix) },
 	}
 }
 
 func newPostgresZK(t *testing.T) *zkBackend {
 	raw := serverURL(t, postgresEnv)
 	ctx := context.Background()
-	schema := "evzk_" + randomName()
-	pool, err := pgxpool.New(ctx, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := postgres.Migrate(ctx, pool, &postgres.Options{Schema: schema}); err != nil {
-		pool.Close()
-		t.Fatal(err)
-	}
+	schema, pool := migratedSchema(t, raw, "evzk_")
 	proxied, wire := viaProxy(t, raw)
-	s, err := postgres.New(ctx, proxied, &postgres.Options{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.Close()
-		if _, err := pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("dropping the test schema: %v", err)
-		}
-		pool.Close()
-	})
+	s := mustOpen(t, "postgres", proxied, schema)
 	table := pgx.Identifier{schema, "elicitvault_entries"}.Sanitize()
 	return &zkBackend{
 		Name:  "postgres",

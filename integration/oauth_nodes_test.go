@@ -15,7 +15,6 @@ import (
 	"github.com/elicitvault/elicitvault/internal/testclock"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
 	"github.com/elicitvault/elicitvault/keyring"
-	"github.com/elicitvault/elicitvault/store/redis"
 )
 
 // TestOAuthAcrossNodesRedis: two nodes, each with its own Redis client,
@@ -39,11 +38,7 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 	start, callback, redirect, prov := oauthSites(t, 13*time.Second, "nodes-client", "nodes client secret")
 	var servers []*mcp.Server
 	for _, web := range []*httptest.Server{start, callback} {
-		st, err := redis.New(t.Context(), raw, &redis.Options{Prefix: prefix})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		st := mustOpen(t, "redis", raw, prefix)
 		ev, err := elicit.New(keys, st, &elicit.Config{TTL: time.Minute, Clock: clock.Now})
 		if err != nil {
 			t.Fatal(err)

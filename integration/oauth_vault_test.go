@@ -23,7 +23,6 @@ import (
 	"github.com/elicitvault/elicitvault/internal/oidctest"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/redis"
 )
 
 // providerNet is one node's network to the provider: it records the
@@ -118,11 +117,7 @@ func newVaultEnv(t *testing.T, lease time.Duration) *vaultEnv {
 	e.cfg = &oauth2.Config{ClientID: "vault-client", ClientSecret: "vault client secret", Endpoint: e.prov.Endpoint(),
 		RedirectURL: redirect, Scopes: []string{"openid", "offline_access"}}
 	for i := range 2 {
-		st, err := redis.New(t.Context(), raw, &redis.Options{Prefix: prefix})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		st := mustOpen(t, "redis", raw, prefix)
 		if i == 0 {
 			e.st = st
 		}

@@ -17,9 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
@@ -175,20 +172,7 @@ func TestConsumeAcrossProcesses(t *testing.T) {
 			ctx := context.Background()
 			ns := "evinteg-" + randomName() + ":"
 			if backend == "postgres" {
-				ns = "evinteg_" + randomName()
-				pool, err := pgxpool.New(ctx, url)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer pool.Close()
-				if err := postgres.Migrate(ctx, pool, &postgres.Options{Schema: ns}); err != nil {
-					t.Fatal(err)
-				}
-				defer func() {
-					if _, err := pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{ns}.Sanitize()+" CASCADE"); err != nil {
-						t.Errorf("dropping the test schema: %v", err)
-					}
-				}()
+				ns, _ = migratedSchema(t, url, "evinteg_")
 			}
 			st, err := openStore(ctx, backend, url, ns)
 			if err != nil {

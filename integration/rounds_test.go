@@ -196,10 +196,6 @@ func newRoundsElicitor(t *testing.T, roundWait time.Duration) (*elicit.Elicitor,
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
 	srv := httptest.NewUnstartedServer(nil)
-	ev, err := elicit.New(keys, st, &elicit.Config{URLRoundWait: roundWait, BaseURL: "http://" + srv.Listener.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
+	ev := newElicitor(t, keys, st, &elicit.Config{URLRoundWait: roundWait, BaseURL: "http://" + srv.Listener.Addr().String()})
 	return ev, srv
 }

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store/redis/redistest"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -204,9 +203,7 @@ func postgresSchemaURL(t *testing.T, prefix string) string {
 			return
 		}
 		defer pool.Close()
-		if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("dropping the test schema: %v", err)
-		}
+		dropSchema(t, pool, schema)
 	})
 	return u.String()
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/procusage"
 	"github.com/elicitvault/elicitvault/keyring"
-	"github.com/elicitvault/elicitvault/store/redis"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,11 +41,7 @@ func TestAbandonedSessionsTwoNodesRedis(t *testing.T) {
 	}
 	var urls []string
 	for range 2 {
-		st, err := redis.New(t.Context(), raw, &redis.Options{Prefix: prefix})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		st := mustOpen(t, "redis", raw, prefix)
 		ev, err := elicit.New(keys, st, &elicit.Config{TTL: time.Minute})
 		if err != nil {
 			t.Fatal(err)

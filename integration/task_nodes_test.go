@@ -31,11 +31,7 @@ func TestTaskAcrossNodes(t *testing.T) {
 			}
 			var urls [2]string
 			for i := range urls {
-				ev, err := elicit.New(keys, open(), nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { ev.Close() })
+				ev := newElicitor(t, keys, open(), nil)
 				s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
 				ev.Install(s)
 				mcp.AddTool(s, &mcp.Tool{Name: "profile"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
@@ -98,11 +94,7 @@ func TestTaskAcrossSDKs(t *testing.T) {
 				t.Fatal(err)
 			}
 			node := func() *elicit.Elicitor {
-				ev, err := elicit.New(keys, open(), nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { ev.Close() })
+				ev := newElicitor(t, keys, open(), nil)
 				return ev
 			}
 			ask := func(ctx context.Context, sdk string) (string, error) {
@@ -207,7 +199,7 @@ func mcpgoTaskNode(t *testing.T, ev *elicit.Elicitor, ask func(context.Context) 
 	}
 	h := front.Handler(nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer zk" {
+		if r.Header.Get("Authorization") != "Bearer user-zk" { // fronttest.Call as the user zk
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}

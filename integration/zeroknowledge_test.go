@@ -3,11 +3,9 @@ package integration
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/elicitvault/elicitvault/keyring"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -23,6 +21,7 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
 )
@@ -341,46 +340,12 @@ func zkTaskServer(t *testing.T, ev *elicit.Elicitor, server *mcp.Server) string 
 // and returns its result.
 func zkRPC(t *testing.T, mcpURL, method string, params map[string]any) map[string]any {
 	t.Helper()
-	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "zk", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+	caps := map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+	res, rerr := fronttest.Call(t, mcpURL, "zk", method, params, caps)
+	if rerr != nil {
+		t.Fatalf("%s: %+v", method, rerr)
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest(http.MethodPost, mcpURL, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Authorization", "Bearer zk")
-	for _, k := range []string{"name", "taskId"} {
-		if v, ok := params[k].(string); ok {
-			req.Header.Set("Mcp-Name", v)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(raw), "\n") {
-		var msg struct {
-			Result map[string]any  `json:"result"`
-			Error  json.RawMessage `json:"error"`
-		}
-		if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &msg) != nil {
-			continue
-		}
-		if msg.Error != nil {
-			t.Fatalf("%s: %s", method, msg.Error)
-		}
-		if msg.Result != nil {
-			return msg.Result
-		}
-	}
-	t.Fatalf("%s: no JSON-RPC response (HTTP %d)", method, resp.StatusCode)
-	return nil
+	return res
 }
 
 func text(s string) *mcp.CallToolResult {

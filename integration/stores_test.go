@@ -1,0 +1,67 @@
+package integration
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/store"
+	"github.com/elicitvault/elicitvault/store/postgres"
+)
+
+// The namespaces of the tests on the shared Redis and PostgreSQL servers.
+
+// migratedSchema migrates a new schema, named prefix and random letters,
+// on the PostgreSQL server at raw, and returns its name and a pool on that
+// server. The schema is dropped and the pool closed when the test ends.
+func migratedSchema(t *testing.T, raw, prefix string) (string, *pgxpool.Pool) {
+	t.Helper()
+	ctx := context.Background()
+	schema := prefix + randomName()
+	pool, err := pgxpool.New(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if err := postgres.Migrate(ctx, pool, &postgres.Options{Schema: schema}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dropSchema(t, pool, schema) })
+	return schema, pool
+}
+
+// dropSchema drops schema, and everything in it, if it exists.
+func dropSchema(t *testing.T, pool *pgxpool.Pool, schema string) {
+	if _, err := pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+		t.Errorf("dropping the test schema: %v", err)
+	}
+}
+
+// mustOpen opens the store of backend ("redis" or "postgres") at url in
+// the namespace ns (a key prefix, a schema); it is closed when the test
+// ends.
+func mustOpen(t *testing.T, backend, url, ns string) store.Store {
+	t.Helper()
+	s, err := openStore(t.Context(), backend, url, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// newElicitor returns an Elicitor with keys and cfg on st, closed when the
+// test ends.
+func newElicitor(t *testing.T, keys *keyring.Keyring, st store.Store, cfg *elicit.Config) *elicit.Elicitor {
+	t.Helper()
+	ev, err := elicit.New(keys, st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ev.Close() })
+	return ev
+}
