@@ -54,20 +54,7 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 		web.Config.Handler = conn.Handler()
-		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
-		ev.Install(s)
-		mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			c, err := conn.Connect(ctx, "op")
-			if err != nil {
-				return nil, nil, err
-			}
-			sub, err := fetchSub(ctx, oauth2.NewClient(ctx, c.TokenSource), prov.Metadata.UserinfoEndpoint)
-			if err != nil {
-				return nil, nil, err
-			}
-			return text("sub:" + sub), nil, nil
-		})
-		servers = append(servers, s)
+		servers = append(servers, whoamiServer(ev, conn, "op", prov))
 	}
 
 	links := make(chan string, 1)

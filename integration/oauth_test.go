@@ -134,19 +134,7 @@ func TestZeroKnowledgeOAuth(t *testing.T) {
 				t.Fatal(err)
 			}
 			[]*httptest.Server{start, callback}[i].Config.Handler = conn.Handler()
-			s := mcp.NewServer(&mcp.Implementation{Name: "zk", Version: "1"}, nil)
-			ev.Install(s)
-			mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-				c, err := conn.Connect(ctx, zkOAuthProvider)
-				if err != nil {
-					return nil, nil, err
-				}
-				sub, err := fetchSub(ctx, oauth2.NewClient(ctx, c.TokenSource), prov.Metadata.UserinfoEndpoint)
-				if err != nil {
-					return nil, nil, err
-				}
-				return text("sub:" + sub), nil, nil
-			})
+			s := whoamiServer(ev, conn, zkOAuthProvider, prov)
 			mcp.AddTool(s, &mcp.Tool{Name: "disconnect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 				if err := conn.Disconnect(ctx, zkOAuthProvider); err != nil {
 					return nil, nil, err
@@ -212,6 +200,26 @@ func TestZeroKnowledgeOAuth(t *testing.T) {
 		}
 		b.CheckNoLeaks(t, "disconnected", forbidden())
 	})
+}
+
+// whoamiServer is a node's MCP server with ev installed and the tool
+// whoami: it connects the user to provider through conn and says
+// "sub:" and the subject that prov's userinfo endpoint gives the token.
+func whoamiServer(ev *elicit.Elicitor, conn *oauth.Connector, provider string, prov *oidctest.Provider) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
+	ev.Install(s)
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		c, err := conn.Connect(ctx, provider)
+		if err != nil {
+			return nil, nil, err
+		}
+		sub, err := fetchSub(ctx, oauth2.NewClient(ctx, c.TokenSource), prov.Metadata.UserinfoEndpoint)
+		if err != nil {
+			return nil, nil, err
+		}
+		return text("sub:" + sub), nil, nil
+	})
+	return s
 }
 
 func fetchSub(ctx context.Context, c *http.Client, endpoint string) (string, error) {

@@ -79,6 +79,23 @@ func openStore(ctx context.Context, backend, url, ns string) (store.Store, error
 	return nil, fmt.Errorf("unknown backend %q", backend)
 }
 
+// consumed is what consumeAll counted.
+type consumed struct {
+	wins, replays int
+	err           error
+}
+
+// consumeLater runs consumeAll in the background; its counts come on the
+// channel it returns.
+func consumeLater(svc *token.Service, tok string, n int, start <-chan struct{}) <-chan consumed {
+	done := make(chan consumed, 1)
+	go func() {
+		w, r, err := consumeAll(svc, tok, n, start)
+		done <- consumed{w, r, err}
+	}()
+	return done
+}
+
 // consumeAll runs n goroutines that consume tok at once, after start is
 // closed, and counts the outcomes.
 func consumeAll(svc *token.Service, tok string, n int, start <-chan struct{}) (wins, replays int, err error) {
@@ -133,15 +150,7 @@ func TestConsumeChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := make(chan struct{})
-	type result struct {
-		wins, replays int
-		err           error
-	}
-	done := make(chan result)
-	go func() {
-		w, r, err := consumeAll(svc, os.Getenv(tokenEnv), perProcess, start)
-		done <- result{w, r, err}
-	}()
+	done := consumeLater(svc, os.Getenv(tokenEnv), perProcess, start)
 	fmt.Println("READY")
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
 		t.Fatal(err)
@@ -229,15 +238,7 @@ func runBoth(t *testing.T, svc *token.Service, tok, backend, url, ns string) (wi
 	}
 
 	start := make(chan struct{})
-	type result struct {
-		wins, replays int
-		err           error
-	}
-	done := make(chan result)
-	go func() {
-		w, r, err := consumeAll(svc, tok, perProcess, start)
-		done <- result{w, r, err}
-	}()
+	done := consumeLater(svc, tok, perProcess, start)
 	waitFor("READY")
 	io.WriteString(stdin, "go\n")
 	close(start)

@@ -108,22 +108,24 @@ func TestServeLLMFallback(t *testing.T) {
 					t.Errorf("got %q", out)
 				}
 			})
-			t.Run("confirm", func(t *testing.T) {
-				id := pendingID(t, call(t, cs, "subscribe_newsletter", nil))
-				if out := fronttest.Text(answer(t, cs, id, "accept", map[string]any{"confirm": true})); out != "Subscribed." {
-					t.Errorf("got %q", out)
-				}
-				id = pendingID(t, call(t, cs, "subscribe_newsletter", nil))
-				if out := fronttest.Text(answer(t, cs, id, "accept", map[string]any{"confirm": false})); out != "Not subscribed." {
-					t.Errorf("unconfirmed: got %q", out)
-				}
-			})
-			t.Run("decline", func(t *testing.T) {
-				id := pendingID(t, call(t, cs, "subscribe_newsletter", nil))
-				if out := fronttest.Text(answer(t, cs, id, "decline", nil)); out != "Not subscribed." {
-					t.Errorf("got %q", out)
-				}
-			})
+			// One answer to one question: the tool's text.
+			for _, tc := range []struct {
+				name, tool, action string
+				content            map[string]any
+				want               string
+			}{
+				{"confirm", "subscribe_newsletter", "accept", map[string]any{"confirm": true}, "Subscribed."},
+				{"unconfirmed", "subscribe_newsletter", "accept", map[string]any{"confirm": false}, "Not subscribed."},
+				{"decline", "subscribe_newsletter", "decline", nil, "Not subscribed."},
+				{"cancel", "register_attendee", "cancel", nil, "Registration cancelled."},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					id := pendingID(t, call(t, cs, tc.tool, nil))
+					if out := fronttest.Text(answer(t, cs, id, tc.action, tc.content)); out != tc.want {
+						t.Errorf("got %q, want %q", out, tc.want)
+					}
+				})
+			}
 			t.Run("destructive-confirmation-refuses-the-model", func(t *testing.T) {
 				// delete_contacts allows only the browser form: the model
 				// is never asked to confirm it, and nothing is pending.
@@ -134,12 +136,6 @@ func TestServeLLMFallback(t *testing.T) {
 				}
 				if res.Meta["elicitationPending"] != nil || strings.Contains(out, "sendElicitationResult") {
 					t.Errorf("delete_contacts asked the model: %q", out)
-				}
-			})
-			t.Run("cancel", func(t *testing.T) {
-				id := pendingID(t, call(t, cs, "register_attendee", nil))
-				if out := fronttest.Text(answer(t, cs, id, "cancel", nil)); out != "Registration cancelled." {
-					t.Errorf("got %q", out)
 				}
 			})
 			t.Run("invalid-then-corrected", func(t *testing.T) {

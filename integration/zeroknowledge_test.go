@@ -256,62 +256,20 @@ func TestZeroKnowledge(t *testing.T) {
 		b.CheckNoLeaks(t, "resolved", snapshot())
 		// A task whose handler asks: its input request, while pending,
 		// and its answer and result, once answered, are in the backend.
-		mcp.AddTool(server, &mcp.Tool{Name: "task_profile"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			res, err := elicit.Form[zkForm](ctx, zkMessageTask)
-			if err != nil {
-				return nil, nil, err
-			}
-			return text(fmt.Sprintf("%s %s", res.Action, res.Content.Colour)), nil, nil
-		})
-		if err := ev.RunAsTask(server, "task_profile", elicit.TaskRequired); err != nil {
-			t.Fatal(err)
-		}
+		addTask(t, ev, server, "task_profile", askColour(zkMessageTask, ""))
 		// The same task on the mcp-go front-end (module mcpgo), over the
 		// same Elicitor.
-		mcpgoURL := mcpgoTaskNode(t, ev, func(ctx context.Context) (string, error) {
-			res, err := elicit.Form[zkForm](ctx, zkMessageTask)
-			if err != nil {
-				return "", err
-			}
-			return fmt.Sprintf("%s %s", res.Action, res.Content.Colour), nil
-		})
+		mcpgoURL := mcpgoTaskNode(t, ev, askColour(zkMessageTask, ""))
 		for _, node := range []struct{ sdk, url, tool string }{
 			{"go-sdk", zkTaskServer(t, ev, server), "task_profile"},
 			{"mcp-go", mcpgoURL, "profile"},
 		} {
-			mcpURL := node.url
-			created := zkRPC(t, mcpURL, "tools/call", map[string]any{"name": node.tool, "arguments": map[string]any{}})
-			taskID, _ := created["taskId"].(string)
-			if taskID == "" {
-				t.Fatalf("%s: tools/call: %v, want a task", node.sdk, created)
-			}
-			forbid(taskID)
-			var key string
-			for deadline := time.Now().Add(10 * time.Second); key == ""; time.Sleep(20 * time.Millisecond) {
-				got := zkRPC(t, mcpURL, "tasks/get", map[string]any{"taskId": taskID})
-				inputs, _ := got["inputRequests"].(map[string]any)
-				for k := range inputs {
-					key = k
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%s: the task did not ask: %v", node.sdk, got)
-				}
-			}
-			b.CheckNoLeaks(t, node.sdk+" task pending", snapshot())
-			zkRPC(t, mcpURL, "tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{
-				key: map[string]any{"action": "accept", "content": map[string]any{zkField: zkAnswerTask}},
-			}})
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-				got := zkRPC(t, mcpURL, "tasks/get", map[string]any{"taskId": taskID})
-				if got["status"] == "completed" {
-					if !strings.Contains(fmt.Sprint(got["result"]), "accept "+zkAnswerTask) {
-						t.Fatalf("%s: task result %v", node.sdk, got["result"])
-					}
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%s: the task did not complete: %v", node.sdk, got)
-				}
+			result := zkTaskRound(t, node.url, node.url, node.tool, zkAnswerTask, func(id string) {
+				forbid(id)
+				b.CheckNoLeaks(t, node.sdk+" task pending", snapshot())
+			})
+			if !strings.Contains(result, "accept "+zkAnswerTask) {
+				t.Fatalf("%s: task result %v", node.sdk, result)
 			}
 			b.CheckNoLeaks(t, node.sdk+" task completed", snapshot())
 		}
@@ -340,8 +298,7 @@ func zkTaskServer(t *testing.T, ev *elicit.Elicitor, server *mcp.Server) string 
 // and returns its result.
 func zkRPC(t *testing.T, mcpURL, method string, params map[string]any) map[string]any {
 	t.Helper()
-	caps := map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
-	res, rerr := fronttest.Call(t, mcpURL, "zk", method, params, caps)
+	res, rerr := fronttest.Call(t, mcpURL, "zk", method, params, zkTaskCaps)
 	if rerr != nil {
 		t.Fatalf("%s: %+v", method, rerr)
 	}
