@@ -58,9 +58,16 @@ func fixedClock() time.Time { return fuzzNow }
 // of the caller's choosing, so that seeds are the same in every run. It is
 // written from the format's description, not from package envelope.
 //
-//	version 0x01 || key ID (4) || expiry (8, big-endian Unix ms) || nonce (12) || ciphertext || tag (16)
-//	AAD = header || lp(purpose) || lp(subject) || lp(session ID) || lp(record ID)
+//	version 0x02 || key ID (4) || expiry (8, big-endian Unix ms) || nonce (12) || ciphertext || tag (16)
+//	AAD = header || record ID
 func sealWith(secret *keyschedule.Secret, b envelope.Binding, nonce byte, plaintext []byte, expiry time.Time) []byte {
+	return sealVersion(2, secret, b, nonce, plaintext, expiry)
+}
+
+// sealVersion is sealWith for a record of the given version: 2, or 1, the
+// version of releases before v0.2, whose AAD is
+// header || lp(purpose) || lp(subject) || lp(session ID) || lp(record ID).
+func sealVersion(version byte, secret *keyschedule.Secret, b envelope.Binding, nonce byte, plaintext []byte, expiry time.Time) []byte {
 	binding := []string{b.Subject, b.SessionID}
 	if b.Unbound {
 		binding = nil
@@ -78,11 +85,15 @@ func sealWith(secret *keyschedule.Secret, b envelope.Binding, nonce byte, plaint
 		panic(err)
 	}
 	id := secret.KeyID()
-	header := append([]byte{0x01}, id[:]...)
+	header := append([]byte{version}, id[:]...)
 	header = binary.BigEndian.AppendUint64(header, uint64(expiry.UnixMilli()))
 	aad := append([]byte(nil), header...)
-	for _, f := range []string{b.Purpose, b.Subject, b.SessionID, b.RecordID} {
-		aad = lp(aad, f)
+	if version == 1 {
+		for _, f := range []string{b.Purpose, b.Subject, b.SessionID, b.RecordID} {
+			aad = lp(aad, f)
+		}
+	} else {
+		aad = append(aad, b.RecordID...)
 	}
 	n := make([]byte, 12)
 	n[11] = nonce
@@ -211,6 +222,10 @@ func FuzzOpen(f *testing.F) {
 		{data: sealWith(secretA, envelope.Binding{Purpose: "result", Subject: "alice", SessionID: "sess-1", RecordID: "rec-1"}, 9, []byte("plaintext-purpose"), later), want: envelope.ErrInvalid},
 		{data: sealWith(secretA, envelope.Binding{Purpose: "pending", Unbound: true}, 10, []byte("plaintext-unbound"), later), want: envelope.ErrInvalid},
 		{data: sealWith(secretC, target, 11, []byte("plaintext-unknown"), later), want: envelope.ErrUnknownKey},
+		{data: sealVersion(1, secretA, target, 12, []byte("plaintext-v1"), later), plaintext: []byte("plaintext-v1")},
+		{data: sealVersion(1, secretB, target, 13, []byte("plaintext-v1-previous"), later), plaintext: []byte("plaintext-v1-previous")},
+		{data: sealVersion(1, secretA, other, 14, []byte("plaintext-v1-other"), later), want: envelope.ErrInvalid},
+		{data: sealVersion(1, secretA, target, 15, []byte("plaintext-v1-expired"), earlier), want: envelope.ErrExpired},
 	} {
 		k.add(f, s)
 		if i < 4 || i == 5 {
@@ -267,10 +282,11 @@ func FuzzParseHeader(f *testing.F) {
 	f.Add(sealWith(secretA, target, 1, nil, time.UnixMilli(-1)))
 	f.Add(make([]byte, envelope.Overhead-1))
 	f.Add(append([]byte{0x02}, make([]byte, 64)...))
+	f.Add(append([]byte{0x03}, make([]byte, 64)...))
 	f.Add(append([]byte{0x01}, bytes.Repeat([]byte{0xFF}, 64)...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := envelope.ParseHeader(data)
-		wellFormed := len(data) >= 41 && data[0] == 0x01
+		wellFormed := len(data) >= 41 && (data[0] == 0x01 || data[0] == 0x02)
 		if err != nil {
 			if wellFormed {
 				t.Fatalf("a well-formed header gave %v", err)

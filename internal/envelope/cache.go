@@ -4,7 +4,6 @@ import (
 	"crypto/cipher"
 	"encoding/binary"
 	"hash/maphash"
-	"math"
 	"sync"
 	"sync/atomic"
 
@@ -60,11 +59,10 @@ type cacheEntry struct {
 	used       atomic.Bool // hit through the table since it was last at the front
 	prev, next *cacheEntry // the LRU list, guarded by the cache's mu
 
-	// scratch holds an AAD without its first 13 bytes (the record's header)
-	// and its last field (the record ID): that is, lp(purpose) ||
-	// lp(subject) || lp(session ID), the part every record under this key
-	// shares, after 13 bytes of room. One Seal or Open at a time builds its
-	// AAD there, the one that sets busy; the others use a pooled buffer.
+	// scratch is a buffer for the AAD of a version 2 record: 13 bytes
+	// for its header and room for its record ID. One Seal or Open at a
+	// time builds its AAD there, the one that sets busy; the others use a
+	// pooled buffer.
 	busy    atomic.Bool
 	scratch []byte
 }
@@ -196,12 +194,7 @@ func newEntry(k cacheKey, a cipher.AEAD) *cacheEntry {
 	all := k.purpose + k.subject + k.session
 	np, ns := len(k.purpose), len(k.subject)
 	k.purpose, k.subject, k.session = all[:np], all[np:np+ns], all[np+ns:]
-	scratch := make([]byte, HeaderSize, HeaderSize+3*4+len(all)+4+32)
-	for _, f := range [...]string{k.purpose, k.subject, k.session} {
-		scratch = binary.BigEndian.AppendUint32(scratch, uint32(len(f)))
-		scratch = append(scratch, f...)
-	}
-	return &cacheEntry{key: k, aead: a, scratch: scratch}
+	return &cacheEntry{key: k, aead: a, scratch: make([]byte, HeaderSize, HeaderSize+64)}
 }
 
 // toFront moves e, which may be in the list or not, to its front. c.mu is
@@ -234,20 +227,21 @@ func (c *aeadCache) len() int {
 }
 
 // buildAAD returns the AAD of a record for b (which must be e's binding)
-// with the given header: in e's scratch buffer, or when another call holds
-// it in a pooled one. Pass both results to releaseAAD.
+// with the given header: for version 2 in e's scratch buffer, or when
+// another call holds it in a pooled one. Pass both results to releaseAAD.
 func (e *cacheEntry) buildAAD(b *Binding, header []byte) (aad []byte, pooled *[]byte, err error) {
-	if uint64(len(b.RecordID)) > math.MaxUint32 {
-		return nil, nil, ErrBinding
+	if header[0] == version1 {
+		pooled = aadBuffers.Get().(*[]byte)
+		aad, err = b.appendAADV1((*pooled)[:0], header)
+		return aad, pooled, err
 	}
 	if !e.busy.CompareAndSwap(false, true) {
 		pooled = aadBuffers.Get().(*[]byte)
-		aad, err = b.appendAAD((*pooled)[:0], header)
-		return aad, pooled, err
+		aad = append(append((*pooled)[:0], header...), b.RecordID...)
+		return aad, pooled, nil
 	}
 	aad = e.scratch
 	*(*[HeaderSize]byte)(aad) = [HeaderSize]byte(header) // no call to memmove
-	aad = binary.BigEndian.AppendUint32(aad, uint32(len(b.RecordID)))
 	return append(aad, b.RecordID...), nil, nil
 }
 

@@ -3,15 +3,23 @@
 //
 // A sealed record is
 //
-//	version (1 byte, 0x01) || key ID (4) || expiry (8, big-endian Unix ms) ||
+//	version (1 byte) || key ID (4) || expiry (8, big-endian Unix ms) ||
 //	nonce (12) || ciphertext || tag (16)
 //
 // 41 bytes of overhead. The key is the purpose key bound to the record's
-// subject and session (or the bare purpose key for an unbound binding); the
-// additional data is the 13-byte header followed by the purpose, subject,
-// session ID and record ID, each as a 4-byte big-endian length and its bytes.
-// A record therefore opens only under the binding it was sealed for, and its
-// expiry cannot be changed without detection.
+// subject and session (or the bare purpose key for an unbound binding), so
+// a record opens only under the binding it was sealed for. The additional
+// data authenticates the 13-byte header, so the expiry cannot be changed
+// without detection, and the record ID, so a record cannot be moved to
+// another slot of its session:
+//
+//	version 2 (Seal):  header || record ID
+//	version 1 (opened): header || lp(purpose) || lp(subject) || lp(session ID) || lp(record ID)
+//
+// where lp is a 4-byte big-endian length and the bytes. Version 1 repeated
+// in the additional data what the key already binds; version 2 authenticates
+// the same binding with fewer bytes to hash. Records of version 1 still
+// open, and Reseal writes them as version 2.
 package envelope
 
 import (
@@ -29,8 +37,11 @@ import (
 )
 
 const (
-	// Version is the first byte of every sealed record.
-	Version = 0x01
+	// Version is the first byte of every record Seal writes.
+	Version = 0x02
+	// version1 is the first byte of the records of releases before v0.2,
+	// which Open still opens (see the package documentation).
+	version1 = 0x01
 	// HeaderSize is the size of the version, key ID and expiry.
 	HeaderSize = 1 + 4 + 8
 	// Overhead is the number of bytes a sealed record adds to its plaintext.
@@ -86,21 +97,22 @@ func (b *Binding) appendInfo(dst []byte) ([]byte, error) {
 	return keyschedule.AppendInfo(dst, b.Purpose, b.Subject, b.SessionID)
 }
 
-// aadSize returns the size of the AAD appendAAD writes.
-func (b *Binding) aadSize() int {
+// aadSizeV1 returns the size of the AAD appendAADV1 writes.
+func (b *Binding) aadSizeV1() int {
 	return HeaderSize + 4*4 + len(b.Purpose) + len(b.Subject) + len(b.SessionID) + len(b.RecordID)
 }
 
-// appendAAD appends header || lp(purpose) || lp(subject) || lp(session) || lp(record),
-// where lp is keyschedule.AppendField's encoding: a 4-byte big-endian length and
-// the bytes.
-func (b *Binding) appendAAD(dst, header []byte) ([]byte, error) {
+// appendAADV1 appends the additional data of a version 1 record:
+// header || lp(purpose) || lp(subject) || lp(session) || lp(record), where lp
+// is keyschedule.AppendField's encoding: a 4-byte big-endian length and the
+// bytes.
+func (b *Binding) appendAADV1(dst, header []byte) ([]byte, error) {
 	const max = math.MaxUint32
 	if uint64(len(b.Purpose)) > max || uint64(len(b.Subject)) > max ||
 		uint64(len(b.SessionID)) > max || uint64(len(b.RecordID)) > max {
 		return dst, ErrBinding
 	}
-	dst = slices.Grow(dst, b.aadSize())
+	dst = slices.Grow(dst, b.aadSizeV1())
 	dst = append(dst, header...)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(b.Purpose)))
 	dst = append(dst, b.Purpose...)
@@ -117,8 +129,9 @@ func (b *Binding) appendAAD(dst, header []byte) ([]byte, error) {
 // without any key, for rewrap and inspection; nothing in it is trustworthy
 // until Open has verified the record.
 type Header struct {
-	KeyID  keyschedule.KeyID
-	Expiry time.Time
+	Version byte // Version, or 1 for a record of a release before v0.2
+	KeyID   keyschedule.KeyID
+	Expiry  time.Time
 }
 
 // ParseHeader reads the header of a sealed record without a key.
@@ -127,12 +140,12 @@ func ParseHeader(sealed []byte) (Header, error) {
 	if !ok {
 		return Header{}, ErrInvalid
 	}
-	return Header{KeyID: id, Expiry: time.UnixMilli(expiry)}, nil
+	return Header{Version: sealed[0], KeyID: id, Expiry: time.UnixMilli(expiry)}, nil
 }
 
 // parseHeader returns the key ID and the expiry in Unix milliseconds.
 func parseHeader(sealed []byte) (id keyschedule.KeyID, expiry int64, ok bool) {
-	if len(sealed) < Overhead || sealed[0] != Version {
+	if len(sealed) < Overhead || (sealed[0] != Version && sealed[0] != version1) {
 		return id, 0, false
 	}
 	copy(id[:], sealed[1:5])
@@ -279,6 +292,7 @@ func (s *Sealer) AppendOpen(dst []byte, b Binding, sealed []byte) ([]byte, Heade
 	if err != nil {
 		return dst, Header{}, err
 	}
+	version := sealed[0] // before dst, which may overlap sealed, is written
 	aad, pooled, err := e.buildAAD(&b, sealed[:HeaderSize])
 	if err != nil {
 		return dst, Header{}, err
@@ -300,7 +314,7 @@ func (s *Sealer) AppendOpen(dst []byte, b Binding, sealed []byte) ([]byte, Heade
 	if err != nil {
 		return dst, Header{}, err
 	}
-	return dst, Header{KeyID: id, Expiry: time.UnixMilli(expiry)}, nil
+	return dst, Header{Version: version, KeyID: id, Expiry: time.UnixMilli(expiry)}, nil
 }
 
 // withRoom returns aad, moved to a larger buffer if need be, and the empty
@@ -329,7 +343,7 @@ func (s *Sealer) OpenHeader(b Binding, sealed []byte) ([]byte, Header, error) {
 	if err != nil {
 		return nil, Header{}, err
 	}
-	return pt, Header{KeyID: id, Expiry: time.UnixMilli(expiry)}, nil
+	return pt, Header{Version: sealed[0], KeyID: id, Expiry: time.UnixMilli(expiry)}, nil
 }
 
 func (s *Sealer) open(b *Binding, sealed []byte) (pt []byte, id keyschedule.KeyID, expiry int64, err error) {

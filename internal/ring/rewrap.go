@@ -23,7 +23,7 @@ type RewrapOptions struct {
 // Progress counts what a rewrap has done so far.
 type Progress struct {
 	Scanned   int    // entries read
-	Rewrapped int    // records now under the primary secret and its index
+	Rewrapped int    // records now under the primary secret, its index and the current format
 	Current   int    // records that already were
 	Changed   int    // records left alone because they changed (or went) while being rewrapped
 	Skipped   int    // entries that are not records (one-shot markers)
@@ -106,7 +106,8 @@ func (k *Keyring) rewrapOne(ctx context.Context, s store.Store, e store.Entry, p
 	box, _, _ := splitRecord(e.Value)
 	boxHeader, _ := envelope.ParseHeader(box)
 	primary := k.PrimaryKeyID()
-	if e.Key == keys[0] && h.KeyID == primary && boxHeader.KeyID == primary {
+	if e.Key == keys[0] && h.KeyID == primary && boxHeader.KeyID == primary &&
+		h.Version == envelope.Version && boxHeader.Version == envelope.Version {
 		p.Current++
 		return nil
 	}
