@@ -301,12 +301,18 @@ func redisStoreURL(t *testing.T, kind string) string {
 	t.Helper()
 	raw := serverURL(t, redisEnv)
 	prefix, _ := redisPrefix(t, raw, kind)
+	return withQuery(t, raw, "prefix", prefix)
+}
+
+// withQuery is raw with its query parameter key set to value.
+func withQuery(t *testing.T, raw, key, value string) string {
+	t.Helper()
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := u.Query()
-	q.Set("prefix", prefix)
+	q.Set(key, value)
 	u.RawQuery = q.Encode()
 	return u.String()
 }
@@ -354,15 +360,17 @@ type recorder struct {
 	closed bool
 }
 
+// stream is what one connection carried in one direction; the
+// recorder's mu guards it.
 type stream struct {
+	r    *recorder
 	name string
-	mu   sync.Mutex
 	buf  bytes.Buffer
 }
 
 func (s *stream) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
 	return s.buf.Write(p)
 }
 
@@ -391,8 +399,8 @@ func (r *recorder) accept() {
 			client.Close()
 			continue
 		}
-		up := &stream{name: fmt.Sprintf("connection %d, client to server", n)}
-		down := &stream{name: fmt.Sprintf("connection %d, server to client", n)}
+		up := &stream{r: r, name: fmt.Sprintf("connection %d, client to server", n)}
+		down := &stream{r: r, name: fmt.Sprintf("connection %d, server to client", n)}
 		r.mu.Lock()
 		if r.closed {
 			r.mu.Unlock()
@@ -421,9 +429,7 @@ func (r *recorder) streams() []blob {
 	defer r.mu.Unlock()
 	var out []blob
 	for _, s := range r.logs {
-		s.mu.Lock()
 		out = append(out, blob{"wire: " + s.name, bytes.Clone(s.buf.Bytes())})
-		s.mu.Unlock()
 	}
 	return out
 }

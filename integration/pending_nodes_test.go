@@ -68,14 +68,10 @@ func pendingLoopMode(t *testing.T, open func() store.Store, mode elicit.Mode) {
 	lb := httptest.NewUnstartedServer(nil)
 	for i := range nodes {
 		// A store client of its own per node, as two processes have.
-		ev, err := elicit.New(keys, open(), &elicit.Config{
+		ev := newElicitor(t, keys, open(), &elicit.Config{
 			Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPending: limit, MaxPendingPerSubject: limit,
 			BaseURL: "http://" + lb.Listener.Addr().String(),
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ev.Close() })
 		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
 		ev.Install(s)
 		mcp.AddTool(s, &mcp.Tool{Name: "profile"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {

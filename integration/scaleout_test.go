@@ -188,13 +188,6 @@ func postgresSchemaURL(t *testing.T, prefix string) string {
 	t.Helper()
 	raw := serverURL(t, postgresEnv)
 	schema := prefix + randomName()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("schema", schema)
-	u.RawQuery = q.Encode()
 	t.Cleanup(func() {
 		ctx := context.Background()
 		pool, err := pgxpool.New(ctx, raw)
@@ -205,7 +198,7 @@ func postgresSchemaURL(t *testing.T, prefix string) string {
 		defer pool.Close()
 		dropSchema(t, pool, schema)
 	})
-	return u.String()
+	return withQuery(t, raw, "schema", schema)
 }
 
 func runScaleOut(t *testing.T, storeURL string) {

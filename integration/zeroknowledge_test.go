@@ -324,16 +324,10 @@ func callLater(cs *mcp.ClientSession, name string) <-chan string {
 	return done
 }
 
-// nextLink returns the next link sent on links, or fails t after 15s.
+// nextLink returns the next link sent on links, or fails t after 30s.
 func nextLink(t *testing.T, links <-chan string) string {
 	t.Helper()
-	select {
-	case link := <-links:
-		return link
-	case <-time.After(15 * time.Second):
-		t.Fatal("no URL-mode elicitation")
-	}
-	return ""
+	return fronttest.Recv(t, links, "a URL-mode elicitation")
 }
 
 func callTool(cs *mcp.ClientSession, name string) (string, error) {
