@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -274,10 +273,7 @@ const faultLease = 400 * time.Millisecond
 // newFaultCluster starts nodes A (on a, wrapped) and B (on b), store
 // clients of one namespace; stop stops them.
 func newFaultCluster(t *testing.T, a, b store.Store) (c *faultCluster, stop func()) {
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := keysA(t)
 	c = &faultCluster{a: &faultStore{Store: a, at: -1, label: "A", gone: make(chan struct{})}, lb: httptest.NewUnstartedServer(nil)}
 	var closers []func()
 	var nodes [2]http.Handler

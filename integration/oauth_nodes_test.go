@@ -14,7 +14,6 @@ import (
 	"github.com/elicitvault/elicitvault/elicit/oauth"
 	"github.com/elicitvault/elicitvault/internal/testclock"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
-	"github.com/elicitvault/elicitvault/keyring"
 )
 
 // TestOAuthAcrossNodesRedis: two nodes, each with its own Redis client,
@@ -30,10 +29,7 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 	// The nodes' clock, which the test moves past the refresh point (the
 	// provider and Redis keep the wall clock).
 	clock := new(testclock.Clock)
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := keysA(t)
 	// Access tokens of 13 s, refreshed 10 s before expiry: good for 3 s.
 	start, callback, redirect, prov := oauthSites(t, 13*time.Second, "nodes-client", "nodes client secret")
 	var servers []*mcp.Server

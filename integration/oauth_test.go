@@ -20,7 +20,6 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/oauth"
 	"github.com/elicitvault/elicitvault/internal/oidctest"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 )
 
@@ -107,10 +106,7 @@ func oauthSites(t *testing.T, accessTTL time.Duration, id, secret string) (start
 // provider's account ID.
 func TestZeroKnowledgeOAuth(t *testing.T) {
 	zkBackends(t, func(t *testing.T, b *zkBackend) {
-		keys, err := keyring.New([]byte(secretA))
-		if err != nil {
-			t.Fatal(err)
-		}
+		keys := keysA(t)
 		// Access tokens of 10 s are refreshed 10 s before expiry: at once.
 		start, callback, redirect, prov := oauthSites(t, 10*time.Second, "zk-client", "zk client secret 0c5e")
 		rec := &providerRecorder{}

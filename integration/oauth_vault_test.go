@@ -21,7 +21,6 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/oauth"
 	"github.com/elicitvault/elicitvault/internal/oidctest"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 )
 
@@ -105,10 +104,7 @@ func newVaultEnv(t *testing.T, lease time.Duration) *vaultEnv {
 	t.Helper()
 	raw := serverURL(t, redisEnv)
 	prefix, _ := redisPrefix(t, raw, "evvault")
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := keysA(t)
 	web := httptest.NewServer(nil)
 	t.Cleanup(web.Close)
 	redirect := web.URL + "/oauth/callback"

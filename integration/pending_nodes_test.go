@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -60,10 +59,7 @@ func pendingLoopMode(t *testing.T, open func() store.Store, mode elicit.Mode) {
 		}
 		loop = d
 	}
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := keysA(t)
 	var nodes [2]http.Handler
 	lb := httptest.NewUnstartedServer(nil)
 	for i := range nodes {

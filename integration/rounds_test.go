@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/mcpgo"
 	"github.com/elicitvault/elicitvault/store/memory"
 	mgmcp "github.com/mark3labs/mcp-go/mcp"
@@ -189,10 +188,7 @@ func urlRoundsOutlive(t *testing.T, base string, accept time.Duration, tsTimeout
 // its pages are at: the caller sets its handler and starts it.
 func newRoundsElicitor(t *testing.T, roundWait time.Duration) (*elicit.Elicitor, *httptest.Server) {
 	t.Helper()
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := keysA(t)
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
 	srv := httptest.NewUnstartedServer(nil)

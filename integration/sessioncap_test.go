@@ -15,7 +15,6 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/procusage"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,10 +34,7 @@ func TestAbandonedSessionsTwoNodesRedis(t *testing.T) {
 		}
 	}
 	prefix, _ := redisPrefix(t, raw, "evsessions")
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := keysA(t)
 	var urls []string
 	for range 2 {
 		st := mustOpen(t, "redis", raw, prefix)

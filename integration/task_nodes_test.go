@@ -11,7 +11,6 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/fronttest"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/mcpgo"
 	mg "github.com/mark3labs/mcp-go/mcp"
 	mgserver "github.com/mark3labs/mcp-go/server"
@@ -26,10 +25,7 @@ func TestTaskAcrossNodes(t *testing.T) {
 	for _, b := range sharedBackends("evtasks") {
 		t.Run(b.name, func(t *testing.T) {
 			open := b.namespace(t)
-			keys, err := keyring.New([]byte(secretA))
-			if err != nil {
-				t.Fatal(err)
-			}
+			keys := keysA(t)
 			var urls [2]string
 			for i := range urls {
 				urls[i] = gosdkTaskNode(t, newElicitor(t, keys, open(), nil), askColour("Your favourite colour?", fmt.Sprintf(" on node %d", i)))
@@ -50,10 +46,7 @@ func TestTaskAcrossSDKs(t *testing.T) {
 	for _, b := range sharedBackends("evtasksdk") {
 		t.Run(b.name, func(t *testing.T) {
 			open := b.namespace(t)
-			keys, err := keyring.New([]byte(secretA))
-			if err != nil {
-				t.Fatal(err)
-			}
+			keys := keysA(t)
 			gosdk := gosdkTaskNode(t, newElicitor(t, keys, open(), nil), askColour("Your favourite colour?", " on go-sdk"))
 			mcpgoURL := mcpgoTaskNode(t, newElicitor(t, keys, open(), nil), askColour("Your favourite colour?", " on mcp-go"))
 

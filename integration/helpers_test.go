@@ -13,7 +13,9 @@ import (
 	"github.com/elicitvault/elicitvault/store/postgres"
 )
 
-// The namespaces of the tests on the shared Redis and PostgreSQL servers.
+// What the tests share to set up a node: its keys, its Elicitor, its
+// store, in a namespace of its own on the shared Redis and PostgreSQL
+// servers.
 
 // migratedSchema migrates a new schema, named prefix and random letters,
 // on the PostgreSQL server at raw, and returns its name and a pool on that
@@ -64,4 +66,15 @@ func newElicitor(t *testing.T, keys *keyring.Keyring, st store.Store, cfg *elici
 	}
 	t.Cleanup(func() { ev.Close() })
 	return ev
+}
+
+// keysA is the keyring of secretA, the secret of every node of a test's
+// deployment.
+func keysA(t *testing.T) *keyring.Keyring {
+	t.Helper()
+	keys, err := keyring.New([]byte(secretA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return keys
 }
