@@ -97,12 +97,12 @@ func TestZeroKnowledgeFallbacks(t *testing.T) {
 			}
 			return text(strings.Join([]string{in.Note, card.Content.Detail, city.Content.Detail, state}, " ")), nil, nil
 		})
-		mcp.AddTool(server, &mcp.Tool{Name: "locker"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		addTextTool(server, "locker", func(ctx context.Context) (string, error) {
 			res, err := elicit.Form[zkfForm](ctx, zkfMessageBrowser, elicit.WithFallbacks(elicit.BrowserForm))
 			if err != nil {
-				return nil, nil, err
+				return "", err
 			}
-			return text(string(res.Action) + " " + res.Content.Detail), nil, nil
+			return string(res.Action) + " " + res.Content.Detail, nil
 		})
 
 		// The LLM-mediated elicitation: asked, answered once, asked again.

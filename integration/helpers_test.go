@@ -11,6 +11,9 @@ import (
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/postgres"
+	mg "github.com/mark3labs/mcp-go/mcp"
+	mgserver "github.com/mark3labs/mcp-go/server"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // What the tests share to set up a node: its keys, its Elicitor, its
@@ -77,4 +80,27 @@ func keysA(t *testing.T) *keyring.Keyring {
 		t.Fatal(err)
 	}
 	return keys
+}
+
+// addTextTool adds to s the tool name, without arguments, whose result is
+// the text f returns; an error of f is the call's error.
+func addTextTool(s *mcp.Server, name string, f func(context.Context) (string, error)) {
+	mcp.AddTool(s, &mcp.Tool{Name: name}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		out, err := f(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return text(out), nil, nil
+	})
+}
+
+// addMGTextTool is addTextTool on an mcp-go server.
+func addMGTextTool(m *mgserver.MCPServer, name string, f func(context.Context) (string, error)) {
+	m.AddTool(mg.NewTool(name), func(ctx context.Context, _ mg.CallToolRequest) (*mg.CallToolResult, error) {
+		out, err := f(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return mg.NewToolResultText(out), nil
+	})
 }

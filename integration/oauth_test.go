@@ -131,11 +131,11 @@ func TestZeroKnowledgeOAuth(t *testing.T) {
 			}
 			[]*httptest.Server{start, callback}[i].Config.Handler = conn.Handler()
 			s := whoamiServer(ev, conn, zkOAuthProvider, prov)
-			mcp.AddTool(s, &mcp.Tool{Name: "disconnect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			addTextTool(s, "disconnect", func(ctx context.Context) (string, error) {
 				if err := conn.Disconnect(ctx, zkOAuthProvider); err != nil {
-					return nil, nil, err
+					return "", err
 				}
-				return text("disconnected"), nil, nil
+				return "disconnected", nil
 			})
 			servers = append(servers, s)
 		}
@@ -204,16 +204,13 @@ func TestZeroKnowledgeOAuth(t *testing.T) {
 func whoamiServer(ev *elicit.Elicitor, conn *oauth.Connector, provider string, prov *oidctest.Provider) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
 	ev.Install(s)
-	mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	addTextTool(s, "whoami", func(ctx context.Context) (string, error) {
 		c, err := conn.Connect(ctx, provider)
 		if err != nil {
-			return nil, nil, err
+			return "", err
 		}
 		sub, err := fetchSub(ctx, oauth2.NewClient(ctx, c.TokenSource), prov.Metadata.UserinfoEndpoint)
-		if err != nil {
-			return nil, nil, err
-		}
-		return text("sub:" + sub), nil, nil
+		return "sub:" + sub, err
 	})
 	return s
 }

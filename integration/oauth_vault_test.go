@@ -136,17 +136,17 @@ func newVaultEnv(t *testing.T, lease time.Duration) *vaultEnv {
 		}
 		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
 		ev.Install(s)
-		mcp.AddTool(s, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		addTextTool(s, "connect", func(ctx context.Context) (string, error) {
 			if _, err := conn.Connect(ctx, "op"); err != nil {
-				return nil, nil, err
+				return "", err
 			}
-			return text("connected"), nil, nil
+			return "connected", nil
 		})
-		mcp.AddTool(s, &mcp.Tool{Name: "disconnect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		addTextTool(s, "disconnect", func(ctx context.Context) (string, error) {
 			if err := conn.Disconnect(ctx, "op"); err != nil {
-				return nil, nil, err
+				return "", err
 			}
-			return text("disconnected"), nil, nil
+			return "disconnected", nil
 		})
 		links := make(chan string, 1)
 		cs := connectAs(t, s, fmt.Sprintf("vault-session-%d", i), vaultUser, &mcp.ClientOptions{

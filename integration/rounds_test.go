@@ -14,7 +14,6 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/mcpgo"
 	"github.com/elicitvault/elicitvault/store/memory"
-	mgmcp "github.com/mark3labs/mcp-go/mcp"
 	mgserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -53,27 +52,19 @@ func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
 func newRoundsServer(t *testing.T, sdk string, roundWait time.Duration) string {
 	t.Helper()
 	ev, srv := newRoundsElicitor(t, roundWait)
+	connect := func(ctx context.Context) (string, error) {
+		action, err := elicit.URL(ctx, "Connect your Example account")
+		return string(action), err
+	}
 	if sdk == "mcp-go" {
 		m := mgserver.NewMCPServer("rounds", "1")
 		front := mcpgo.New(ev, m, nil)
-		m.AddTool(mgmcp.NewTool("connect_account"), func(ctx context.Context, _ mgmcp.CallToolRequest) (*mgmcp.CallToolResult, error) {
-			action, err := elicit.URL(ctx, "Connect your Example account")
-			if err != nil {
-				return nil, err
-			}
-			return mgmcp.NewToolResultText(string(action)), nil
-		})
+		addMGTextTool(m, "connect_account", connect)
 		srv.Config.Handler = front.Handler(nil)
 	} else {
 		s := mcp.NewServer(&mcp.Implementation{Name: "rounds", Version: "1"}, nil)
 		ev.Install(s)
-		mcp.AddTool(s, &mcp.Tool{Name: "connect_account"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			action, err := elicit.URL(ctx, "Connect your Example account")
-			if err != nil {
-				return nil, nil, err
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(action)}}}, nil, nil
-		})
+		addTextTool(s, "connect_account", connect)
 		srv.Config.Handler = ev.Handler(s, nil)
 	}
 	srv.Start()

@@ -44,14 +44,14 @@ func TestAbandonedSessionsTwoNodesRedis(t *testing.T) {
 		}
 		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
 		ev.Install(s)
-		mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		addTextTool(s, "ask", func(ctx context.Context) (string, error) {
 			r, err := elicit.Form[struct {
 				Name string `json:"name"`
 			}](ctx, "Your name?")
 			if err != nil {
-				return nil, nil, err
+				return "", err
 			}
-			return text("hello " + r.Content.Name), nil, nil
+			return "hello " + r.Content.Name, nil
 		})
 		srv := httptest.NewServer(ev.Handler(s, nil))
 		t.Cleanup(srv.Close)

@@ -12,7 +12,6 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/mcpgo"
-	mg "github.com/mark3labs/mcp-go/mcp"
 	mgserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -89,13 +88,7 @@ func askColour(message, suffix string) func(context.Context) (string, error) {
 // ask as a task (TaskRequired).
 func addTask(t *testing.T, ev *elicit.Elicitor, s *mcp.Server, name string, ask func(context.Context) (string, error)) {
 	t.Helper()
-	mcp.AddTool(s, &mcp.Tool{Name: name}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		out, err := ask(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		return text(out), nil, nil
-	})
+	addTextTool(s, name, ask)
 	if err := ev.RunAsTask(s, name, elicit.TaskRequired); err != nil {
 		t.Fatal(err)
 	}
@@ -163,13 +156,7 @@ func mcpgoTaskNode(t *testing.T, ev *elicit.Elicitor, ask func(context.Context) 
 		user, _ := ctx.Value(zkUserKey{}).(string)
 		return user
 	}})
-	m.AddTool(mg.NewTool("profile"), func(ctx context.Context, req mg.CallToolRequest) (*mg.CallToolResult, error) {
-		out, err := ask(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return mg.NewToolResultText(out), nil
-	})
+	addMGTextTool(m, "profile", ask)
 	if err := front.RunAsTask("profile", elicit.TaskRequired); err != nil {
 		t.Fatal(err)
 	}

@@ -99,19 +99,19 @@ func TestZeroKnowledge(t *testing.T) {
 		defer callback.Close()
 		server := mcp.NewServer(&mcp.Implementation{Name: "zk", Version: "1"}, nil)
 		ev.Install(server)
-		mcp.AddTool(server, &mcp.Tool{Name: "profile"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		addTextTool(server, "profile", func(ctx context.Context) (string, error) {
 			res, err := elicit.Form[zkForm](ctx, zkMessageForm)
 			if err != nil {
-				return nil, nil, err
+				return "", err
 			}
-			return text(fmt.Sprintf("%s %s", res.Action, res.Content.Colour)), nil, nil
+			return fmt.Sprintf("%s %s", res.Action, res.Content.Colour), nil
 		})
-		mcp.AddTool(server, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		addTextTool(server, "connect", func(ctx context.Context) (string, error) {
 			a, err := elicit.URL(ctx, zkMessageURL, elicit.WithLink(callbackLink(callback.URL+"/cb")))
 			if err != nil {
-				return nil, nil, err
+				return "", err
 			}
-			return text(string(a)), nil, nil
+			return string(a), nil
 		})
 
 		// Records sealed for a known binding, and tokens of every kind
