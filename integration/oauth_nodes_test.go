@@ -65,13 +65,13 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 	done := callLater(a, "whoami")
 	link := nextLink(t, links)
 	wd.Navigate(link)
-	waitFor(t, wd, `input[name=login]`)
+	wd.WaitFor(`input[name=login]`)
 	wd.TypeInto(`input[name=login]`, "nodes-account")
 	wd.TypeInto(`input[name=password]`, "any password")
 	wd.Click(`button[type=submit]`)
-	waitFor(t, wd, `input[name=prompt][value=consent]`)
+	wd.WaitFor(`input[name=prompt][value=consent]`)
 	wd.Click(`button[type=submit]`)
-	waitFor(t, wd, `#title`)
+	wd.WaitFor(`#title`)
 	if got := wd.Text("#title"); got != "Account connected" {
 		t.Fatalf("callback page: %q", got)
 	}
@@ -105,16 +105,5 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 	}
 	if n := prov.Count("grant.error", ""); n != 0 {
 		t.Errorf("grant errors: %v", prov.Events())
-	}
-}
-
-func waitFor(t *testing.T, wd *webdriver.Driver, css string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for wd.Exec(`return document.querySelector(arguments[0]) !== null`, css) != true {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s at %v", css, wd.Exec(`return location.href`))
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -209,25 +208,8 @@ func whoamiServer(ev *elicit.Elicitor, conn *oauth.Connector, provider string, p
 		if err != nil {
 			return "", err
 		}
-		sub, err := fetchSub(ctx, oauth2.NewClient(ctx, c.TokenSource), prov.Metadata.UserinfoEndpoint)
+		sub, err := prov.Subject(ctx, oauth2.NewClient(ctx, c.TokenSource))
 		return "sub:" + sub, err
 	})
 	return s
-}
-
-func fetchSub(ctx context.Context, c *http.Client, endpoint string) (string, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
-	resp, err := c.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("userinfo: HTTP %d", resp.StatusCode)
-	}
-	var v struct {
-		Sub string `json:"sub"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&v)
-	return v.Sub, err
 }

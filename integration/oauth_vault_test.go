@@ -206,7 +206,7 @@ func (e *vaultEnv) dead(t *testing.T, what string, tok oauth2.Token) {
 	if tok.RefreshToken == "" {
 		t.Fatalf("%s: no token recorded", what)
 	}
-	if _, err := fetchSub(t.Context(), e.cfg.Client(t.Context(), &oauth2.Token{AccessToken: tok.AccessToken, Expiry: time.Now().Add(time.Hour)}), e.prov.Metadata.UserinfoEndpoint); err == nil {
+	if _, err := e.prov.Subject(t.Context(), e.cfg.Client(t.Context(), &oauth2.Token{AccessToken: tok.AccessToken, Expiry: time.Now().Add(time.Hour)})); err == nil {
 		t.Errorf("%s: its access token still works at the provider", what)
 	}
 	if _, err := e.cfg.TokenSource(t.Context(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); err == nil {
@@ -301,7 +301,7 @@ func TestOAuthSlowRefresh(t *testing.T) {
 	if n := e.prov.Count("grant.error", ""); n != 0 {
 		t.Errorf("grant errors: %v", e.prov.Events())
 	}
-	if _, err := fetchSub(t.Context(), e.cfg.Client(t.Context(), ra.t), e.prov.Metadata.UserinfoEndpoint); err != nil {
+	if _, err := e.prov.Subject(t.Context(), e.cfg.Client(t.Context(), ra.t)); err != nil {
 		t.Errorf("the refreshed access token: %v", err)
 	}
 }
