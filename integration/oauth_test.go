@@ -40,30 +40,35 @@ type providerRecorder struct {
 }
 
 func (r *providerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		b, _ := io.ReadAll(req.Body)
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		if q, err := url.ParseQuery(string(b)); err == nil {
-			for _, k := range []string{"code", "code_verifier", "refresh_token", "token"} {
-				r.add(q.Get(k))
-			}
+	if q, err := url.ParseQuery(string(peek(&req.Body))); err == nil {
+		for _, k := range []string{"code", "code_verifier", "refresh_token", "token"} {
+			r.add(q.Get(k))
 		}
 	}
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(b))
 	var v map[string]any
-	if json.Unmarshal(b, &v) == nil {
+	if json.Unmarshal(peek(&resp.Body), &v) == nil {
 		for _, k := range []string{"access_token", "refresh_token", "id_token"} {
 			s, _ := v[k].(string)
 			r.add(s)
 		}
 	}
 	return resp, nil
+}
+
+// peek reads and returns all of body, a request's or a response's, and
+// puts the same bytes back for its reader.
+func peek(body *io.ReadCloser) []byte {
+	if *body == nil {
+		return nil
+	}
+	b, _ := io.ReadAll(*body)
+	(*body).Close()
+	*body = io.NopCloser(bytes.NewReader(b))
+	return b
 }
 
 func (r *providerRecorder) add(s string) {

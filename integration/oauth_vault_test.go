@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -45,9 +44,7 @@ func (n *providerNet) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !strings.HasPrefix(u, n.tokenURL) {
 		return http.DefaultTransport.RoundTrip(r)
 	}
-	body, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	refresh := bytes.Contains(body, []byte("grant_type=refresh_token"))
+	refresh := bytes.Contains(peek(&r.Body), []byte("grant_type=refresh_token"))
 	if refresh {
 		n.refreshes.Add(1)
 	}
@@ -55,9 +52,7 @@ func (n *providerNet) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	rb, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(rb))
+	rb := peek(&resp.Body)
 	var t struct {
 		AccessToken  string `json:"access_token"`
 		RefreshToken string `json:"refresh_token"`
