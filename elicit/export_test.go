@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/clientid"
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/form"
 	"github.com/elicitvault/elicitvault/internal/token"
@@ -46,7 +47,7 @@ func SetTakenWait(e *Elicitor, d time.Duration) { e.takenWait = d }
 var (
 	CallbackURL         = callbackURL
 	CheckInputResponses = checkHTTPInputResponses
-	ForwardedFor        = forwardedFor
+	ForwardedFor        = clientid.ForwardedFor
 	WithClientID        = engine.WithClientID
 	WithInputKey        = withInputKey
 

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/clientid"
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -111,7 +112,7 @@ func (e *Elicitor) Handler(s *mcp.Server, opts *HandlerOptions) http.Handler {
 	s.AddReceivingMiddleware(caps.capture)
 	// An anonymous stateless caller's pending elicitations count against
 	// the client the session caps count too (HandlerOptions.TrustedProxies).
-	stateless := checkTaskHeaders(withClientID(clientOf(o.TrustedProxies), mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true})))
+	stateless := checkTaskHeaders(withClientID(clientid.Of(o.TrustedProxies), mcp.NewStreamableHTTPHandler(server, &mcp.StreamableHTTPOptions{Stateless: true})))
 	endpoint := checkHTTPInputResponses(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Mcp-Protocol-Version") >= engine.ProtocolInputRequests {
 			stateless.ServeHTTP(w, r)

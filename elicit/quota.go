@@ -3,6 +3,7 @@ package elicit
 import (
 	"net/http"
 
+	"github.com/elicitvault/elicitvault/internal/clientid"
 	"github.com/elicitvault/elicitvault/internal/engine"
 )
 
@@ -41,8 +42,8 @@ func limits(cfg *Config) engine.Limits {
 // user, or the address client returns (HandlerOptions.TrustedProxies), as
 // the session caps count it.
 func withClientID(client func(*http.Request) string, h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return clientid.Handler(func(r *http.Request) string {
 		id, _ := sessionClientOf(r, client)
-		h.ServeHTTP(w, r.WithContext(engine.WithClientID(r.Context(), id)))
-	})
+		return id
+	}, h)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
@@ -392,5 +393,35 @@ func TestWithClientID(t *testing.T) {
 	}
 	if n := flood(t, as("b"), "profile", nil, 1, 1); n != 1 {
 		t.Errorf("client b asked %d, want 1", n)
+	}
+}
+
+// The tasks an anonymous stateless client runs at once are bounded per
+// address too (MaxPendingPerSubject, the call's client ID): client A's
+// second task is refused at a bound of 1, client B's first, from another
+// address, is not.
+func TestAnonymousTasksPerClient(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, &elicit.Config{MaxPendingPerSubject: 1})
+	t.Cleanup(func() { e.ev.Close() })
+	e.tool("confirm", func(ctx context.Context, _ *mcp.CallToolRequest) (string, error) {
+		_, err := elicit.Confirm(ctx, "Proceed?") // waits for tasks/update
+		return "", err
+	})
+	if err := e.ev.RunAsTask(e.server, "confirm", elicit.TaskOptional); err != nil {
+		t.Fatal(err)
+	}
+	url := serveHandler(t, e, nil)
+	start := func(local string) (map[string]any, *fronttest.Error) {
+		return fronttest.CallFrom(t, fromAddr(local, 1), url, "", "tools/call", map[string]any{"name": "confirm", "arguments": map[string]any{}}, taskCaps)
+	}
+	if res, rerr := start("127.0.0.1"); rerr != nil || res["resultType"] != "task" {
+		t.Fatalf("client A's first task: %v, %+v", res, rerr)
+	}
+	if res, rerr := start("127.0.0.1"); rerr == nil || !strings.Contains(rerr.Message, elicit.ErrTooManyPending.Error()) {
+		t.Errorf("client A's second task: %v, %+v; want refused", res, rerr)
+	}
+	if res, rerr := start("127.0.0.2"); rerr != nil || res["resultType"] != "task" {
+		t.Errorf("client B's first task, from another address: %v, %+v", res, rerr)
 	}
 }

@@ -5,13 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/clientid"
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,92 +29,14 @@ const (
 // and MaxSessionsPerClient). errors.Is(err, ErrSessionEnded) holds.
 var errSessionEvicted = fmt.Errorf("%w: it was idle and was closed to make room for newer sessions (too many open)", ErrSessionEnded)
 
-// clientOf returns how a Handler finds the address of a request's client
-// (HandlerOptions.TrustedProxies): nil (the peer address) without
-// proxies.
-func clientOf(trusted []netip.Prefix) func(*http.Request) string {
-	if len(trusted) == 0 {
-		return nil
-	}
-	return forwardedFor(trusted...)
-}
-
-// forwardedFor returns the client of a request behind proxies: for a
-// request whose peer address is in trusted, the client is
-// the rightmost address of X-Forwarded-For that is not itself in trusted;
-// for any other request, the peer address. Only list proxies that
-// overwrite or append to X-Forwarded-For: a client can write anything in
-// the header, and only the addresses your proxies appended are true.
-func forwardedFor(trusted ...netip.Prefix) func(*http.Request) string {
-	isTrusted := func(a netip.Addr) bool {
-		for _, p := range trusted {
-			if p.Contains(a.Unmap()) {
-				return true
-			}
-		}
-		return false
-	}
-	return func(r *http.Request) string {
-		peer, ok := peerAddr(r.RemoteAddr)
-		if !ok || !isTrusted(peer) {
-			return r.RemoteAddr
-		}
-		client := peer
-		hops := r.Header.Values("X-Forwarded-For")
-		for i := len(hops) - 1; i >= 0; i-- {
-			parts := strings.Split(hops[i], ",")
-			for j := len(parts) - 1; j >= 0; j-- {
-				a, err := netip.ParseAddr(strings.TrimSpace(parts[j]))
-				if err != nil {
-					// Not an address our proxies wrote: stop at the
-					// last one they did.
-					return netip.AddrPortFrom(client, 0).String()
-				}
-				client = a
-				if !isTrusted(a) {
-					return netip.AddrPortFrom(client, 0).String()
-				}
-			}
-		}
-		return netip.AddrPortFrom(client, 0).String()
-	}
-}
-
-// peerAddr parses an address as net/http sets RemoteAddr ("ip:port").
-func peerAddr(s string) (netip.Addr, bool) {
-	if ap, err := netip.ParseAddrPort(s); err == nil {
-		return ap.Addr().Unmap(), true
-	}
-	if a, err := netip.ParseAddr(s); err == nil {
-		return a.Unmap(), true
-	}
-	return netip.Addr{}, false
-}
-
 // sessionClientOf returns the client a new session is counted to: the
-// authenticated user when there is one, else the address that client
-// returns (r.RemoteAddr by default). An IPv6 address counts as its /64,
-// which one host usually holds whole.
+// authenticated user when there is one, else the client's address
+// (clientid.Addr).
 func sessionClientOf(r *http.Request, client func(*http.Request) string) (key, subject string) {
 	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil && ti.UserID != "" {
 		return "u:" + ti.UserID, ti.UserID
 	}
-	addr := r.RemoteAddr
-	if client != nil {
-		addr = client(r)
-	}
-	a, ok := peerAddr(addr)
-	if !ok {
-		if host, _, err := net.SplitHostPort(addr); err == nil {
-			return "h:" + host, ""
-		}
-		return "h:" + addr, ""
-	}
-	if a.Is6() {
-		p, _ := a.Prefix(64)
-		return "a:" + p.String(), ""
-	}
-	return "a:" + a.String(), ""
+	return clientid.Addr(r, client), ""
 }
 
 // sessionCap is the table of a Handler's live stateful sessions: it
@@ -151,7 +71,7 @@ func newSessionCap(e *Elicitor, inner http.Handler, o *HandlerOptions) *sessionC
 	c := &sessionCap{
 		e: e, inner: inner,
 		max: o.MaxSessions, perClient: o.MaxSessionsPerClient, timeout: o.SessionTimeout,
-		client:  clientOf(o.TrustedProxies),
+		client:  clientid.Of(o.TrustedProxies),
 		byID:    make(map[string]*liveSession),
 		clients: make(map[string]*list.List),
 		count:   make(map[string]int),

@@ -122,7 +122,7 @@ func (p *serveProc) stop(t *testing.T) {
 func TestServeTraceAcrossNodes(t *testing.T) { serveTraceAcrossNodes(t) }
 
 // TestServeSDKMCPGoTraceAcrossNodes: the same with A on mcp-go and B on
-// the go-sdk: the hooks, and the otel module on them, are the engine's.
+// the go-sdk: the hooks, and the otelelicit module on them, are the engine's.
 func TestServeSDKMCPGoTraceAcrossNodes(t *testing.T) { serveTraceAcrossNodes(t, "--sdk", "mcp-go") }
 
 func serveTraceAcrossNodes(t *testing.T, aArgs ...string) {

@@ -135,7 +135,7 @@
 // registered (without the server's tool middlewares). The URL-mode pages, the browser form and the consent
 // page are an http.Handler mounted beside server.NewStreamableHTTPServer
 // on the same mux (its WithEndpointPath keeps MCP at /mcp), and served on
-// their own listener for a stdio server. elicitvault's hooks (and the otel
+// their own listener for a stdio server. elicitvault's hooks (and the otelelicit
 // module) see the same events on both SDKs because they are the engine's.
 //
 // # Tasks (the tasks extension, 2026-07-28)

@@ -33,6 +33,12 @@ type contact struct {
 // new mcp-go server with opts.
 func newFrontEnd(t *testing.T, cfg *elicit.Config, opts ...server.ServerOption) (*elicit.Elicitor, *server.MCPServer, *mcpgo.Server) {
 	t.Helper()
+	return newFrontEndWith(t, cfg, nil, opts...)
+}
+
+// newFrontEndWith is newFrontEnd with the front-end's options fopts.
+func newFrontEndWith(t *testing.T, cfg *elicit.Config, fopts *mcpgo.Options, opts ...server.ServerOption) (*elicit.Elicitor, *server.MCPServer, *mcpgo.Server) {
+	t.Helper()
 	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +50,7 @@ func newFrontEnd(t *testing.T, cfg *elicit.Config, opts ...server.ServerOption) 
 		t.Fatal(err)
 	}
 	m := server.NewMCPServer("test", "1", opts...)
-	return ev, m, mcpgo.New(ev, m, nil)
+	return ev, m, mcpgo.New(ev, m, fopts)
 }
 
 // newServer serves an mcp-go server with elicitvault's front-end, whose
@@ -128,16 +134,21 @@ func callText(t *testing.T, c *mcpclient.Client, tool string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if res.IsError {
+		return "", errors.New(resultText(res))
+	}
+	return resultText(res), nil
+}
+
+// resultText is the text of a tool result.
+func resultText(res *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range res.Content {
 		if tc, ok := c.(mcp.TextContent); ok {
 			b.WriteString(tc.Text)
 		}
 	}
-	if res.IsError {
-		return "", errors.New(b.String())
-	}
-	return b.String(), nil
+	return b.String()
 }
 
 func TestFormMCPGo(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/clientid"
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -29,15 +30,28 @@ import (
 //
 // A server that authenticates its clients puts its check in front of the
 // returned handler, or of the MCP endpoint alone, and leaves the user in
-// the request's context for Options.Subject.
+// the request's context for Options.Subject. A client without a user is
+// counted by its address against the pending quotas on a stateless
+// request (see Options.TrustedProxies).
 func (f *Server) Handler(user func(*http.Request) (subject string, ok bool), opts ...server.StreamableHTTPOption) http.Handler {
 	// mcp-go's own log lines name sessions: none unless opts set a logger.
 	opts = append([]server.StreamableHTTPOption{server.WithStreamableHTTPLogger(slog.New(slog.DiscardHandler))}, opts...)
 	opts = append(opts, server.WithEndpointPath(elicit.MCPPath))
 	mux := http.NewServeMux()
-	mux.Handle(elicit.MCPPath, f.checkHTTP(restoreWaitingHTTP(server.NewStreamableHTTPServer(f.m, opts...))))
+	// An anonymous stateless caller's pending elicitations count against
+	// its address, as on the go-sdk's Handler: in the request's context
+	// before the check, which may begin the call.
+	mcpHandler := f.checkHTTP(restoreWaitingHTTP(server.NewStreamableHTTPServer(f.m, opts...)))
+	mux.Handle(elicit.MCPPath, clientid.Handler(f.clientAddr, mcpHandler))
 	mux.Handle(elicit.PagesPrefix, f.ev.Pages(user))
 	return mux
+}
+
+// clientAddr is the key of the client of r that the pending quotas count
+// an anonymous stateless call against (engine.Identity.Client ignores it
+// for a call with a subject or a session).
+func (f *Server) clientAddr(r *http.Request) string {
+	return clientid.Addr(r, f.client)
 }
 
 // ServeStdio serves MCP on in and out (os.Stdin and os.Stdout for a

@@ -3,9 +3,12 @@ package mcpgo
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/netip"
 	"sync"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/clientid"
 	"github.com/elicitvault/elicitvault/internal/elicitlink"
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -24,6 +27,17 @@ type Options struct {
 	// requestState check) and with the tool handler's, which derives from
 	// it; over stdio, with ServeStdio's ctx.
 	Subject func(ctx context.Context) string
+
+	// TrustedProxies are the addresses of the proxies in front of
+	// Handler. A client without an authenticated user (Subject) on a
+	// stateless request (2026-07-28) is counted by its address against
+	// the pending quotas (elicit.Config.MaxPendingPerSubject): the
+	// request's peer address, or, when that is one of TrustedProxies, the
+	// rightmost address of X-Forwarded-For that is not. Behind a proxy
+	// every request comes from the proxy's address: list it here. List
+	// only proxies that overwrite or append to X-Forwarded-For: a client
+	// can write anything in the header. An IPv6 address counts as its /64.
+	TrustedProxies []netip.Prefix
 }
 
 // Server is elicitvault on one mcp-go server: the elicitations of its
@@ -34,6 +48,8 @@ type Server struct {
 	eng  *engine.Engine
 	m    *server.MCPServer
 	opts Options
+
+	client func(*http.Request) string // the address of a request's client (Options.TrustedProxies)
 
 	tasks  engine.TaskTools // the tools that run as tasks (RunAsTask)
 	locals sync.Map         // server.ClientSession → its process-local session ID
@@ -60,6 +76,7 @@ func New(ev *elicit.Elicitor, m *server.MCPServer, opts *Options) *Server {
 	if opts != nil {
 		f.opts = *opts
 	}
+	f.client = clientid.Of(f.opts.TrustedProxies)
 	m.Use(f.middleware)
 	if f.eng.ListsFallbackTool(false, false) {
 		// Listed to the clients that need it; a call never reaches this

@@ -141,8 +141,8 @@ func (p *peer) Log(ctx context.Context, level, logger, text string) {
 }
 
 // callInfo reads what the engine needs of the call req from ctx, the tool
-// handler's: its identity, protocol version, capabilities, logging level
-// and progress token. Capabilities are this request's: the _meta of a
+// handler's: its identity, client ID, protocol version, capabilities,
+// logging level and progress token. Capabilities are this request's: the _meta of a
 // 2026-07-28 request, the session's initialize before.
 func (f *Server) callInfo(ctx context.Context, req *mcp.CallToolRequest) (engine.CallInfo, server.ClientSession, error) {
 	session := server.ClientSessionFromContext(ctx)
@@ -151,6 +151,7 @@ func (f *Server) callInfo(ctx context.Context, req *mcp.CallToolRequest) (engine
 	}
 	info := engine.CallInfo{
 		Who:       f.identity(ctx, session),
+		ClientID:  engine.ClientID(ctx), // Handler's, from the HTTP request
 		Tool:      req.Params.Name,
 		Arguments: rawArguments(req),
 		Protocol:  server.RequestProtocolVersion(ctx),

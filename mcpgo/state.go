@@ -182,6 +182,7 @@ func stateToCheck(msg []byte, decoded *call, header string) (*call, bool) {
 func (f *Server) begin(ctx context.Context, c *call, who engine.Identity, protocol string) (*begun, []byte) {
 	p := &peer{m: f.m, info: engine.CallInfo{
 		Who:           who,
+		ClientID:      engine.ClientID(ctx), // Handler's, from the HTTP request
 		Tool:          c.Params.Name,
 		Arguments:     c.Params.Arguments,
 		Protocol:      protocol,

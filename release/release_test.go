@@ -31,7 +31,7 @@ const modulePrefix = "github.com/elicitvault/elicitvault"
 // published are the directories of the published modules, from the
 // repository's root, in dependency order. Their tags are version for the
 // root and DIR/version for the others.
-var published = []string{".", "store/redis", "store/postgres", "otel", "mcpgo", "cmd"}
+var published = []string{".", "store/redis", "store/postgres", "otelelicit", "mcpgo", "cmd"}
 
 // TestOutsideConsumer builds a file-system module proxy holding the
 // published modules at version, made from the working tree (the files git

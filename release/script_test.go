@@ -96,7 +96,7 @@ func TestReleaseScript(t *testing.T) {
 			t.Errorf("the dry run does not say it would tag %s:\n%s", tag, out)
 		}
 	}
-	for _, want := range []string{"go -C ./cmd mod edit -require=" + modulePrefix + "/otel@" + v, "would set in go.work", "would run: scripts/tidy", "would run: scripts/test"} {
+	for _, want := range []string{"go -C ./cmd mod edit -require=" + modulePrefix + "/otelelicit@" + v, "would set in go.work", "would run: scripts/tidy", "would run: scripts/test"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the dry run does not say %q:\n%s", want, out)
 		}

@@ -34,7 +34,9 @@ func (r *reference) newMCPGo() {
 		mgserver.WithInstructions(instructions),
 		mgserver.WithToolCapabilities(true),
 		mgserver.WithLogging())
-	r.front = mcpgo.New(r.ev, r.mg, nil)
+	// Anonymous stateless clients behind the proxies are counted by what
+	// those forwarded, as on the go-sdk Handler.
+	r.front = mcpgo.New(r.ev, r.mg, &mcpgo.Options{TrustedProxies: r.httpOpts.TrustedProxies})
 }
 
 // addTool registers a tool of the reference server on the server of each

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	evotel "github.com/elicitvault/elicitvault/otel"
+	"github.com/elicitvault/elicitvault/otelelicit"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -18,7 +18,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
-const otelHelp = `Telemetry: serve traces and measures every elicitation (see the otel
+const otelHelp = `Telemetry: serve traces and measures every elicitation (see the otelelicit
 package) and exports it with OTLP over HTTP when the standard OpenTelemetry
 environment asks for it: traces when OTEL_TRACES_EXPORTER=otlp or an
 endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT),
@@ -90,7 +90,7 @@ func newTelemetry(ctx context.Context, getenv func(string) string) (*telemetry, 
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("OpenTelemetry resource: %w", err)
 	}
-	opts := &evotel.Options{}
+	opts := &otelelicit.Options{}
 	var shutdowns []func(context.Context) error
 	t := &telemetry{shutdown: func(ctx context.Context) error {
 		var err error
@@ -122,7 +122,7 @@ func newTelemetry(ctx context.Context, getenv func(string) string) (*telemetry, 
 	} else {
 		opts.MeterProvider = metricnoop.NewMeterProvider()
 	}
-	if t.hooks, err = evotel.Hooks(opts); err != nil {
+	if t.hooks, err = otelelicit.Hooks(opts); err != nil {
 		t.shutdown(ctx)
 		return nil, err
 	}

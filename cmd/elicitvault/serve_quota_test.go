@@ -26,15 +26,21 @@ func (h setHeader) RoundTrip(r *http.Request) (*http.Response, error) {
 // --trusted-proxies: behind a proxy (all clients from one address), an
 // anonymous client that fills its pending quota leaves another client,
 // told apart by the X-Forwarded-For the proxy sets, its question (the
-// same client as the session caps count).
+// same client as the session caps count), on either SDK.
 func TestServeTrustedProxiesPendingQuota(t *testing.T) {
+	for _, sdk := range []string{sdkGo, sdkMCPGo} {
+		t.Run(sdk, func(t *testing.T) { trustedProxiesPendingQuota(t, sdk) })
+	}
+}
+
+func trustedProxiesPendingQuota(t *testing.T, sdk string) {
 	k, err := keyring.New([]byte("serve quota test secret, 32 bytes or more"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
-	r, err := newReference(k, st, &referenceOptions{Fallbacks: []elicit.Fallback{elicit.LLMMediated},
+	r, err := newReference(k, st, &referenceOptions{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, SDK: sdk,
 		HTTP: elicit.HandlerOptions{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
 	if err != nil {
 		t.Fatal(err)

@@ -44,8 +44,10 @@ type Peer interface {
 type CallInfo struct {
 	// Who is the call's identity, computed once by the front-end.
 	Who Identity
-	// ClientID is the address of a stateless caller without a subject,
-	// for the pending quotas (Identity.Client); "" elsewhere.
+	// ClientID is the client ID of the call's HTTP request (ClientID of
+	// the request's context, which the front-end's Handler sets): the
+	// pending quotas count a stateless caller without a subject against
+	// it (Identity.Client), which ignores it for any other; "" off HTTP.
 	ClientID string
 
 	// Tool and Arguments are the called tool and its arguments as they

@@ -3,7 +3,7 @@ package envelope
 import (
 	"crypto/cipher"
 	"encoding/binary"
-	"hash/maphash"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 
@@ -31,24 +31,27 @@ const maxFront = 1024
 // and the bindings they are for (purpose, subject, session ID), never
 // secrets or plaintexts.
 //
-// It is an LRU list with second chances (CLOCK), indexed by a seeded 64-bit
-// hash of the key, plus a direct-mapped table of recently used entries that
+// It is an LRU list with second chances (CLOCK), indexed by a map keyed by
+// the whole key, plus a direct-mapped table of recently used entries that
 // a hit reads without taking the lock: the hot path of Seal and Open then
-// costs one hash and one atomic load. Every hit is confirmed by comparing
-// the whole key, so keys whose hashes collide never share an AEAD.
+// costs a cheap hash, one atomic load and the key compared. The table's
+// hash (frontHash) need not resist collisions: keys that share a slot take
+// turns in it, and a miss there is a lookup in the map, whose hash is the
+// runtime's seeded one; no key is evicted or re-derived because of a
+// collision.
 //
 // An entry hit through the table is marked used instead of being moved to
 // the front of the list; eviction moves marked entries to the front (and
 // unmarks them) rather than dropping them. At most max entries are held;
 // the table only points at held ones.
 type aeadCache struct {
-	seed  maphash.Seed
+	seed  uint64
 	front []atomic.Pointer[cacheEntry] // len is a power of two
 
 	mu    sync.Mutex
 	max   int
 	n     int
-	items map[uint64]*cacheEntry
+	items map[cacheKey]*cacheEntry
 	lru   cacheEntry // the list's sentinel: lru.next is the most recently used
 }
 
@@ -76,36 +79,48 @@ func newAEADCache(max int) *aeadCache {
 		n <<= 1
 	}
 	c := &aeadCache{
-		seed:  maphash.MakeSeed(),
+		seed:  rand.Uint64(),
 		front: make([]atomic.Pointer[cacheEntry], n),
 		max:   max,
-		items: make(map[uint64]*cacheEntry),
+		items: make(map[cacheKey]*cacheEntry),
 	}
 	c.lru.prev, c.lru.next = &c.lru, &c.lru
 	return c
 }
 
-// hash hashes k: a seeded hash of the session ID, the field that tells
-// keys apart, mixed with the key ID and the length, first and last byte of
-// the purpose and of the subject. Keys that differ only inside a purpose or
-// subject of one length may collide; every hit compares the whole key, so a
-// collision costs a derivation, never a wrong key. (Seeded hashes of every
-// field take twice as long, on the hot path of every Seal and Open.)
+// hash is frontHash of k.
 func (c *aeadCache) hash(k *cacheKey) uint64 {
-	return c.hashFields(k.id, k.unbound, k.purpose, k.subject, k.session)
+	return c.frontHash(k.id, k.unbound, k.purpose, k.subject, k.session)
 }
 
-// hashFields is hash of the key with these fields, which need not be
-// gathered into a cacheKey first.
-func (c *aeadCache) hashFields(id keyschedule.KeyID, unbound bool, purpose, subject, session string) uint64 {
+// frontHash picks a key's slot in the table: a seeded multiplicative mix
+// of the key ID, the shape of the purpose and of the subject, and the
+// session ID's length and first and last eight bytes (session IDs are
+// random where they matter). It costs a few instructions, on the hot path
+// of every Seal and Open; keys it does not tell apart share a slot.
+func (c *aeadCache) frontHash(id keyschedule.KeyID, unbound bool, purpose, subject, session string) uint64 {
 	const m = 0x9E3779B97F4A7C15 // odd: multiplying by it is a bijection
-	h := maphash.String(c.seed, session)
-	x := uint64(binary.BigEndian.Uint32(id[:]))<<32 | uint64(shape(purpose))<<16 | uint64(shape(subject))
+	h := c.seed ^ uint64(binary.BigEndian.Uint32(id[:]))<<32 ^ uint64(shape(purpose))<<16 ^ uint64(shape(subject))
 	if unbound {
-		x ^= 1 << 63
+		h ^= 1 << 63
 	}
-	h = (h ^ x) * m
+	h = (h ^ uint64(len(session))) * m
+	if n := len(session); n >= 8 {
+		h = (h ^ load64(session)) * m
+		h = (h ^ load64(session[n-8:])) * m
+	} else {
+		for i := range n {
+			h = (h ^ uint64(session[i])) * m
+		}
+	}
 	return h ^ h>>29
+}
+
+// load64 returns the first eight bytes of s, little-endian.
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // shape sums up s in 16 bits: its length, first and last byte.
@@ -128,7 +143,7 @@ func (c *aeadCache) get(k cacheKey) *cacheEntry {
 // The hit through the table, the path of every warm Seal and Open, builds
 // no cacheKey and takes no lock.
 func (c *aeadCache) lookup(id keyschedule.KeyID, b *Binding) *cacheEntry {
-	h := c.hashFields(id, b.Unbound, b.Purpose, b.Subject, b.SessionID)
+	h := c.frontHash(id, b.Unbound, b.Purpose, b.Subject, b.SessionID)
 	slot := c.slot(h)
 	if e := slot.Load(); e != nil && e.hash == h && e.isFor(id, b) {
 		if !e.used.Load() {
@@ -138,8 +153,8 @@ func (c *aeadCache) lookup(id keyschedule.KeyID, b *Binding) *cacheEntry {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.items[h]
-	if !ok || !e.isFor(id, b) {
+	e, ok := c.items[keyFor(id, b)]
+	if !ok {
 		return nil
 	}
 	c.toFront(e)
@@ -162,15 +177,11 @@ func (c *aeadCache) put(k cacheKey, a cipher.AEAD) *cacheEntry {
 	e.hash = c.hash(&e.key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.items[e.hash]; ok {
-		if old.key == e.key {
-			c.toFront(old)
-			return old
-		}
-		// A collision: the new key takes the index entry.
-		c.remove(old)
+	if old, ok := c.items[e.key]; ok {
+		c.toFront(old)
+		return old
 	}
-	c.items[e.hash] = e
+	c.items[e.key] = e
 	c.n++
 	c.toFront(e)
 	c.slot(e.hash).Store(e)
@@ -215,7 +226,7 @@ func (c *aeadCache) toFront(e *cacheEntry) {
 func (c *aeadCache) remove(e *cacheEntry) {
 	e.prev.next, e.next.prev = e.next, e.prev
 	e.prev, e.next = nil, nil
-	delete(c.items, e.hash)
+	delete(c.items, e.key)
 	c.n--
 	c.slot(e.hash).CompareAndSwap(e, nil)
 }

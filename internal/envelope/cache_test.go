@@ -29,23 +29,44 @@ func testKey(session string) cacheKey {
 	return keyFor(keyschedule.KeyID{1, 2, 3, 4}, &b)
 }
 
-// A key whose hash collides with a cached one's is a miss, never the other
-// key's AEAD, through the table and through the index alike.
+// A key whose slot in the table holds another key's entry is a miss
+// there, never the other key's AEAD, and is found in the index.
 func TestCacheCollision(t *testing.T) {
 	c := newAEADCache(8)
 	k1, k2 := testKey("s1"), testKey("s2")
 	e1 := c.put(k1, testAEAD(t))
-	// Make k2's hash k1's: plant k1's entry where k2 is looked up.
-	h2 := c.hash(&k2)
-	c.mu.Lock()
-	c.items[h2] = e1
-	c.mu.Unlock()
-	c.slot(h2).Store(e1)
+	c.slot(c.hash(&k2)).Store(e1) // k2's slot now holds k1's entry
 	if e := c.get(k2); e != nil {
 		t.Fatal("a colliding key got another key's entry")
 	}
-	if e := c.get(k1); e != e1 {
-		t.Fatal("the cached key is lost")
+	e2 := c.put(k2, testAEAD(t))
+	c.slot(c.hash(&k1)).Store(e2)
+	c.slot(c.hash(&k2)).Store(e1)
+	if c.get(k1) != e1 || c.get(k2) != e2 {
+		t.Fatal("a key whose slot held another's was not found in the index")
+	}
+}
+
+// Keys that share a slot of the table all stay cached: a cache larger
+// than its table (which has at most maxFront slots) holds and finds every
+// key, whatever their slots, and derives none again.
+func TestCacheSharedSlots(t *testing.T) {
+	const n = 3 * maxFront
+	c := newAEADCache(n)
+	entries := make(map[string]*cacheEntry, n)
+	for i := range n {
+		k := testKey(fmt.Sprint("session-", i))
+		entries[k.session] = c.put(k, testAEAD(t))
+	}
+	for range 2 {
+		for session, e := range entries {
+			if c.get(testKey(session)) != e {
+				t.Fatalf("%s: not found, or another entry", session)
+			}
+		}
+	}
+	if got := c.len(); got != n {
+		t.Fatalf("cache holds %d entries, want %d", got, n)
 	}
 }
 
@@ -68,7 +89,7 @@ func TestCacheSecondChance(t *testing.T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range c.front {
-		if e := c.front[i].Load(); e != nil && c.items[e.hash] != e {
+		if e := c.front[i].Load(); e != nil && c.items[e.key] != e {
 			t.Fatalf("table slot %d holds an evicted entry", i)
 		}
 	}

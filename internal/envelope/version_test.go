@@ -139,4 +139,3 @@ func TestVersionRelabelled(t *testing.T) {
 		t.Errorf("ParseHeader of version 3 = %v", err)
 	}
 }
-

@@ -35,6 +35,12 @@ func Meta(caps map[string]any) map[string]any {
 // or its error. edits, in order, rewrite the body before it is sent.
 func Call(t testing.TB, url, user, method string, params, caps map[string]any, edits ...func(body []byte) []byte) (map[string]any, *Error) {
 	t.Helper()
+	return CallFrom(t, http.DefaultClient, url, user, method, params, caps, edits...)
+}
+
+// CallFrom is Call through hc (a client of another local address, say).
+func CallFrom(t testing.TB, hc *http.Client, url, user, method string, params, caps map[string]any, edits ...func(body []byte) []byte) (map[string]any, *Error) {
+	t.Helper()
 	p := maps.Clone(params)
 	p["_meta"] = Meta(caps)
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": p})
@@ -53,7 +59,7 @@ func Call(t testing.TB, url, user, method string, params, caps map[string]any, e
 	if id, ok := params["taskId"].(string); ok {
 		req.Header.Set("Mcp-Name", id)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package otel_test
+package otelelicit_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	evotel "github.com/elicitvault/elicitvault/otel"
+	"github.com/elicitvault/elicitvault/otelelicit"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -19,11 +19,11 @@ func TestCarryResume(t *testing.T) {
 	recA, recB := tracetest.NewSpanRecorder(), tracetest.NewSpanRecorder()
 	tpA := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recA))
 	tpB := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(recB))
-	hA, err := evotel.Hooks(&evotel.Options{TracerProvider: tpA})
+	hA, err := otelelicit.Hooks(&otelelicit.Options{TracerProvider: tpA})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hB, err := evotel.Hooks(&evotel.Options{TracerProvider: tpB})
+	hB, err := otelelicit.Hooks(&otelelicit.Options{TracerProvider: tpB})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,18 @@
-// Package otel traces and measures elicitations with OpenTelemetry,
+// Package otelelicit traces and measures elicitations with OpenTelemetry,
 // through elicit's hooks ([elicit.Hooks], returned by [Hooks]). It is a module of its own, so that elicitvault's
 // core never depends on OpenTelemetry: a server that wants telemetry adds
 // its hooks to the Elicitor's Config.
 //
-//	import elicitotel "github.com/elicitvault/elicitvault/otel"
+//	import "github.com/elicitvault/elicitvault/otelelicit"
 //
-//	h, err := elicitotel.Hooks(nil) // the global tracer and meter providers
+//	h, err := otelelicit.Hooks(nil) // the global tracer and meter providers
 //	if err != nil {
 //		log.Fatal(err)
 //	}
 //	ev, err := elicit.New(keys, st, &elicit.Config{Hooks: []elicit.Hooks{h}})
 //
 // The instrumentation scope of its spans and metrics is
-// github.com/elicitvault/elicitvault/otel.
+// github.com/elicitvault/elicitvault/otelelicit.
 //
 // # Spans
 //
@@ -49,7 +49,7 @@
 // 2026-07-28 the question and its answer are different rounds of the tool
 // call, possibly on different nodes: the duration measures each round's
 // request flow, not the user's think time.
-package otel
+package otelelicit
 
 import (
 	"context"
@@ -66,7 +66,7 @@ import (
 )
 
 // scopeName is the instrumentation scope of the spans and metrics.
-const scopeName = "github.com/elicitvault/elicitvault/otel"
+const scopeName = "github.com/elicitvault/elicitvault/otelelicit"
 
 // Options chooses the providers. A nil Options, or a nil field, uses the
 // global provider of the otel package; a nil Propagator, W3C Trace

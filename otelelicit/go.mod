@@ -1,4 +1,4 @@
-module github.com/elicitvault/elicitvault/otel
+module github.com/elicitvault/elicitvault/otelelicit
 
 go 1.25.0
 

@@ -1,4 +1,4 @@
-package otel_test
+package otelelicit_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/elicittest"
 	"github.com/elicitvault/elicitvault/keyring"
-	evotel "github.com/elicitvault/elicitvault/otel"
+	"github.com/elicitvault/elicitvault/otelelicit"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,6 +18,10 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
+
+// scope is the instrumentation scope the hooks must report: the package's
+// import path, as OpenTelemetry asks of an instrumentation library.
+const scope = "github.com/elicitvault/elicitvault/otelelicit"
 
 type order struct {
 	Item string `json:"item"`
@@ -32,7 +36,7 @@ func TestHooks(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	hooks, err := evotel.Hooks(&evotel.Options{TracerProvider: tp, MeterProvider: mp})
+	hooks, err := otelelicit.Hooks(&otelelicit.Options{TracerProvider: tp, MeterProvider: mp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +53,9 @@ func TestHooks(t *testing.T) {
 
 	got := map[string]int{} // "name path outcome" → spans
 	for _, sp := range spans.Ended() {
+		if n := sp.InstrumentationScope().Name; n != scope {
+			t.Errorf("span %s: instrumentation scope %q, want %q", sp.Name(), n, scope)
+		}
 		attrs := map[string]string{}
 		for _, kv := range sp.Attributes() {
 			v := kv.Value.String()
@@ -80,6 +87,9 @@ func TestHooks(t *testing.T) {
 	}
 	sums := map[string]int64{}
 	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != scope {
+			t.Errorf("metrics of instrumentation scope %q, want %q", sm.Scope.Name, scope)
+		}
 		for _, m := range sm.Metrics {
 			switch d := m.Data.(type) {
 			case metricdata.Sum[int64]:
@@ -127,7 +137,7 @@ func newShop(t *testing.T, hooks elicit.Hooks) (*mcp.Server, http.Handler, store
 func TestStoreResetMetric(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	hooks, err := evotel.Hooks(&evotel.Options{MeterProvider: mp})
+	hooks, err := otelelicit.Hooks(&otelelicit.Options{MeterProvider: mp})
 	if err != nil {
 		t.Fatal(err)
 	}

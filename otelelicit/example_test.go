@@ -1,17 +1,17 @@
-package otel_test
+package otelelicit_test
 
 import (
 	"fmt"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	evotel "github.com/elicitvault/elicitvault/otel"
+	"github.com/elicitvault/elicitvault/otelelicit"
 )
 
 // The hooks go into the Elicitor's configuration; with nil options they
 // use the global providers, which the program sets up (for instance from
 // the OTEL_* environment with the OTLP exporters).
 func ExampleHooks() {
-	h, err := evotel.Hooks(nil)
+	h, err := otelelicit.Hooks(nil)
 	if err != nil {
 		fmt.Println(err)
 		return
