@@ -3,9 +3,10 @@ package bench
 import (
 	"context"
 	"encoding/json"
-	"github.com/elicitvault/elicitvault/keyring"
 	"testing"
 	"time"
+
+	"github.com/elicitvault/elicitvault/keyring"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -183,18 +184,7 @@ const maxElicitOverBare = 1.0
 func TestElicitRatios(t *testing.T) {
 	measuring(t)
 	cases := []func(*testing.B){benchElicitBare, benchElicitMemory}
-	best := make([]float64, len(cases))
-	for range 3 {
-		for i, fn := range cases {
-			r := testing.Benchmark(fn)
-			if r.N == 0 {
-				t.Fatal("benchmark failed")
-			}
-			if ns := float64(r.T.Nanoseconds()) / float64(r.N); best[i] == 0 || ns < best[i] {
-				best[i] = ns
-			}
-		}
-	}
+	best := bestOf3(t, cases)
 	bare, mem := best[0], best[1]
 	t.Logf("bare %.0f ns/op, memory %.0f ns/op (best of 3)", bare, mem)
 	if ratio := mem / bare; ratio > maxElicitOverBare {

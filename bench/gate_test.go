@@ -23,3 +23,22 @@ func measuring(t *testing.T) {
 		t.Skip("measurements need a build without -race and without -short")
 	}
 }
+
+// bestOf3 runs each of cases with testing.Benchmark three times, in turn,
+// and returns the best (lowest) ns/op of each.
+func bestOf3(t *testing.T, cases []func(*testing.B)) []float64 {
+	t.Helper()
+	best := make([]float64, len(cases))
+	for range 3 {
+		for i, fn := range cases {
+			r := testing.Benchmark(fn)
+			if r.N == 0 {
+				t.Fatal("benchmark failed")
+			}
+			if ns := float64(r.T.Nanoseconds()) / float64(r.N); best[i] == 0 || ns < best[i] {
+				best[i] = ns
+			}
+		}
+	}
+	return best
+}

@@ -23,14 +23,7 @@ import (
 //
 //	ELICITVAULT_POSTGRES_URL='postgres://postgres@127.0.0.1:5432/test?sslmode=disable' go test -run XXX -bench Postgres ./bench
 func BenchmarkPostgres(b *testing.B) {
-	url := backendURL(b, postgresURLEnv, false)
-	benchOps(b, postgresOps(b, url))
-	b.Run("RoundTrip", func(b *testing.B) {
-		schema := benchSchema(b, url)
-		waiter := newPostgresStore(b, url, schema)
-		resolver := newPostgresStore(b, url, schema)
-		benchRoundTrips(b, waiter, resolver)
-	})
+	benchBackend(b, postgresURLEnv, postgresOps, benchSchema, newPostgresStore)
 }
 
 // benchSchema migrates a schema of its own for tb, dropped when tb ends.

@@ -20,14 +20,7 @@ import (
 //
 //	ELICITVAULT_REDIS_URL=redis://127.0.0.1:6379/0 go test -run XXX -bench Redis ./bench
 func BenchmarkRedis(b *testing.B) {
-	url := backendURL(b, redisURLEnv, false)
-	benchOps(b, redisOps(b, url))
-	b.Run("RoundTrip", func(b *testing.B) {
-		prefix := benchPrefix(b, url)
-		waiter := newRedisStore(b, url, prefix)
-		resolver := newRedisStore(b, url, prefix)
-		benchRoundTrips(b, waiter, resolver)
-	})
+	benchBackend(b, redisURLEnv, redisOps, benchPrefix, newRedisStore)
 }
 
 // benchPrefix returns a key prefix of its own for tb, whose keys are

@@ -109,6 +109,21 @@ func benchOps(b *testing.B, ops []storeOp) {
 	}
 }
 
+// benchBackend runs benchOps on the operations ops returns for the backend
+// at the URL in urlEnv, then RoundTrip: benchRoundTrips between two stores
+// that open returns on one namespace of their own (a key prefix, a
+// schema).
+func benchBackend(b *testing.B, urlEnv string, ops func(testing.TB, string) []storeOp, namespace func(testing.TB, string) string, open func(tb testing.TB, url, namespace string) store.Store) {
+	url := backendURL(b, urlEnv, false)
+	benchOps(b, ops(b, url))
+	b.Run("RoundTrip", func(b *testing.B) {
+		ns := namespace(b, url)
+		waiter := open(b, url, ns)
+		resolver := open(b, url, ns)
+		benchRoundTrips(b, waiter, resolver)
+	})
+}
+
 // benchRoundTrips measures full round trips between two stores, as two
 // nodes make them: the waiter subscribes to the elicitation's channel and
 // writes the pending record; the resolver, on the other store, reads the

@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
@@ -33,7 +31,7 @@ var benchExpect = token.Expect{
 }
 
 func tokenService(b testing.TB) (*token.Service, *ring.Keyring) {
-	k, err := ring.New(tokenRandom(32), nil)
+	k, err := ring.New(randomBytes(32), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -42,28 +40,6 @@ func tokenService(b testing.TB) (*token.Service, *ring.Keyring) {
 		b.Fatal(err)
 	}
 	return s, k
-}
-
-// tokenRandom and tokenRawAEAD are this file's own, so that it depends on
-// no other file of the package.
-func tokenRandom(n int) []byte {
-	p := make([]byte, n)
-	rand.Read(p)
-	return p
-}
-
-// tokenRawAEAD is the primitive the envelope uses: AES-256-GCM with a fresh
-// random nonce per seal (cipher.NewGCMWithRandomNonce), key set up once.
-func tokenRawAEAD(b testing.TB) cipher.AEAD {
-	block, err := aes.NewCipher(tokenRandom(32))
-	if err != nil {
-		b.Fatal(err)
-	}
-	aead, err := cipher.NewGCMWithRandomNonce(block)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return aead
 }
 
 // BenchmarkToken issues and verifies one URL token with typical claims:
@@ -103,7 +79,7 @@ func claimBytes(b testing.TB) []byte {
 }
 
 func benchTokenRawGCM(b *testing.B) {
-	aead := tokenRawAEAD(b)
+	aead := rawAEAD(b)
 	pt := claimBytes(b)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -136,7 +112,7 @@ func benchTokenRawGCM(b *testing.B) {
 var b64 = base64.RawURLEncoding.Strict()
 
 func benchTokenFloor(b *testing.B) {
-	aead := tokenRawAEAD(b)
+	aead := rawAEAD(b)
 	pt := claimBytes(b)
 	aad := make([]byte, 13) // the header: version, key ID, expiry
 	buf := make([]byte, 0, 512)
@@ -239,18 +215,7 @@ func TestTokenRatios(t *testing.T) {
 		func(b *testing.B) { benchTokenFormat(b, token.Compact) },
 		func(b *testing.B) { benchTokenFormat(b, token.JWE) },
 	}
-	best := make([]float64, len(cases))
-	for range 3 {
-		for i, fn := range cases {
-			r := testing.Benchmark(fn)
-			if r.N == 0 {
-				t.Fatal("benchmark failed")
-			}
-			if ns := float64(r.T.Nanoseconds()) / float64(r.N); best[i] == 0 || ns < best[i] {
-				best[i] = ns
-			}
-		}
-	}
+	best := bestOf3(t, cases)
 	raw, floor, compact, jwe := best[0], best[1], best[2], best[3]
 	met := "met"
 	if compact > designCompactOverRaw*raw {

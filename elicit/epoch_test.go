@@ -1,43 +1,24 @@
 package elicit_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/elicittest"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// lockedBuffer is a log destination safe for concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // flushStore empties st, as a Redis restarted without persistence does.
 func flushStore(t *testing.T, st store.Store) {
@@ -66,7 +47,7 @@ func flushStore(t *testing.T, st store.Store) {
 func TestStoreResetRefusesPendingRound(t *testing.T) {
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
-	var logs lockedBuffer
+	var logs fronttest.LockedBuffer
 	var resets atomic.Int32
 	ev, err := elicit.New((*keyring.Keyring)(newKeyring(t)), st, &elicit.Config{
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),

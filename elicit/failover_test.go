@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -146,45 +144,21 @@ func acceptOnPage(t *testing.T, link string) {
 // more than 20 seconds.
 func callURLOver(t *testing.T, version string, st store.Store, ttl time.Duration, page func(link string)) string {
 	t.Helper()
-	keys, err := keyring.New([]byte("failover test secret, thirty-two bytes"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev, err := elicit.New(keys, st, &elicit.Config{TTL: ttl})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEnvOn(t, st, &elicit.Config{TTL: ttl}, newKeyring(t))
 	var onPage sync.WaitGroup
 	defer onPage.Wait()
-	pages := httptest.NewServer(ev.Pages(nil))
-	defer pages.Close()
-	s := mcp.NewServer(&mcp.Implementation{Name: "failover", Version: "1"}, nil)
-	ev.Install(s)
-	mcp.AddTool(s, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	pages := e.callback()
+	e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 		a, err := elicit.URL(ctx, "Connect", elicit.WithLink(elicit.CallbackURL(pages.URL+"/consent")))
-		if err != nil {
-			return nil, nil, err
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(a)}}}, nil, nil
+		return string(a), err
 	})
-	c := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+	cs := e.connect(&mcp.ClientOptions{
 		Capabilities: bothModes,
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			onPage.Go(func() { page(req.Params.URL) })
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		},
-	})
-	ct, stt := mcp.NewInMemoryTransports()
-	ss, err := s.Connect(t.Context(), stt, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := c.Connect(t.Context(), ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	}, version)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "connect"})

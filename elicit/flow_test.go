@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/elicitvault/elicitvault/keyring"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/elicitvault/elicitvault/keyring"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/epoch"
@@ -73,6 +74,12 @@ func newEnvWithKeys(t *testing.T, cfg *elicit.Config, keys *ring.Keyring) *env {
 	t.Helper()
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
+	return newEnvOn(t, st, cfg, keys)
+}
+
+// newEnvOn is newEnvWithKeys on st.
+func newEnvOn(t *testing.T, st store.Store, cfg *elicit.Config, keys *ring.Keyring) *env {
+	t.Helper()
 	ev, err := elicit.New((*keyring.Keyring)(keys), st, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -217,35 +224,61 @@ func TestFormAccept(t *testing.T) {
 	})
 }
 
-func TestFormDeclineCancel(t *testing.T) {
+// answerVia registers h as the tool name, calls it from a client that
+// answers action with content, in the client's own form or, viaModel,
+// through the model (the LLM-mediated fallback), and returns the env and
+// the tool's text and whether it is an error.
+func answerVia(t *testing.T, version string, viaModel bool, name string, h func(context.Context, *mcp.CallToolRequest) (string, error), action string, content map[string]any) (*env, string, bool) {
+	t.Helper()
+	if !viaModel {
+		e := newEnv(t, nil)
+		e.tool(name, h)
+		cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer(action, content)}, version)
+		got, isErr := call(t, cs, name)
+		return e, got, isErr
+	}
+	e := newEnv(t, llmConfig)
+	e.tool(name, h)
+	cs := e.connect(mute, version)
+	p := pendingOf(t, callTool(t, cs, name, nil))
+	res := submit(t, cs, p.ID, action, content)
+	return e, text(res), res.IsError
+}
+
+// A decline or cancel, in the client's form or through the model, reaches
+// the tool without content: content that comes with a refusal is dropped.
+func TestDeclineCancel(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
 		for _, action := range []string{"decline", "cancel"} {
-			e := newEnv(t, nil)
-			e.tool("profile", profileTool)
-			// Content that comes with a refusal is dropped.
-			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer(action, map[string]any{"name": "x"})}, version)
-			got, isErr := call(t, cs, "profile")
-			if isErr || got != action+" {Name: Email: Age:0 Plan: Tags:[]}" {
-				t.Errorf("%s: got %q (error %v)", action, got, isErr)
+			for _, viaModel := range []bool{false, true} {
+				e, got, isErr := answerVia(t, version, viaModel, "profile", profileTool, action, map[string]any{"name": "x"})
+				if isErr || got != action+" {Name: Email: Age:0 Plan: Tags:[]}" {
+					t.Errorf("%s (via the model %v): got %q (error %v)", action, viaModel, got, isErr)
+				}
+				e.assertEmpty()
 			}
-			e.assertEmpty()
 		}
 	})
 }
 
+// invalidProfiles are answers to profileTool's form that its schema
+// refuses, each with the JSON path of what is wrong. "nope" and "zzz" must
+// not be quoted back.
+var invalidProfiles = []struct {
+	content map[string]any
+	path    string
+}{
+	{map[string]any{"name": "Ann", "email": "nope"}, "/email"},
+	{map[string]any{"name": "Ann"}, "/email"},
+	{map[string]any{"name": 7, "email": "a@b.c"}, "/name"},
+	{map[string]any{"name": "Ann", "email": "a@b.c", "age": -1}, "/age"},
+	{map[string]any{"name": "Ann", "email": "a@b.c", "tags": []any{"zzz"}}, "/tags/0"},
+	{map[string]any{"name": "Ann", "email": "a@b.c", "admin": true}, "/admin"},
+}
+
 func TestFormInvalidContent(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
-		for _, tc := range []struct {
-			content map[string]any
-			path    string
-		}{
-			{map[string]any{"name": "Ann", "email": "nope"}, "/email"},
-			{map[string]any{"name": "Ann"}, "/email"},
-			{map[string]any{"name": 7, "email": "a@b.c"}, "/name"},
-			{map[string]any{"name": "Ann", "email": "a@b.c", "age": -1}, "/age"},
-			{map[string]any{"name": "Ann", "email": "a@b.c", "tags": []any{"zzz"}}, "/tags/0"},
-			{map[string]any{"name": "Ann", "email": "a@b.c", "admin": true}, "/admin"},
-		} {
+		for _, tc := range invalidProfiles {
 			e := newEnv(t, nil)
 			var got error
 			e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
@@ -274,7 +307,13 @@ func TestFormInvalidContent(t *testing.T) {
 	})
 }
 
+// Confirm is true only on an explicit accept with the box set, in the
+// client's form or through the model.
 func TestConfirm(t *testing.T) {
+	confirm := func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
+		ok, err := elicit.Confirm(ctx, "Delete 47 contacts?")
+		return fmt.Sprint(ok), err
+	}
 	forBoth(t, func(t *testing.T, version string) {
 		for _, tc := range []struct {
 			action  string
@@ -286,15 +325,11 @@ func TestConfirm(t *testing.T) {
 			{"decline", map[string]any{"confirm": true}, false},
 			{"cancel", nil, false},
 		} {
-			e := newEnv(t, nil)
-			e.tool("delete", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-				ok, err := elicit.Confirm(ctx, "Delete 47 contacts?")
-				return fmt.Sprint(ok), err
-			})
-			cs := e.connect(&mcp.ClientOptions{ElicitationHandler: answer(tc.action, tc.content)}, version)
-			got, isErr := call(t, cs, "delete")
-			if isErr || got != fmt.Sprint(tc.want) {
-				t.Errorf("%s %v: got %q (error %v), want %v", tc.action, tc.content, got, isErr, tc.want)
+			for _, viaModel := range []bool{false, true} {
+				_, got, isErr := answerVia(t, version, viaModel, "delete", confirm, tc.action, tc.content)
+				if isErr || got != fmt.Sprint(tc.want) {
+					t.Errorf("%s %v (via the model %v): got %q (error %v), want %v", tc.action, tc.content, viaModel, got, isErr, tc.want)
+				}
 			}
 		}
 	})

@@ -2,8 +2,6 @@ package elicit_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,9 +9,9 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store/memory"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -104,14 +102,7 @@ func TestURLRequiredTakesAnswerFromOtherNode(t *testing.T) {
 	}
 	defer cs.Close()
 	_, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "connect"})
-	var we *jsonrpc.Error
-	var data struct {
-		Elicitations []*mcp.ElicitParams `json:"elicitations"`
-	}
-	if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired || json.Unmarshal(we.Data, &data) != nil || len(data.Elicitations) != 1 {
-		t.Fatalf("first call: %v, want -32042 with one elicitation", err)
-	}
-	u, err := url.Parse(data.Elicitations[0].URL)
+	u, err := url.Parse(fronttest.URLRequired(t, err).URL)
 	if err != nil {
 		t.Fatal(err)
 	}

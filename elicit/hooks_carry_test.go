@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -53,13 +51,7 @@ func TestHooksCarryAcrossNodes(t *testing.T) {
 				}
 			},
 		}
-		other, err := elicit.New((*keyring.Keyring)(newKeyring(t)), e.store, &elicit.Config{Hooks: []elicit.Hooks{resumer}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(other.Pages(nil))
-		defer srv.Close()
-		e.tool("connect", urlTool(srv.URL))
+		e.otherNode(newKeyring(t), &elicit.Config{Hooks: []elicit.Hooks{resumer}})
 
 		status := make(chan int, 1)
 		cs := e.connect(&mcp.ClientOptions{
@@ -108,24 +100,13 @@ func TestHooksCarryTooLarge(t *testing.T) {
 		Carry: func(context.Context) map[string]string { return map[string]string{"k": big} },
 	}}})
 	var got []map[string]string
-	other, err := elicit.New((*keyring.Keyring)(newKeyring(t)), e.store, &elicit.Config{Hooks: []elicit.Hooks{{
+	e.otherNode(newKeyring(t), &elicit.Config{Hooks: []elicit.Hooks{{
 		Resume: func(ctx context.Context, _ elicit.Mode, carried map[string]string) (context.Context, func(error)) {
 			got = append(got, carried)
 			return ctx, nil
 		},
 	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(other.Pages(nil))
-	defer srv.Close()
-	e.tool("connect", urlTool(srv.URL))
-	c := newURLClient(t, false)
-	cs := e.connect(c.options(), "2025-11-25")
-	if out, isErr := call(t, cs, "connect"); isErr || out != "accept" {
-		t.Fatalf("got %q", out)
-	}
-	<-c.status
+	e.acceptURL("2025-11-25")
 	if len(got) != 1 || len(got[0]) != 0 {
 		t.Errorf("Resume got %v, want nothing carried", got)
 	}

@@ -1,7 +1,6 @@
 package elicit_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,7 +20,7 @@ import (
 // logs a warning. Before the middleware owned the stop, the client got
 // the handler's error result and was never asked.
 func TestSwallowedStop(t *testing.T) {
-	var logs syncBuffer
+	var logs fronttest.LockedBuffer
 	e := newEnv(t, &elicit.Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	mcp.AddTool(e.server, &mcp.Tool{Name: "swallow"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		ok, err := elicit.Confirm(ctx, "Delete 47 contacts?")
@@ -139,21 +139,4 @@ func TestProgressWhileWaiting(t *testing.T) {
 			t.Fatalf("progress does not increase: %v", progress)
 		}
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -3,7 +3,6 @@ package elicit_test
 import (
 	"bytes"
 	"context"
-	"github.com/elicitvault/elicitvault/keyring"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/elicitvault/elicitvault/keyring"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/ring"
@@ -81,18 +82,12 @@ func TestModelAcrossNodesAndUsers(t *testing.T) {
 // LLM-mediated tool "profile" (runs counts its calls and continuations).
 func profileNode(t *testing.T, st store.Store, keys *ring.Keyring, runs *atomic.Int32) http.Handler {
 	t.Helper()
-	ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
-	ev.Install(s)
-	e := &env{t: t, store: st, keys: keys, ev: ev, server: s}
+	e := newEnvOn(t, st, llmConfig, keys)
 	e.tool("profile", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 		runs.Add(1)
 		return profileTool(ctx, req)
 	})
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return e.server }, &mcp.StreamableHTTPOptions{Stateless: true})
 }
 
 // profileNodes starts a stateless HTTP node per keyring on st, each with
@@ -127,19 +122,39 @@ func TestModelAnsweredOnceDuringRotation(t *testing.T) {
 	clients := profileNodes(t, st, &runs,
 		mustRing(ring.New(oldSecret, [][]byte{newSecret})), mustRing(ring.New(newSecret, [][]byte{oldSecret})))
 	p := pendingOf(t, callTool(t, clients[0], "profile", nil))
-	const n = 8
-	var wg sync.WaitGroup
-	var continued atomic.Int32
-	for i := range n {
+	continuedOnce(t, answerOnBoth(t, clients, p.ID), &runs)
+}
+
+// answerOnBoth sends 8 concurrent answers to the elicitation id, half on
+// clients[0] and half on clients[1], and returns the index of the client
+// of each answer that continued the tool (the others are refused or get
+// its result again).
+func answerOnBoth(t *testing.T, clients []*mcp.ClientSession, id string) []int {
+	t.Helper()
+	var (
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		continued []int
+	)
+	for i := range 8 {
 		wg.Go(func() {
-			res := submit(t, clients[i%2], p.ID, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"})
+			res := submit(t, clients[i%2], id, "accept", map[string]any{"name": "Ann", "email": "ann@example.com"})
 			if !res.IsError && res.Meta[elicit.MetaElicitationReplayed] == nil {
-				continued.Add(1) // the others are refused or get its result again
+				mu.Lock()
+				continued = append(continued, i%2)
+				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
-	if c, r := continued.Load(), runs.Load(); c != 1 || r != 2 {
+	return continued
+}
+
+// continuedOnce fails t unless exactly one answer continued the tool and
+// the handler ran twice (the call, its continuation).
+func continuedOnce(t *testing.T, continued []int, runs *atomic.Int32) {
+	t.Helper()
+	if c, r := len(continued), runs.Load(); c != 1 || r != 2 {
 		t.Errorf("%d answers continued the tool, the handler ran %d times; want 1 and 2", c, r)
 	}
 }

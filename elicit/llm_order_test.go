@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -85,13 +84,7 @@ func (l *opLog) Subscribe(ctx context.Context, ch string) (store.Subscription, e
 func TestModelAnswerRunsToolRightAfterCommit(t *testing.T) {
 	l := &opLog{Store: memory.New(nil)}
 	defer l.Close()
-	ev, err := elicit.New((*keyring.Keyring)(newKeyring(t)), l, llmConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	ev.Install(s)
-	e := &env{t: t, store: l, ev: ev, server: s}
+	e := newEnvOn(t, l, llmConfig, newKeyring(t))
 	e.tool("confirm", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 		ok, err := elicit.Confirm(ctx, "Go on?")
 		if err == nil {

@@ -85,13 +85,20 @@ func (e *env) counted(name string) *atomic.Int32 {
 	return &runs
 }
 
+// modelProfile registers the LLM-mediated tool "profile" (runs counts its
+// runs) and calls it from a client at version that cannot elicit, and
+// returns the env, the client and the elicitation handed to the model.
+func modelProfile(t *testing.T, version string) (*env, *mcp.ClientSession, pending, *atomic.Int32) {
+	t.Helper()
+	e := newEnv(t, llmConfig)
+	runs := e.counted("profile")
+	cs := e.connect(mute, version)
+	return e, cs, pendingOf(t, callTool(t, cs, "profile", nil)), runs
+}
+
 func TestModelAccept(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
-		e := newEnv(t, llmConfig)
-		runs := e.counted("profile")
-		cs := e.connect(mute, version)
-
-		p := pendingOf(t, callTool(t, cs, "profile", nil))
+		e, cs, p, runs := modelProfile(t, version)
 		if p.Message != "Your profile?" || p.Schema["type"] != "object" {
 			t.Errorf("pending %+v", p)
 		}
@@ -118,69 +125,12 @@ func TestModelAccept(t *testing.T) {
 	})
 }
 
-func TestModelDeclineCancel(t *testing.T) {
-	forBoth(t, func(t *testing.T, version string) {
-		for _, action := range []string{"decline", "cancel"} {
-			e := newEnv(t, llmConfig)
-			e.tool("profile", profileTool)
-			cs := e.connect(mute, version)
-			p := pendingOf(t, callTool(t, cs, "profile", nil))
-			// Content that comes with a refusal is dropped.
-			res := submit(t, cs, p.ID, action, map[string]any{"name": "x"})
-			if res.IsError || text(res) != action+" {Name: Email: Age:0 Plan: Tags:[]}" {
-				t.Errorf("%s: %q (error %v)", action, text(res), res.IsError)
-			}
-			e.assertEmpty()
-		}
-	})
-}
-
-// Confirm is true only on an explicit accept with the box set.
-func TestModelConfirm(t *testing.T) {
-	forBoth(t, func(t *testing.T, version string) {
-		for _, tc := range []struct {
-			action  string
-			content map[string]any
-			want    string
-		}{
-			{"accept", map[string]any{"confirm": true}, "true"},
-			{"accept", map[string]any{"confirm": false}, "false"},
-			{"decline", map[string]any{"confirm": true}, "false"},
-			{"cancel", nil, "false"},
-		} {
-			e := newEnv(t, llmConfig)
-			e.tool("delete", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
-				ok, err := elicit.Confirm(ctx, "Delete 47 contacts?")
-				return fmt.Sprint(ok), err
-			})
-			cs := e.connect(mute, version)
-			p := pendingOf(t, callTool(t, cs, "delete", nil))
-			res := submit(t, cs, p.ID, tc.action, tc.content)
-			if res.IsError || text(res) != tc.want {
-				t.Errorf("%s %v: %q (error %v), want %s", tc.action, tc.content, text(res), res.IsError, tc.want)
-			}
-		}
-	})
-}
-
 // An invalid answer is a tool error naming the JSON path; the elicitation
 // stays open and a corrected answer continues the tool.
 func TestModelInvalidThenCorrected(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
-		e := newEnv(t, llmConfig)
-		runs := e.counted("profile")
-		cs := e.connect(mute, version)
-		p := pendingOf(t, callTool(t, cs, "profile", nil))
-		for _, tc := range []struct {
-			content map[string]any
-			path    string
-		}{
-			{map[string]any{"name": "Ann", "email": "nope"}, "/email"},
-			{map[string]any{"name": "Ann"}, "/email"},
-			{map[string]any{"name": 7, "email": "a@b.c"}, "/name"},
-			{map[string]any{"name": "Ann", "email": "a@b.c", "tags": []any{"zzz"}}, "/tags/0"},
-			{map[string]any{"name": "Ann", "email": "a@b.c", "admin": true}, "/admin"},
-		} {
+		e, cs, p, runs := modelProfile(t, version)
+		for _, tc := range invalidProfiles {
 			res := submit(t, cs, p.ID, "accept", tc.content)
 			if !res.IsError || !strings.Contains(text(res), tc.path) {
 				t.Errorf("%v: %q (error %v), want an error at %s", tc.content, text(res), res.IsError, tc.path)
@@ -235,10 +185,7 @@ func TestModelForeignSession(t *testing.T) {
 // Concurrent answers: exactly one continues the tool.
 func TestModelDoubleSubmission(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
-		e := newEnv(t, llmConfig)
-		runs := e.counted("profile")
-		cs := e.connect(mute, version)
-		p := pendingOf(t, callTool(t, cs, "profile", nil))
+		e, cs, p, runs := modelProfile(t, version)
 		const n = 8
 		var wg sync.WaitGroup
 		var ok, answered atomic.Int32

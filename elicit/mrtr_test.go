@@ -68,6 +68,15 @@ type manual struct {
 	cs *mcp.ClientSession
 }
 
+// manualBoth is manual from a client that declares both modes.
+func (e *env) manualBoth() *manual {
+	return &manual{e.t, e.connect(&mcp.ClientOptions{
+		Capabilities:       bothModes,
+		ElicitationHandler: answer("cancel", nil),
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+	}, mrtr)}
+}
+
 func (e *env) manual() *manual {
 	return &manual{e.t, e.connect(&mcp.ClientOptions{
 		ElicitationHandler: answer("cancel", nil),
@@ -290,11 +299,7 @@ func TestURLAskedAgainLeavesNothing(t *testing.T) {
 	e := newEnv(t, nil)
 	srv := e.callback()
 	e.tool("connect", urlTool(srv.URL))
-	m := &manual{t, e.connect(&mcp.ClientOptions{
-		Capabilities:       bothModes,
-		ElicitationHandler: answer("cancel", nil),
-		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
-	}, mrtr)}
+	m := e.manualBoth()
 	first := m.call(&mcp.CallToolParams{Name: "connect"})
 	again := m.call(&mcp.CallToolParams{Name: "connect", RequestState: first.RequestState})
 	if !again.NeedsInput() || again.RequestState == first.RequestState {

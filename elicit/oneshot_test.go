@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,10 +51,7 @@ func (p *partitioned) CompareAndSwap(ctx context.Context, k string, old, v []byt
 // refused.
 func TestModelResendGetsSameResult(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
-		e := newEnv(t, llmConfig)
-		runs := e.counted("profile")
-		cs := e.connect(mute, version)
-		p := pendingOf(t, callTool(t, cs, "profile", nil))
+		_, cs, p, runs := modelProfile(t, version)
 		answer := map[string]any{"name": "Ann", "email": "ann@example.com"}
 		first := submit(t, cs, p.ID, "accept", answer)
 		if first.IsError {
@@ -88,13 +84,7 @@ func testModelAnswerAfterPartition(t *testing.T) {
 	st := &partitioned{Store: memory.New(nil)}
 	defer st.Close()
 	keys := newKeyring(t)
-	ev, err := elicit.New((*keyring.Keyring)(keys), st, llmConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	ev.Install(s)
-	e := &env{t: t, store: st, keys: keys, ev: ev, server: s}
+	e := newEnvOn(t, st, llmConfig, keys)
 	runs := e.counted("profile")
 	cs := e.connect(mute, legacy)
 	p := pendingOf(t, callTool(t, cs, "profile", nil))
@@ -144,14 +134,8 @@ func TestRequestStateKeptAfterStoreFault(t *testing.T) {
 	st := &failSubscribe{Store: memory.New(nil)}
 	t.Cleanup(func() { st.Close() })
 	keys := newKeyring(t)
-	ev, err := elicit.New((*keyring.Keyring)(keys), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	elicit.SetTakenWait(ev, 100*time.Millisecond) // the page's answer waits for the retry
-	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	ev.Install(s)
-	e := &env{t: t, store: st, keys: keys, ev: ev, server: s}
+	e := newEnvOn(t, st, nil, keys)
+	elicit.SetTakenWait(e.ev, 100*time.Millisecond) // the page's answer waits for the retry
 	srv := e.callback()
 	var got atomic.Int32
 	e.tool("connect", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
@@ -161,11 +145,7 @@ func TestRequestStateKeptAfterStoreFault(t *testing.T) {
 		}
 		return a, err
 	})
-	m := &manual{t, e.connect(&mcp.ClientOptions{
-		Capabilities:       bothModes,
-		ElicitationHandler: answer("cancel", nil),
-		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
-	}, mrtr)}
+	m := e.manualBoth()
 	first := m.call(&mcp.CallToolParams{Name: "connect"})
 	var link string
 	for _, r := range first.InputRequests {

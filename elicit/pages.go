@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/engine"
@@ -456,8 +457,12 @@ var (
 // (page.SameOrigin).
 var consentPages = page.New(page.SameOrigin, "")
 
-// The form posts to the page's own path with the token in the query.
-var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
+// pageTemplate is the consent page; its form posts to the page's own
+// path with the token in the query. It is parsed when a page is first
+// written, not when the program starts: a server that never shows one
+// keeps no parse tree, which the GC would mark on every cycle.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="same-origin">
@@ -471,7 +476,8 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 {{- end}}
 </main></body></html>
 `))
+})
 
 func writePage(w http.ResponseWriter, status int, v pageView) {
-	consentPages.Write(w, status, pageTemplate, v)
+	consentPages.Write(w, status, pageTemplate(), v)
 }

@@ -15,8 +15,8 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/fronttest"
+	"github.com/elicitvault/elicitvault/internal/storefault"
 	"github.com/elicitvault/elicitvault/keyring"
-	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -294,23 +294,12 @@ func TestPendingQuotaLinkViaModel(t *testing.T) {
 	}
 }
 
-// countGets counts the store's Get calls.
-type countGets struct {
-	store.Store
-	n atomic.Int64
-}
-
-func (c *countGets) Get(ctx context.Context, key string) ([]byte, error) {
-	c.n.Add(1)
-	return c.Store.Get(ctx, key)
-}
-
 // A client at its bound is refused without reading its records back at
 // every call: once a read-back found them all pending, the next calls
 // within a second are refused outright, so that refused calls do not cost
 // the store a read per pending record each.
 func TestPendingQuotaReadBackBounded(t *testing.T) {
-	st := &countGets{Store: memory.New(nil)}
+	st := &storefault.CountGets{Store: memory.New(nil)}
 	t.Cleanup(func() { st.Close() })
 	ev, err := elicit.New((*keyring.Keyring)(newKeyring(t)), st, &elicit.Config{Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPendingPerSubject: 10})
 	if err != nil {
@@ -328,7 +317,7 @@ func TestPendingQuotaReadBackBounded(t *testing.T) {
 	}
 	// One read-back of 10 records per second of the flood, and a few
 	// more for the calls that were not refused.
-	if gets, max := st.n.Load(), 10*(int64(time.Since(start)/time.Second)+1)+20; gets > max {
+	if gets, max := st.Gets.Load(), 10*(int64(time.Since(start)/time.Second)+1)+20; gets > max {
 		t.Errorf("%d store reads for 190 refused calls, want at most %d", gets, max)
 	}
 }

@@ -2,7 +2,6 @@ package elicit_test
 
 import (
 	"context"
-	"github.com/elicitvault/elicitvault/keyring"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -52,13 +51,7 @@ func TestReleases(t *testing.T) {
 func testReleases(t *testing.T) {
 	cs := &countingStore{Store: memory.New(nil)}
 	defer cs.Close()
-	ev, err := elicit.New((*keyring.Keyring)(newKeyring(t)), cs, &elicit.Config{TTL: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	ev.Install(s)
-	e := &env{t: t, store: cs, ev: ev, server: s}
+	e := newEnvOn(t, cs, &elicit.Config{TTL: 100 * time.Millisecond}, newKeyring(t))
 	e.tool("profile", profileTool)
 	e.tool("connect", urlTool("http://127.0.0.1:1", elicit.WithURLElicitationRequiredError()))
 
@@ -66,7 +59,7 @@ func testReleases(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		ct, st := mcp.NewInMemoryTransports()
-		ss, err := s.Connect(ctx, st, nil)
+		ss, err := e.server.Connect(ctx, st, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

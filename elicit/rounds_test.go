@@ -57,11 +57,7 @@ func roundsEnv(t *testing.T) (*env, *manual, *atomic.Int32) {
 		runs.Add(1)
 		return link(ctx, req)
 	})
-	m := &manual{t, e.connect(&mcp.ClientOptions{
-		Capabilities:       bothModes,
-		ElicitationHandler: answer("cancel", nil),
-		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
-	}, mrtr)}
+	m := e.manualBoth()
 	return e, m, &runs
 }
 

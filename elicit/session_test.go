@@ -2,7 +2,6 @@ package elicit_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -93,14 +93,7 @@ func TestDeleteEndsWaitingTool(t *testing.T) {
 		resp.Body.Close()
 		deleted <- resp.StatusCode
 	}()
-	select {
-	case err := <-ended:
-		if !errors.Is(err, elicit.ErrSessionEnded) {
-			t.Errorf("the waiting tool got %v, want ErrSessionEnded", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the waiting tool did not end after DELETE")
-	}
+	fronttest.RecvErr(t, ended, elicit.ErrSessionEnded, "the waiting tool's end after DELETE")
 	select {
 	case code := <-deleted:
 		if code != http.StatusNoContent {

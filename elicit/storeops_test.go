@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -56,13 +55,7 @@ func TestStoreOpsPerElicitation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &opLog{Store: memory.New(nil)}
 			defer c.Close()
-			ev, err := elicit.New((*keyring.Keyring)(newKeyring(t)), c, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-			ev.Install(s)
-			e := &env{t: t, store: c, ev: ev, server: s}
+			e := newEnvOn(t, c, nil, newKeyring(t))
 			e.tool("confirm", func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 				ok, err := elicit.Confirm(ctx, "Delete 3 contacts?")
 				return fmt.Sprint(ok), err

@@ -2,9 +2,7 @@ package elicit_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"github.com/elicitvault/elicitvault/keyring"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,9 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/fronttest"
+	"github.com/elicitvault/elicitvault/keyring"
+
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -96,6 +97,34 @@ func (c *urlClient) options() *mcp.ClientOptions {
 	}
 }
 
+// otherNode returns a second Elicitor with keys and cfg on e's store
+// (another process sharing it), and points the tool "connect" at its
+// pages, served until the test ends.
+func (e *env) otherNode(keys *ring.Keyring, cfg *elicit.Config) *elicit.Elicitor {
+	e.t.Helper()
+	other, err := elicit.New((*keyring.Keyring)(keys), e.store, cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	srv := httptest.NewServer(other.Pages(nil))
+	e.t.Cleanup(srv.Close)
+	e.tool("connect", urlTool(srv.URL))
+	return other
+}
+
+// acceptURL calls "connect" from a new URL-mode client at version that
+// accepts on the page, fails the test unless the tool got "accept", and
+// returns the status of the page's answer.
+func (e *env) acceptURL(version string) int {
+	e.t.Helper()
+	c := newURLClient(e.t, false)
+	cs := e.connect(c.options(), version)
+	if got, isErr := call(e.t, cs, "connect"); isErr || got != "accept" {
+		e.t.Fatalf("got %q", got)
+	}
+	return <-c.status
+}
+
 func urlTool(base string, opts ...elicit.Option) func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (string, error) {
 		a, err := elicit.URL(ctx, "Connect your account", append(opts, elicit.WithLink(elicit.CallbackURL(base+"/cb")))...)
@@ -162,22 +191,8 @@ func TestURLDeclineOnPageNotifies(t *testing.T) {
 	})
 	t.Run("-32042", func(t *testing.T) {
 		e := newEnv(t, nil)
-		cs, el, complete := urlRequiredCall(t, e)
-		if s := choose(t, el.URL, "decline"); s != http.StatusOK {
-			t.Fatalf("page: %d", s)
-		}
-		select {
-		case id := <-complete:
-			if id != el.ElicitationID {
-				t.Errorf("completion for another elicitation")
-			}
-		case <-time.After(2 * time.Second):
-			t.Fatal("no notifications/elicitation/complete after Decline on the page")
-		}
 		// The retry gets the user's refusal.
-		if got, isErr := call(t, cs, "connect"); isErr || got != "decline" {
-			t.Errorf("retry: %q", got)
-		}
+		answerURLRequired(t, e, "decline")
 		e.assertEmpty()
 	})
 }
@@ -220,19 +235,8 @@ func TestURLUnsupported(t *testing.T) {
 func TestURLAcrossNodes(t *testing.T) {
 	forBoth(t, func(t *testing.T, version string) {
 		e := newEnv(t, nil)
-		other, err := elicit.New((*keyring.Keyring)(newKeyring(t)), e.store, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(other.Pages(nil))
-		defer srv.Close()
-		e.tool("connect", urlTool(srv.URL))
-		c := newURLClient(t, false)
-		cs := e.connect(c.options(), version)
-		if got, isErr := call(t, cs, "connect"); isErr || got != "accept" {
-			t.Fatalf("got %q", got)
-		}
-		if s := <-c.status; s != http.StatusOK {
+		e.otherNode(newKeyring(t), nil)
+		if s := e.acceptURL(version); s != http.StatusOK {
 			t.Errorf("callback status %d", s)
 		}
 		e.assertEmpty()
@@ -255,29 +259,22 @@ func urlRequiredCall(t *testing.T, e *env) (*mcp.ClientSession, *mcp.ElicitParam
 		},
 	}, legacy)
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "connect"})
-	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired {
-		t.Fatalf("got %v, want -32042", err)
-	}
-	var data struct {
-		Elicitations []*mcp.ElicitParams `json:"elicitations"`
-	}
-	if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 {
-		t.Fatalf("error data %s: %v", we.Data, err)
-	}
-	el := data.Elicitations[0]
+	el := fronttest.URLRequired(t, err)
 	if el.Mode != "url" || el.ElicitationID == "" || !strings.HasPrefix(el.URL, srv.URL+"/cb?token=ev2.") {
 		t.Fatalf("elicitation %+v", el)
 	}
 	return cs, el, complete
 }
 
-func TestURLElicitationRequiredError(t *testing.T) {
-	e := newEnv(t, nil)
-	elicit.SetTakenWait(e.ev, 100*time.Millisecond) // nothing takes the answer before the retry
+// answerURLRequired makes the call of urlRequiredCall, answers its
+// elicitation on the page with choice, waits for the elicitation's
+// completion notification and checks that the retry gets choice. It
+// returns the elicitation.
+func answerURLRequired(t *testing.T, e *env, choice string) *mcp.ElicitParams {
+	t.Helper()
 	cs, el, complete := urlRequiredCall(t, e)
-	if s := get(t, el.URL); s != http.StatusOK {
-		t.Fatalf("callback: %d", s)
+	if s := choose(t, el.URL, choice); s != http.StatusOK {
+		t.Fatalf("page: %d", s)
 	}
 	select {
 	case id := <-complete:
@@ -285,12 +282,19 @@ func TestURLElicitationRequiredError(t *testing.T) {
 			t.Errorf("completion for another elicitation")
 		}
 	case <-time.After(2 * time.Second):
-		t.Fatal("no completion notification")
+		t.Fatalf("no notifications/elicitation/complete after %s on the page", choice)
 	}
+	if got, isErr := call(t, cs, "connect"); isErr || got != choice {
+		t.Errorf("retry: %q, want %q", got, choice)
+	}
+	return el
+}
+
+func TestURLElicitationRequiredError(t *testing.T) {
+	e := newEnv(t, nil)
+	elicit.SetTakenWait(e.ev, 100*time.Millisecond) // nothing takes the answer before the retry
 	// The retry finds the completed elicitation.
-	if got, isErr := call(t, cs, "connect"); isErr || got != "accept" {
-		t.Errorf("retry: %q", got)
-	}
+	el := answerURLRequired(t, e, "accept")
 	// The link is single-use.
 	if s := get(t, el.URL); s != http.StatusGone {
 		t.Errorf("second callback: %d, want 410", s)
@@ -341,10 +345,7 @@ func TestURLRequiredErrorMatchesInputRequired(t *testing.T) {
 	})
 	cs := e.connect(&mcp.ClientOptions{Capabilities: bothModes, ElicitationHandler: answer("accept", nil)}, legacy)
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "connect"})
-	var we *jsonrpc.Error
-	if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired {
-		t.Fatalf("got %v, want -32042", err)
-	}
+	fronttest.URLRequired(t, err)
 	if !<-matched {
 		t.Error("the -32042 error of URL does not match ErrInputRequired")
 	}

@@ -22,13 +22,15 @@ import (
 // scripts/test.
 const (
 	e2eBenchEnv        = "ELICITVAULT_E2EBENCH"
-	e2eBenchSecondsEnv = "ELICITVAULT_E2EBENCH_SECONDS" // per measurement, default 4
-	e2eBenchPairsEnv   = "ELICITVAULT_E2EBENCH_PAIRS"   // interleaved pairs per cell, default 5
-	e2eBenchStoresEnv  = "ELICITVAULT_E2EBENCH_STORES"  // comma-separated subset of memory,redis,postgres
-	e2eBenchVersionEnv = "ELICITVAULT_E2EBENCH_VERSION" // one protocol version instead of both
-	e2eBenchSDKEnv     = "ELICITVAULT_E2EBENCH_SDK"     // serve's SDK (--sdk): go-sdk (default) or mcp-go
-	e2eBenchBareEnv    = "ELICITVAULT_E2EBENCH_BARE"    // the baseline's SDK: serve's (default), go-sdk or mcp-go
-	e2eBenchBeforeEnv  = "ELICITVAULT_E2EBENCH_BEFORE"  // an earlier elicitvault binary as the baseline, instead of a bare server
+	e2eBenchSecondsEnv = "ELICITVAULT_E2EBENCH_SECONDS"  // per measurement, default 4
+	e2eBenchPairsEnv   = "ELICITVAULT_E2EBENCH_PAIRS"    // interleaved pairs per cell, default 5
+	e2eBenchStoresEnv  = "ELICITVAULT_E2EBENCH_STORES"   // comma-separated subset of memory,redis,postgres
+	e2eBenchVersionEnv = "ELICITVAULT_E2EBENCH_VERSION"  // one protocol version instead of both
+	e2eBenchSessEnv    = "ELICITVAULT_E2EBENCH_SESSIONS" // one session count (1 or 16, or another) instead of both
+	e2eBenchSDKEnv     = "ELICITVAULT_E2EBENCH_SDK"      // serve's SDK (--sdk): go-sdk (default) or mcp-go
+	e2eBenchBareEnv    = "ELICITVAULT_E2EBENCH_BARE"     // the baseline's SDK: serve's (default), go-sdk or mcp-go
+	e2eBenchBeforeEnv  = "ELICITVAULT_E2EBENCH_BEFORE"   // an earlier elicitvault binary as the baseline, instead of a bare server
+	e2eBenchEVEnv      = "ELICITVAULT_E2EBENCH_EV"       // "lib": internal/evlib (elicit on the go-sdk alone, memory store) in serve's place
 )
 
 // bareServers are the baselines by SDK: the binary bareServerBin builds.
@@ -41,8 +43,9 @@ var (
 )
 
 // bareServerBin builds the baseline servers once and returns the path of
-// one: "bare" (internal/bare, on the go-sdk) or "baremcpgo"
-// (internal/baremcpgo, on mark3labs/mcp-go).
+// one: "bare" (internal/bare, on the go-sdk), "baremcpgo"
+// (internal/baremcpgo, on mark3labs/mcp-go) or "evlib" (internal/evlib,
+// elicitvault's library without serve's binary).
 func bareServerBin(t *testing.T, name string) string {
 	t.Helper()
 	bareOnce.Do(func() {
@@ -52,9 +55,9 @@ func bareServerBin(t *testing.T, name string) string {
 			return
 		}
 		bareDir = dir
-		out, err := exec.Command("go", "build", "-o", dir, "./internal/bare", "./internal/baremcpgo").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", dir, "./internal/bare", "./internal/baremcpgo", "./internal/evlib").CombinedOutput()
 		if err != nil {
-			bareErr = fmt.Errorf("go build ./internal/bare ./internal/baremcpgo: %v\n%s", err, out)
+			bareErr = fmt.Errorf("go build ./internal/bare ./internal/baremcpgo ./internal/evlib: %v\n%s", err, out)
 		}
 	})
 	if bareErr != nil {
@@ -63,14 +66,15 @@ func bareServerBin(t *testing.T, name string) string {
 	return filepath.Join(bareDir, name)
 }
 
-var bareListenRE = regexp.MustCompile(`^bare: MCP at (http://\S+)/mcp$`)
+var bareListenRE = regexp.MustCompile(`^(?:bare|evlib): MCP at (http://\S+)/mcp$`)
 
-// startBare starts the baseline server name (see bareServerBin) and
-// returns its MCP endpoint and process ID; it is killed when the test
-// ends.
-func startBare(t *testing.T, name string) (endpoint string, pid int) {
+// startBare starts the server name of bareServerBin, with env added to
+// the test's environment, and returns its MCP endpoint and process ID; it
+// is killed when the test ends.
+func startBare(t *testing.T, name string, env ...string) (endpoint string, pid int) {
 	t.Helper()
 	cmd := exec.Command(bareServerBin(t, name), "--addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -95,7 +99,7 @@ func startBare(t *testing.T, name string) (endpoint string, pid int) {
 	case ep := <-found:
 		return ep, cmd.Process.Pid
 	case <-time.After(30 * time.Second):
-		t.Fatal("the bare server did not start listening")
+		t.Fatalf("%s did not start listening", name)
 	}
 	return "", 0
 }
@@ -130,7 +134,10 @@ func median(xs []float64) float64 {
 // with ELICITVAULT_E2EBENCH_BARE=mcp-go, its mcp-go twin
 // (internal/baremcpgo), the baseline of the mcp-go front-end. With
 // ELICITVAULT_E2EBENCH_SDK=mcp-go elicitvault's side is `serve --sdk
-// mcp-go` and the baseline bare mcp-go (unless _BARE says otherwise). For
+// mcp-go` and the baseline bare mcp-go (unless _BARE says otherwise); with
+// ELICITVAULT_E2EBENCH_EV=lib it is internal/evlib, the same tool on
+// elicitvault's library alone (memory store), without the rest of serve's
+// binary, whose static heap the GC marks on every cycle. For
 // each store (memory, Redis, PostgreSQL), protocol generation and 1 and
 // 16 sessions it runs pairs of measurements, alternating which server
 // goes first, and prints the medians of the ratios elicitvault ÷ bare of
@@ -162,6 +169,17 @@ func TestE2EBench(t *testing.T) {
 	if !ok {
 		t.Fatalf("%s: unknown SDK %q (go-sdk or mcp-go)", e2eBenchBareEnv, sdk)
 	}
+	lib := false
+	switch v := os.Getenv(e2eBenchEVEnv); v {
+	case "":
+	case "lib":
+		if evSDK != "go-sdk" {
+			t.Fatalf("%s=lib is on the go-sdk: unset %s", e2eBenchEVEnv, e2eBenchSDKEnv)
+		}
+		lib = true
+	default:
+		t.Fatalf("%s: unknown %q (lib)", e2eBenchEVEnv, v)
+	}
 	stores := []string{"memory", "redis", "postgres"}
 	if v := os.Getenv(e2eBenchStoresEnv); v != "" {
 		stores = strings.Split(v, ",")
@@ -178,8 +196,17 @@ func TestE2EBench(t *testing.T) {
 			t.Fatalf("%s: unknown store %q", e2eBenchStoresEnv, st)
 		}
 		t.Run(st, func(t *testing.T) {
-			ev := startKillableServe(t, "--sdk", evSDK, "--store", open(t))
-			evPID := ev.Cmd.Process.Pid
+			var evEndpoint string
+			var evPID int
+			if lib {
+				if st != "memory" {
+					t.Skipf("%s=lib runs on the memory store only", e2eBenchEVEnv)
+				}
+				evEndpoint, evPID = startBare(t, "evlib", "MCP_ELICITATION_SECRET="+serveSecret)
+			} else {
+				ev := startKillableServe(t, "--sdk", evSDK, "--store", open(t))
+				evEndpoint, evPID = ev.base+"/mcp", ev.Cmd.Process.Pid
+			}
 			var bare string
 			var barePID int
 			if before := os.Getenv(e2eBenchBeforeEnv); before != "" {
@@ -198,8 +225,12 @@ func TestE2EBench(t *testing.T) {
 			if v := os.Getenv(e2eBenchVersionEnv); v != "" {
 				versions = []string{v}
 			}
+			sessionCounts := []int{1, 16}
+			if n := envInt(e2eBenchSessEnv, 0); n > 0 {
+				sessionCounts = []int{n}
+			}
 			for _, version := range versions {
-				for _, sessions := range []int{1, 16} {
+				for _, sessions := range sessionCounts {
 					c := &e2eCell{store: st, version: version, sessions: sessions}
 					s := spec
 					s.sessions = sessions
@@ -211,9 +242,9 @@ func TestE2EBench(t *testing.T) {
 						// meets the other's leftovers (GC, connections).
 						if i%2 == 0 {
 							b = runLoadSpec(t, name+" bare", version, bare, []int{barePID}, 0, s)
-							e = runLoadSpec(t, name+" elicitvault", version, ev.base+"/mcp", []int{evPID}, 0, s)
+							e = runLoadSpec(t, name+" elicitvault", version, evEndpoint, []int{evPID}, 0, s)
 						} else {
-							e = runLoadSpec(t, name+" elicitvault", version, ev.base+"/mcp", []int{evPID}, 0, s)
+							e = runLoadSpec(t, name+" elicitvault", version, evEndpoint, []int{evPID}, 0, s)
 							b = runLoadSpec(t, name+" bare", version, bare, []int{barePID}, 0, s)
 						}
 						c.bare, c.ev = append(c.bare, b), append(c.ev, e)
@@ -234,8 +265,12 @@ func TestE2EBench(t *testing.T) {
 	if before := os.Getenv(e2eBenchBeforeEnv); before != "" {
 		baseline = "the earlier build " + before + " (bounds below are for a bare server)"
 	}
-	fmt.Fprintf(&b, "\nelicitvault serve --sdk %s ÷ %s, delete_contacts accepted at once; medians of %d interleaved pairs of %v; %d cores\n",
-		evSDK, baseline, pairs, spec.d, runtime.NumCPU())
+	evName := "elicitvault serve --sdk " + evSDK
+	if lib {
+		evName = "elicitvault's library alone (internal/evlib)"
+	}
+	fmt.Fprintf(&b, "\n%s ÷ %s, delete_contacts accepted at once; medians of %d interleaved pairs of %v; %d cores\n",
+		evName, baseline, pairs, spec.d, runtime.NumCPU())
 	fmt.Fprintf(&b, "%-10s %-11s %8s %14s %12s %10s %10s   %s\n", "store", "protocol", "sessions", "CPU/trip", "throughput", "p50", "p99", "bare: CPU/trip, trips/s, p50 (median)")
 	for _, c := range cells {
 		cpuBound, tputBound, p50Bound := 1.4, 0.75, 2.0

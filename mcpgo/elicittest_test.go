@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/elicittest"
-	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/mcpgo"
-	"github.com/elicitvault/elicitvault/store/memory"
 	mgmcp "github.com/mark3labs/mcp-go/mcp"
 	mgserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -51,22 +49,7 @@ func payTool(ctx context.Context) (string, error) {
 // pages are on a server of their own.
 func newShopElicitor(t *testing.T) *elicit.Elicitor {
 	t.Helper()
-	keys, err := keyring.New([]byte("elicittest secret, at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	mux := http.NewServeMux()
-	pages := httptest.NewServer(mux)
-	t.Cleanup(pages.Close)
-	ev, err := elicit.New(keys, st, &elicit.Config{BaseURL: pages.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
-	mux.Handle(elicit.PagesPrefix, ev.Pages(nil))
-	return ev
+	return fronttest.NewPagedElicitor(t, nil)
 }
 
 // shopEndpoints are the MCP endpoints of the shop on each SDK.

@@ -10,11 +10,9 @@ import (
 	"testing"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/mcpgo"
-	"github.com/elicitvault/elicitvault/store/memory"
 	mcpclient "github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -28,9 +26,8 @@ type contact struct {
 	Email string `json:"email"`
 }
 
-// newFrontEnd returns an Elicitor with cfg on a memory store (closed when
-// t ends; the Elicitor is the caller's to close), and its front-end on a
-// new mcp-go server with opts.
+// newFrontEnd returns an Elicitor with cfg on a memory store (both closed
+// when t ends), and its front-end on a new mcp-go server with opts.
 func newFrontEnd(t *testing.T, cfg *elicit.Config, opts ...server.ServerOption) (*elicit.Elicitor, *server.MCPServer, *mcpgo.Server) {
 	t.Helper()
 	return newFrontEndWith(t, cfg, nil, opts...)
@@ -39,16 +36,7 @@ func newFrontEnd(t *testing.T, cfg *elicit.Config, opts ...server.ServerOption) 
 // newFrontEndWith is newFrontEnd with the front-end's options fopts.
 func newFrontEndWith(t *testing.T, cfg *elicit.Config, fopts *mcpgo.Options, opts ...server.ServerOption) (*elicit.Elicitor, *server.MCPServer, *mcpgo.Server) {
 	t.Helper()
-	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New(keys, st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev := fronttest.NewElicitor(t, nil, cfg)
 	m := server.NewMCPServer("test", "1", opts...)
 	return ev, m, mcpgo.New(ev, m, fopts)
 }
@@ -105,24 +93,9 @@ func dial(t *testing.T, url, version string, u *user) *mcpclient.Client {
 // dialWith starts a real mcp-go client on version whose user is h.
 func dialWith(t *testing.T, url, version string, h mcpclient.ElicitationHandler) *mcpclient.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := mcpclient.NewClient(tr,
+	c, _ := mcpgo.StartClient(t, url, nil, version,
 		mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{Form: &struct{}{}}}),
-		mcpclient.WithElicitationHandler(h),
-		mcpclient.WithProtocolVersion(version))
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = version
-	init.Params.ClientInfo = mcp.Implementation{Name: "mcp-go client", Version: "1"}
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
+		mcpclient.WithElicitationHandler(h))
 	return c
 }
 

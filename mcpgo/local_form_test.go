@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -70,12 +71,5 @@ func TestSecondFormCancelsFirst(t *testing.T) {
 	if got, err := callText(t, c, "add_contact"); err != nil || !strings.HasPrefix(got, "accept Bo") {
 		t.Fatalf("second form: %q, %v", got, err)
 	}
-	select {
-	case err := <-firstErr:
-		if !errors.Is(err, elicit.ErrReplaced) {
-			t.Fatalf("the first form ended with %v, want ErrCancelled", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("the second form did not cancel the first")
-	}
+	fronttest.RecvErr(t, firstErr, elicit.ErrReplaced, "the first form's end")
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/fronttest"
 	mcpclient "github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -369,22 +368,8 @@ func TestIdentityStatefulSession(t *testing.T) {
 	f, seen := newProbe(t)
 	srv := httptest.NewServer(withUser(f.Handler(nil)))
 	defer srv.Close()
-	tr, err := transport.NewStreamableHTTP(srv.URL+elicit.MCPPath, transport.WithHTTPHeaders(map[string]string{"X-User": "bob"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := mcpclient.NewClient(tr,
-		mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{URL: &struct{}{}}}),
-		mcpclient.WithProtocolVersion("2025-11-25"))
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-11-25"
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
+	c, tr := StartClient(t, srv.URL+elicit.MCPPath, map[string]string{"X-User": "bob"}, "2025-11-25",
+		mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{URL: &struct{}{}}}))
 	req := mcp.CallToolRequest{}
 	req.Params.Name = "probe"
 	if _, err := c.CallTool(t.Context(), req); err != nil {

@@ -2,7 +2,6 @@ package mcpgo_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -10,8 +9,9 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
+	"github.com/elicitvault/elicitvault/mcpgo"
 	mcpclient "github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -104,14 +104,7 @@ func TestCloseEndsWait(t *testing.T) {
 	}()
 	<-u.asked
 	ev.Close()
-	select {
-	case err := <-errs:
-		if !errors.Is(err, elicit.ErrClosed) {
-			t.Fatalf("the wait ended with %v, want ErrClosed", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Close did not end the wait")
-	}
+	fronttest.RecvErr(t, errs, elicit.ErrClosed, "the wait's end on Close")
 }
 
 // The fallback tool is listed to a client that lacks a mode, and only to
@@ -129,19 +122,7 @@ func TestFallbackToolListed(t *testing.T) {
 		{"none", nil, true},
 	} {
 		for _, v := range versions {
-			tr, err := transport.NewStreamableHTTP(url)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := mcpclient.NewClient(tr, mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: tc.caps}), mcpclient.WithProtocolVersion(v))
-			if err := c.Start(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			init := mcp.InitializeRequest{}
-			init.Params.ProtocolVersion = v
-			if _, err := c.Initialize(t.Context(), init); err != nil {
-				t.Fatal(err)
-			}
+			c, _ := mcpgo.StartClient(t, url, nil, v, mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: tc.caps}))
 			res, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
 			if err != nil {
 				t.Fatal(err)
@@ -164,21 +145,9 @@ func TestSessionEndEndsWait(t *testing.T) {
 	url, ev, errs := confirmServer(t, nil)
 	defer ev.Close()
 	u := &slowUser{after: time.Hour, asked: make(chan struct{}, 1)}
-	tr, err := transport.NewStreamableHTTP(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := mcpclient.NewClient(tr, mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}),
-		mcpclient.WithElicitationHandler(u), mcpclient.WithProtocolVersion("2025-11-25"))
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	init := mcp.InitializeRequest{}
-	init.Params.ProtocolVersion = "2025-11-25"
-	if _, err := c.Initialize(t.Context(), init); err != nil {
-		t.Fatal(err)
-	}
+	c, tr := mcpgo.StartClient(t, url, nil, "2025-11-25",
+		mcpclient.WithClientCapabilities(mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapability{}}),
+		mcpclient.WithElicitationHandler(u))
 	go func() {
 		req := mcp.CallToolRequest{}
 		req.Params.Name = "confirm"
@@ -192,12 +161,5 @@ func TestSessionEndEndsWait(t *testing.T) {
 	} else {
 		res.Body.Close()
 	}
-	select {
-	case err := <-errs:
-		if !errors.Is(err, elicit.ErrSessionEnded) {
-			t.Fatalf("the wait ended with %v, want ErrSessionEnded", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the session's end did not end the wait")
-	}
+	fronttest.RecvErr(t, errs, elicit.ErrSessionEnded, "the wait's end with the session")
 }

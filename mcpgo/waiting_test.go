@@ -14,8 +14,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
-	"github.com/elicitvault/elicitvault/store/memory"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -25,21 +24,7 @@ import (
 // and the pages on a server of their own.
 func newRounds(t *testing.T, roundWait time.Duration) *Server {
 	t.Helper()
-	keys, err := keyring.New([]byte("test secret that is at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	mux := http.NewServeMux()
-	pages := httptest.NewServer(mux)
-	t.Cleanup(pages.Close)
-	ev, err := elicit.New(keys, st, &elicit.Config{URLRoundWait: roundWait, BaseURL: pages.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
-	mux.Handle(elicit.PagesPrefix, ev.Pages(nil))
+	ev := fronttest.NewPagedElicitor(t, &elicit.Config{URLRoundWait: roundWait})
 	m := server.NewMCPServer("rounds", "1")
 	f := New(ev, m, nil)
 	m.AddTool(mcp.NewTool("connect"), func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {

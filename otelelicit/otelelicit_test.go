@@ -8,7 +8,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/elicittest"
-	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/otelelicit"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
@@ -116,17 +116,9 @@ func TestHooks(t *testing.T) {
 // hooks, its MCP endpoint (for elicittest) and the store.
 func newShop(t *testing.T, hooks elicit.Hooks) (*mcp.Server, http.Handler, store.Store) {
 	t.Helper()
-	keys, err := keyring.New([]byte("otel test secret, at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
-	ev, err := elicit.New(keys, st, &elicit.Config{Hooks: []elicit.Hooks{hooks}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
+	ev := fronttest.NewElicitor(t, st, &elicit.Config{Hooks: []elicit.Hooks{hooks}})
 	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
 	ev.Install(s)
 	return s, ev.Handler(s, nil), st

@@ -27,9 +27,10 @@ type Driver interface {
 	Take(ctx context.Context, key string) ([]byte, error)
 	PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error)
 	// PutIfAbsentGet is PutIfAbsent of key, then Get of other, in one
-	// round trip where the backend can (the Store New returns has the
-	// method too, beside the Store interface's).
-	// An absent other reads as a nil value, not ErrNotFound.
+	// round trip (the Store New returns has the method too, beside the
+	// Store interface's). An absent other reads as a nil value, not
+	// ErrNotFound. A Driver that cannot do both in one round trip returns
+	// errors.ErrUnsupported, and the Store calls PutIfAbsent, then Get.
 	PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error)
 	Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error)
 	// CompareAndSwap deletes the entry when value is nil.
@@ -41,7 +42,11 @@ type Driver interface {
 	// Subscribe starts calling deliver with the messages of channel, and
 	// returns once the subscription is active. deliver never blocks and
 	// may be called from any goroutine; after unsubscribe returns it is
-	// not called again, and unsubscribe is called at most once.
+	// not called again, and unsubscribe is called at most once. The Store
+	// hands every message to all the subscriptions of a channel, so it
+	// subscribes a channel once: it calls Subscribe for a channel again
+	// only after the previous Subscribe of it failed or its unsubscribe
+	// returned.
 	Subscribe(ctx context.Context, channel string, deliver func(Message)) (unsubscribe func(), err error)
 
 	// Close releases the driver's resources; no deliver runs after it.
@@ -59,7 +64,7 @@ type portable struct {
 
 	closed atomic.Bool
 	mu     sync.Mutex
-	subs   map[*subscription]struct{} // nil once closed
+	chans  map[string]*channel // the subscribed channels, by name; nil once closed
 }
 
 var _ Store = (*portable)(nil)
@@ -75,7 +80,7 @@ func New(name string, d Driver, now func() time.Time) Store {
 	if now == nil {
 		now = time.Now
 	}
-	return &portable{name: name, d: d, now: now, subs: make(map[*subscription]struct{})}
+	return &portable{name: name, d: d, now: now, chans: make(map[string]*channel)}
 }
 
 // begin checks that p is open and ctx is not done.
@@ -175,10 +180,10 @@ func (p *portable) PutIfAbsent(ctx context.Context, key string, value []byte, ex
 // reports whether it wrote, and returns other's value, or nil when other
 // has no live entry. The read comes after the write: it sees every write
 // the store had applied when PutIfAbsentGet decided whether to write
-// (other = key returns value when it wrote). The memory store, PostgreSQL
-// and Redis (not Redis Cluster, where the two keys are in different
-// slots) do both in one round trip. An error leaves it unknown whether
-// value was written, as for PutIfAbsent.
+// (other = key returns value when it wrote). PostgreSQL and Redis (not
+// Redis Cluster, where the two keys are in different slots) do both in
+// one round trip. An error leaves it unknown whether value was written, as
+// for PutIfAbsent.
 //
 // It is not a method of [Store], so that a Store wrapper that changes
 // PutIfAbsent or Get is not bypassed: a caller holding a Store asserts
@@ -195,6 +200,14 @@ func (p *portable) PutIfAbsentGet(ctx context.Context, key string, value []byte,
 		return false, nil, err
 	}
 	ok, v, err := p.d.PutIfAbsentGet(ctx, key, value, expiry, other)
+	if errors.Is(err, errors.ErrUnsupported) {
+		ok, err = p.d.PutIfAbsent(ctx, key, value, expiry)
+		if err == nil {
+			if v, err = p.d.Get(ctx, other); err == ErrNotFound {
+				v, err = nil, nil
+			}
+		}
+	}
 	if err != nil {
 		return false, nil, p.fail(op, err)
 	}
@@ -283,6 +296,10 @@ func (p *portable) Publish(ctx context.Context, channel string, msg []byte) erro
 // instead, after the messages it buffered, a message with Resubscribed set,
 // telling it to read the store again. It returns ErrInvalidArgument for an
 // empty channel.
+//
+// The driver is subscribed once per channel, by the channel's first
+// subscription, and hands each message to all of them: a later
+// subscription of the channel returns once that first one is active.
 func (p *portable) Subscribe(ctx context.Context, channel string) (Subscription, error) {
 	const op = "subscribe"
 	if err := p.begin(ctx, op); err != nil {
@@ -291,43 +308,118 @@ func (p *portable) Subscribe(ctx context.Context, channel string) (Subscription,
 	if channel == "" {
 		return nil, p.wrap(op, fmt.Errorf("empty channel: %w", ErrInvalidArgument))
 	}
-	sub := &subscription{p: p, box: newMailbox()}
-	p.mu.Lock()
-	if p.subs == nil {
-		p.mu.Unlock()
-		return nil, p.wrap(op, ErrClosed)
-	}
-	p.subs[sub] = struct{}{}
-	p.mu.Unlock()
-	unsubscribe, err := p.d.Subscribe(ctx, channel, sub.deliver)
-	if err != nil {
-		p.forget(sub)
+	for {
+		sub := &subscription{p: p, box: newMailbox()}
+		first, err := p.join(ctx, channel, sub)
+		if err != nil {
+			return nil, p.wrap(op, err)
+		}
+		c := sub.c
+		if first {
+			unsubscribe, err := p.d.Subscribe(ctx, channel, c.deliver)
+			p.settle(c, unsubscribe, err)
+		} else {
+			select {
+			case <-c.ready:
+			case <-ctx.Done():
+				sub.Close()
+				return nil, p.wrap(op, ctx.Err())
+			}
+		}
+		if c.err != nil {
+			sub.Close()
+			if first {
+				return nil, p.fail(op, c.err)
+			}
+			continue // subscribe the channel anew, under this ctx
+		}
 		sub.mu.Lock()
-		sub.box.close()
+		ended := sub.box.closed // Close of the store overtook the driver
 		sub.mu.Unlock()
-		return nil, p.fail(op, err)
+		if ended {
+			return nil, p.wrap(op, ErrClosed)
+		}
+		return sub, nil
 	}
-	sub.mu.Lock()
-	sub.unsubscribe = unsubscribe
-	ended := sub.box.closed // Close of the store overtook the driver
-	sub.mu.Unlock()
-	if ended {
-		unsubscribe()
-		return nil, p.wrap(op, ErrClosed)
-	}
-	return sub, nil
 }
 
-// forget removes sub from the open subscriptions, and reports whether it
-// was there.
-func (p *portable) forget(sub *subscription) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if _, ok := p.subs[sub]; !ok {
-		return false
+// join adds sub to the channel named name, and reports whether the
+// caller must subscribe the driver to it: when it is new. It waits while
+// the driver unsubscribes the channel.
+func (p *portable) join(ctx context.Context, name string, sub *subscription) (first bool, err error) {
+	for {
+		p.mu.Lock()
+		if p.chans == nil {
+			p.mu.Unlock()
+			return false, ErrClosed
+		}
+		c := p.chans[name]
+		if c == nil {
+			c = &channel{name: name, subs: make(map[*subscription]struct{}), ready: make(chan struct{}), gone: make(chan struct{})}
+			p.chans[name] = c
+			first = true
+		}
+		if !c.leaving {
+			c.mu.Lock()
+			c.subs[sub] = struct{}{}
+			c.mu.Unlock()
+			sub.c = c
+			p.mu.Unlock()
+			return first, nil
+		}
+		p.mu.Unlock()
+		select {
+		case <-c.gone:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
 	}
-	delete(p.subs, sub)
-	return true
+}
+
+// settle records the outcome of the driver's Subscribe of c. A channel
+// that failed is forgotten, so that its next subscription subscribes
+// again; one that Close overtook is unsubscribed.
+func (p *portable) settle(c *channel, unsubscribe func(), err error) {
+	p.mu.Lock()
+	c.err, c.unsubscribe = err, unsubscribe
+	if err != nil && p.chans[c.name] == c {
+		delete(p.chans, c.name)
+	}
+	closed := p.chans == nil
+	close(c.ready)
+	p.mu.Unlock()
+	if err == nil && closed {
+		unsubscribe()
+	}
+}
+
+// leave removes sub from its channel, and unsubscribes the driver from
+// the channel when sub was its last subscription.
+func (p *portable) leave(sub *subscription) {
+	c := sub.c
+	p.mu.Lock()
+	c.mu.Lock()
+	delete(c.subs, sub)
+	empty := len(c.subs) == 0
+	c.mu.Unlock()
+	select {
+	case <-c.ready:
+	default:
+		empty = false // its first subscription is still subscribing
+	}
+	if !empty || c.err != nil || c.leaving || p.chans[c.name] != c {
+		p.mu.Unlock()
+		return
+	}
+	c.leaving = true
+	p.mu.Unlock()
+	c.unsubscribe()
+	p.mu.Lock()
+	if p.chans[c.name] == c {
+		delete(p.chans, c.name)
+	}
+	p.mu.Unlock()
+	close(c.gone)
 }
 
 // Close implements Store: it closes the driver, then ends every
@@ -338,13 +430,17 @@ func (p *portable) Close() error {
 	}
 	err := p.d.Close()
 	p.mu.Lock()
-	subs := p.subs
-	p.subs = nil
+	chans := p.chans
+	p.chans = nil
 	p.mu.Unlock()
-	for sub := range subs {
-		sub.mu.Lock()
-		sub.box.close()
-		sub.mu.Unlock()
+	for _, c := range chans {
+		c.mu.Lock()
+		for sub := range c.subs {
+			sub.mu.Lock()
+			sub.box.close()
+			sub.mu.Unlock()
+		}
+		c.mu.Unlock()
 	}
 	if err != nil {
 		return p.wrap("close", err)
@@ -352,12 +448,38 @@ func (p *portable) Close() error {
 	return nil
 }
 
-// subscription implements Subscription over a driver's deliver callback.
+// channel is the subscriptions of one channel, which share the driver's
+// subscription of it.
+type channel struct {
+	name string
+	mu   sync.Mutex // guards subs; held while delivering
+	subs map[*subscription]struct{}
+
+	// ready is closed once the driver's Subscribe returned, with err or
+	// unsubscribe; leaving is set (under the portable's lock) while the
+	// driver unsubscribes, and gone closed once it has.
+	ready       chan struct{}
+	err         error
+	unsubscribe func()
+	leaving     bool
+	gone        chan struct{}
+}
+
+// deliver hands m to every subscription of c: the driver's deliver.
+func (c *channel) deliver(m Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for sub := range c.subs {
+		sub.deliver(m)
+	}
+}
+
+// subscription implements Subscription: one subscriber of a channel.
 type subscription struct {
-	p           *portable
-	mu          sync.Mutex // serialises deliver and close of box
-	box         *mailbox
-	unsubscribe func() // set once the driver's Subscribe returned
+	p   *portable
+	c   *channel
+	mu  sync.Mutex // serialises deliver and close of box
+	box *mailbox
 }
 
 func (sub *subscription) deliver(m Message) {
@@ -377,10 +499,9 @@ func (sub *subscription) Err() error { return nil }
 func (sub *subscription) Close() error {
 	sub.mu.Lock()
 	first := sub.box.close()
-	unsubscribe := sub.unsubscribe
 	sub.mu.Unlock()
-	if first && sub.p.forget(sub) && unsubscribe != nil {
-		unsubscribe()
+	if first {
+		sub.p.leave(sub)
 	}
 	return nil
 }

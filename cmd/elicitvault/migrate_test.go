@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,10 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
@@ -56,25 +55,6 @@ func freshDatabase(t testing.TB, base string) string {
 	return u.String()
 }
 
-// lockedBuffer is a bytes.Buffer that a running command and the test may
-// use at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 var mcpAt = regexp.MustCompile(`MCP at (http://\S+/mcp)`)
 
 // TestServeMigratesEmptyDatabase starts two servers at once on an empty
@@ -103,7 +83,7 @@ func TestServeMigratesEmptyDatabase(t *testing.T) {
 
 type serveResult struct {
 	code   int
-	stderr *lockedBuffer
+	stderr *fronttest.LockedBuffer
 }
 
 // serveTwice runs two servers at once on storeURL, checks that each serves
@@ -113,7 +93,7 @@ func serveTwice(t *testing.T, storeURL string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	results := make(chan serveResult, 2)
-	stderrs := []*lockedBuffer{{}, {}}
+	stderrs := []*fronttest.LockedBuffer{{}, {}}
 	for _, stderr := range stderrs {
 		e := serveEnv(stderr)
 		go func() {
@@ -162,7 +142,7 @@ func serveEnv(stderr io.Writer) *env {
 }
 
 // waitFor waits until serve says where it serves MCP, and returns that URL.
-func waitFor(t *testing.T, stderr *lockedBuffer, results chan serveResult) string {
+func waitFor(t *testing.T, stderr *fronttest.LockedBuffer, results chan serveResult) string {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for {

@@ -247,6 +247,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	stop := watchInterrupts(ctx, e)
 	defer stop.release()
 	defer startTrace(e.getenv, e.stderr)()
+	defer startCPUProfile(e.getenv, e.stderr)()
 
 	// No ReadTimeout or WriteTimeout here: elicit.Handler sets them per
 	// request (--read-timeout, --write-timeout), so that a blocking

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -279,7 +280,7 @@ func TestServeConformanceFlag(t *testing.T) {
 		{[]string{"--conformance"}, true},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
-		stderr := &lockedBuffer{}
+		stderr := &fronttest.LockedBuffer{}
 		e := serveEnv(stderr)
 		results := make(chan serveResult, 1)
 		go func() {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 )
 
 // startServeIn runs serve in this process with args and returns the
@@ -18,18 +20,8 @@ func startServeIn(t *testing.T, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	results := make(chan serveResult, 1)
-	stderr := &lockedBuffer{}
-	e := &env{
-		stdin:  strings.NewReader(""),
-		stdout: io.Discard,
-		stderr: stderr,
-		getenv: func(name string) string {
-			if name == "MCP_ELICITATION_SECRET" {
-				return testSecrets["A"]
-			}
-			return ""
-		},
-	}
+	stderr := &fronttest.LockedBuffer{}
+	e := serveEnv(stderr)
 	go func() {
 		code := run(ctx, e, append([]string{"serve", "--addr", "127.0.0.1:0", "--fallback", "none"}, args...))
 		results <- serveResult{code, stderr}
@@ -111,7 +103,7 @@ func TestServeTimeoutFlags(t *testing.T) {
 		{"--max-sessions", "0"}, {"--max-sessions-per-client", "-1"}, {"--trusted-proxies", "10.0.0.1"},
 		{"--url-round-wait", "-1s"},
 	} {
-		e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &lockedBuffer{}, getenv: func(string) string { return "" }}
+		e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &fronttest.LockedBuffer{}, getenv: func(string) string { return "" }}
 		if code := run(context.Background(), e, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)); code != 2 {
 			t.Errorf("serve %v: exit %d, want 2", args, code)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -118,8 +119,12 @@ type attendee struct {
 // attendeeForm sets titles, formats, bounds, choices and defaults:
 // every field kind of the MCP subset, each way an enum can be written.
 // Only name, email and arrival must be filled in; the fields with a
-// default get it when they are left out.
-var attendeeForm = mustSchemaFor[attendee](func(s *jsonschema.Schema) error {
+// default get it when they are left out. It is built when the tool first
+// asks, not when serve starts: what a process holds, the GC marks on
+// every cycle.
+var attendeeForm = sync.OnceValue(func() *elicit.Schema { return mustSchemaFor[attendee](adjustAttendee) })
+
+func adjustAttendee(s *jsonschema.Schema) error {
 	p := s.Properties
 	titles := map[string]string{
 		"name": "Name", "email": "Email", "website": "Website", "arrival": "Arrival",
@@ -151,7 +156,7 @@ var attendeeForm = mustSchemaFor[attendee](func(s *jsonschema.Schema) error {
 	p["workshops"].Items = &jsonschema.Schema{AnyOf: titled("go", "MCP servers in Go", "oauth", "OAuth for MCP", "evals", "Evaluating agents")}
 	p["workshops"].MinItems, p["workshops"].MaxItems = jsonschema.Ptr(0), jsonschema.Ptr(2)
 	return nil
-})
+}
 
 // titled returns the titled choices of value, title pairs, as const and
 // title schemas.
@@ -175,7 +180,7 @@ func mustSchemaFor[T any](adjust func(*jsonschema.Schema) error) *elicit.Schema 
 }
 
 func registerAttendee(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-	res, err := elicit.Form[attendee](ctx, "Register for MCP Dev Days", elicit.WithSchema(attendeeForm))
+	res, err := elicit.Form[attendee](ctx, "Register for MCP Dev Days", elicit.WithSchema(attendeeForm()))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,8 +12,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/elicittest"
-	"github.com/elicitvault/elicitvault/keyring"
-	"github.com/elicitvault/elicitvault/store/memory"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -28,21 +27,7 @@ type order struct {
 // pages are on a server of their own.
 func newServer(t *testing.T) http.Handler {
 	t.Helper()
-	keys, err := keyring.New([]byte("elicittest secret, at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New(nil)
-	t.Cleanup(func() { st.Close() })
-	mux := http.NewServeMux()
-	hs := httptest.NewServer(mux)
-	t.Cleanup(hs.Close)
-	ev, err := elicit.New(keys, st, &elicit.Config{BaseURL: hs.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
-	mux.Handle(elicit.PagesPrefix, ev.Pages(nil))
+	ev := fronttest.NewPagedElicitor(t, nil)
 	s := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)
 	ev.Install(s)
 	text := func(s string) *mcp.CallToolResult {

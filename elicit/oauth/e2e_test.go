@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 
@@ -755,17 +754,7 @@ func TestURLRequiredError(t *testing.T) {
 	link := func() string {
 		t.Helper()
 		_, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "whoami_later"})
-		var we *jsonrpc.Error
-		if !errors.As(err, &we) || we.Code != mcp.CodeURLElicitationRequired {
-			t.Fatalf("got %v, want -32042", err)
-		}
-		var data struct {
-			Elicitations []*mcp.ElicitParams `json:"elicitations"`
-		}
-		if err := json.Unmarshal(we.Data, &data); err != nil || len(data.Elicitations) != 1 {
-			t.Fatalf("error data %s: %v", we.Data, err)
-		}
-		return data.Elicitations[0].URL
+		return fronttest.URLRequired(t, err).URL
 	}
 	for round, account := range []string{"alice-account", "alice-account-2"} {
 		if status, body := oidctest.SignIn(t, link(), account, false); status != http.StatusOK || !strings.Contains(body, "Account connected") {

@@ -2,6 +2,7 @@ package form
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -186,15 +187,17 @@ func foldRune(r rune) []rune {
 	case 0x24D0 <= r && r <= 0x24E9:
 		return []rune{'a' + r - 0x24D0}
 	}
-	if s, ok := foldTable[r]; ok {
+	if s, ok := foldTable()[r]; ok {
 		return []rune(s)
 	}
 	return []rune{r}
 }
 
 // foldTable: Latin letters with diacritics and ligatures, and the
-// Cyrillic and Greek letters that look like Latin ones.
-var foldTable = func() map[rune]string {
+// Cyrillic and Greek letters that look like Latin ones. It is built when
+// a name first has such a letter: a map the process holds is marked by
+// the GC on every cycle, and most processes never need it.
+var foldTable = sync.OnceValue(func() map[rune]string {
 	m := map[rune]string{
 		'ß': "ss", 'ẞ': "SS", 'æ': "ae", 'Æ': "AE", 'œ': "oe", 'Œ': "OE", 'ø': "o", 'Ø': "O",
 		'ł': "l", 'Ł': "L", 'đ': "d", 'Đ': "D", 'ð': "d", 'þ': "th", 'ı': "i", 'ſ': "s",
@@ -239,4 +242,4 @@ var foldTable = func() map[rune]string {
 		}
 	}
 	return m
-}()
+})

@@ -1,6 +1,8 @@
 package fronttest
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/elicitvault/elicitvault/elicit"
@@ -28,5 +30,24 @@ func NewElicitor(t testing.TB, st store.Store, cfg *elicit.Config) *elicit.Elici
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ev.Close() })
+	return ev
+}
+
+// NewPagedElicitor is NewElicitor on a new memory store, with its pages
+// (URL mode, browser forms) served by an httptest server that is closed
+// when the test ends; cfg's BaseURL is replaced by that server's URL (cfg
+// itself is not changed).
+func NewPagedElicitor(t testing.TB, cfg *elicit.Config) *elicit.Elicitor {
+	t.Helper()
+	mux := http.NewServeMux()
+	pages := httptest.NewServer(mux)
+	t.Cleanup(pages.Close)
+	var c elicit.Config
+	if cfg != nil {
+		c = *cfg
+	}
+	c.BaseURL = pages.URL
+	ev := NewElicitor(t, nil, &c)
+	mux.Handle(elicit.PagesPrefix, ev.Pages(nil))
 	return ev
 }

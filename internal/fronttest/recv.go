@@ -1,6 +1,7 @@
 package fronttest
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -15,5 +16,13 @@ func Recv[T any](t testing.TB, ch <-chan T, what string) T {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("timed out waiting for %s", what)
 		panic("unreachable")
+	}
+}
+
+// RecvErr is Recv of an error that must match want (errors.Is).
+func RecvErr(t testing.TB, ch <-chan error, want error, what string) {
+	t.Helper()
+	if err := Recv(t, ch, what); !errors.Is(err, want) {
+		t.Fatalf("%s: got %v, want %v", what, err, want)
 	}
 }

@@ -9,39 +9,10 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/oneshot"
+	"github.com/elicitvault/elicitvault/internal/storefault"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
 )
-
-// faulty applies writes and then, while fail is set, reports them failed
-// (a lost reply), and fails reads.
-type faulty struct {
-	store.Store
-	failWrites, failReads atomic.Bool
-}
-
-func (f *faulty) PutIfAbsent(ctx context.Context, k string, v []byte, e time.Time) (bool, error) {
-	ok, err := f.Store.PutIfAbsent(ctx, k, v, e)
-	if f.failWrites.Load() {
-		return false, errors.New("connection reset")
-	}
-	return ok, err
-}
-
-func (f *faulty) CompareAndSwap(ctx context.Context, k string, old, v []byte, e time.Time) (bool, error) {
-	ok, err := f.Store.CompareAndSwap(ctx, k, old, v, e)
-	if f.failWrites.Load() {
-		return false, errors.New("connection reset")
-	}
-	return ok, err
-}
-
-func (f *faulty) Get(ctx context.Context, k string) ([]byte, error) {
-	if f.failReads.Load() {
-		return nil, errors.New("connection reset")
-	}
-	return f.Store.Get(ctx, k)
-}
 
 func opts(lease time.Duration) oneshot.Options {
 	return oneshot.Options{Lease: lease, Expiry: time.Now().Add(time.Minute)}
@@ -109,10 +80,10 @@ func TestReplay(t *testing.T) {
 
 // A write applied with its reply lost is recognised as the claimer's own.
 func TestLostReply(t *testing.T) {
-	st := &faulty{Store: memory.New(nil)}
+	st := &storefault.Lossy{Store: memory.New(nil)}
 	defer st.Close()
 	ctx := context.Background()
-	st.failWrites.Store(true)
+	st.Drop.Store(true)
 	c, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(time.Minute))
 	if err != nil {
 		t.Fatalf("claim with a lost reply: %v", err)
@@ -126,16 +97,16 @@ func TestLostReply(t *testing.T) {
 // unreachable) does not use the marker up: after its lease a resend takes
 // it over. Released, it is free at once.
 func TestAbandonedClaim(t *testing.T) {
-	st := &faulty{Store: memory.New(nil)}
+	st := &storefault.Lossy{Store: memory.New(nil)}
 	defer st.Close()
 	ctx := context.Background()
-	st.failWrites.Store(true)
-	st.failReads.Store(true)
+	st.Drop.Store(true)
+	st.Blind.Store(true)
 	if _, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(100*time.Millisecond)); err == nil {
 		t.Fatal("claim succeeded without a store")
 	}
-	st.failWrites.Store(false)
-	st.failReads.Store(false)
+	st.Drop.Store(false)
+	st.Blind.Store(false)
 	if _, err := oneshot.Claim(ctx, st, "k", []byte("fp"), opts(100*time.Millisecond)); !errors.Is(err, oneshot.ErrBusy) {
 		t.Fatalf("during the lease: %v", err)
 	}

@@ -146,16 +146,17 @@ func (s *Service) verifyCompact(tok string, kind Kind, v2 bool) (*Claims, error)
 	if err != nil {
 		return nil, envelopeError(err)
 	}
-	defer clear(pt)
 	c := &Claims{Kind: kind, KeyID: h.KeyID, Expiry: h.Expiry}
 	claims := pt
 	if v2 {
 		n, e := len(c.ID), len(c.Epoch)
 		if len(pt) < n+e {
+			clear(pt)
 			return nil, ErrInvalid
 		}
 		copy(c.Epoch[:], pt[n:n+e])
 		if c.Epoch.IsZero() {
+			clear(pt)
 			return nil, ErrInvalid
 		}
 		// The token ID moves up over the epoch, in place, so that the
@@ -163,7 +164,9 @@ func (s *Service) verifyCompact(tok string, kind Kind, v2 bool) (*Claims, error)
 		copy(pt[e:n+e], pt[:n])
 		claims = pt[e:]
 	}
-	if err := decodeCompactClaims(claims, c); err != nil {
+	err = decodeCompactClaims(claims, c)
+	clear(pt)
+	if err != nil {
 		return nil, ErrInvalid
 	}
 	return c, nil
@@ -183,29 +186,30 @@ func envelopeError(err error) error {
 var errMalformed = errors.New("token: malformed claims")
 
 // decodeCompactClaims decodes pt into c, whose Kind and Expiry are set.
+// The format carries the claims of c's kind only, so that checkFields
+// checks what check would.
 func decodeCompactClaims(pt []byte, c *Claims) error {
-	id, rest, err := wire.ReadFixed(pt, len(c.ID))
-	if err != nil {
-		return err
+	if len(pt) < len(c.ID) {
+		return errMalformed
 	}
-	copy(c.ID[:], id)
-	life, rest, err := wire.ReadUvarint(rest)
+	c.ID = [len(c.ID)]byte(pt)
+	life, rest, err := wire.ReadUvarint(pt[len(c.ID):])
 	if err != nil || life < 1 || life > uint64(MaxTTL/time.Second) {
 		return errMalformed
 	}
-	c.IssuedAt = c.Expiry.Add(-time.Duration(life) * time.Second)
+	// Expiry − life, as Expiry.Add would give it, without its checks.
+	c.IssuedAt = time.Unix(c.Expiry.Unix()-int64(life), int64(c.Expiry.Nanosecond()))
 
 	// The strings are decoded into one buffer and converted to one string,
 	// which the claims share: one allocation instead of one per claim.
 	var buf [256]byte
 	var ends [5]int
-	strs := [5]*string{&c.SessionID, &c.Subject, &c.ElicitationID}
 	count := 3
 	switch c.Kind {
 	case OAuthState:
-		strs[3], strs[4], count = &c.CodeVerifier, &c.Provider, 5
+		count = 5
 	case RequestState:
-		strs[3], count = &c.Tool, 4
+		count = 4
 	}
 	b := buf[:0]
 	for i := range count {
@@ -214,16 +218,17 @@ func decodeCompactClaims(pt []byte, c *Claims) error {
 		}
 		ends[i] = len(b)
 	}
-	all, start := string(b), 0
-	for i := range count {
-		*strs[i], start = all[start:ends[i]], ends[i]
-	}
-	if c.Kind == RequestState {
-		var h []byte
-		if h, rest, err = wire.ReadFixed(rest, len(c.ArgsHash)); err != nil {
-			return err
+	all := string(b)
+	c.SessionID, c.Subject, c.ElicitationID = all[:ends[0]], all[ends[0]:ends[1]], all[ends[1]:ends[2]]
+	switch c.Kind {
+	case OAuthState:
+		c.CodeVerifier, c.Provider = all[ends[2]:ends[3]], all[ends[3]:ends[4]]
+	case RequestState:
+		c.Tool = all[ends[2]:ends[3]]
+		if len(rest) < len(c.ArgsHash) {
+			return errMalformed
 		}
-		copy(c.ArgsHash[:], h)
+		c.ArgsHash, rest = [len(c.ArgsHash)]byte(rest), rest[len(c.ArgsHash):]
 		var state []byte
 		if state, rest, err = wire.ReadBytes(rest); err != nil {
 			return err
@@ -235,5 +240,5 @@ func decodeCompactClaims(pt []byte, c *Claims) error {
 	if len(rest) != 0 {
 		return errMalformed
 	}
-	return c.check()
+	return c.checkFields()
 }

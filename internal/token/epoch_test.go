@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/elicitvault/elicitvault/internal/epoch"
+	"github.com/elicitvault/elicitvault/internal/storefault"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/memory"
@@ -136,16 +137,16 @@ func TestCompactVersionBound(t *testing.T) {
 // token unused: a resend once the store is back succeeds, once.
 func TestEpochReadFailureLeavesTokenUsable(t *testing.T) {
 	ctx := context.Background()
-	st := &lossy{Store: memory.New(nil)}
+	st := &storefault.Lossy{Store: memory.New(nil)}
 	t.Cleanup(func() { st.Close() })
 	var changes atomic.Int32
 	s := node(t, st, &changes)
 	tok, _ := issue(t, s, typical(token.RequestState), token.Compact)
-	st.blind.Store(true)
+	st.Blind.Store(true)
 	if _, err := s.Consume(ctx, tok, token.Expect{Kind: token.RequestState}); err == nil || errors.Is(err, token.ErrReplayed) {
 		t.Fatalf("consume with the epoch unreadable: %v", err)
 	}
-	st.blind.Store(false)
+	st.Blind.Store(false)
 	if _, err := s.Consume(ctx, tok, token.Expect{Kind: token.RequestState}); err != nil {
 		t.Fatalf("resend: %v", err)
 	}
@@ -154,23 +155,12 @@ func TestEpochReadFailureLeavesTokenUsable(t *testing.T) {
 	}
 }
 
-// countingStore counts reads.
-type countingStore struct {
-	store.Store
-	gets atomic.Int64
-}
-
-func (c *countingStore) Get(ctx context.Context, k string) ([]byte, error) {
-	c.gets.Add(1)
-	return c.Store.Get(ctx, k)
-}
-
 // Once a node knows an epoch is over, replays of its tokens cost the store
 // nothing: a flood of old tokens after a loss is refused from memory, on a
 // node that saw the loss and on one that learnt it from a token.
 func TestOldEpochRefusedWithoutStoreReads(t *testing.T) {
 	ctx := context.Background()
-	st := &countingStore{Store: memory.New(nil)}
+	st := &storefault.CountGets{Store: memory.New(nil)}
 	t.Cleanup(func() { st.Close() })
 	var changes atomic.Int32
 	a := node(t, st, &changes)
@@ -181,13 +171,13 @@ func TestOldEpochRefusedWithoutStoreReads(t *testing.T) {
 		if _, err := s.Consume(ctx, tok, token.Expect{Kind: token.RequestState}); !errors.Is(err, token.ErrStoreReset) {
 			t.Fatalf("node %s: %v", name, err)
 		}
-		before := st.gets.Load()
+		before := st.Gets.Load()
 		for range 100 {
 			if _, err := s.Consume(ctx, tok, token.Expect{Kind: token.RequestState}); !errors.Is(err, token.ErrStoreReset) {
 				t.Fatalf("node %s: %v", name, err)
 			}
 		}
-		if n := st.gets.Load() - before; n != 0 {
+		if n := st.Gets.Load() - before; n != 0 {
 			t.Fatalf("node %s: 100 replays of an old token read the store %d times", name, n)
 		}
 	}

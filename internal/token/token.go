@@ -324,9 +324,12 @@ func (s *Service) Issue(c *Claims, ttl time.Duration, f Format) (string, error) 
 		return "", errors.New("token: unknown format")
 	}
 	rand.Read(c.ID[:]) // never fails (crypto/rand)
-	now := s.now().Truncate(time.Second)
-	c.IssuedAt = now
-	c.Expiry = now.Add(ttl.Truncate(time.Second))
+	// Whole seconds: now.Truncate(time.Second) and the expiry after it, the
+	// same values (no monotonic reading, now's location) built directly.
+	now := s.now()
+	sec, loc := now.Unix(), now.Location()
+	c.IssuedAt = time.Unix(sec, 0).In(loc)
+	c.Expiry = time.Unix(sec+int64(ttl/time.Second), 0).In(loc)
 	c.KeyID = s.keys.PrimaryKeyID()
 	c.Epoch = epoch.ID{}
 	if s.epochs != nil {
@@ -347,6 +350,23 @@ func (c *Claims) check() error {
 	if !c.Kind.Valid() {
 		return &ClaimsError{"kind", "unknown kind"}
 	}
+	if c.Kind != OAuthState && c.CodeVerifier != "" {
+		return &ClaimsError{"code verifier", "only an oauth-state token carries one"}
+	}
+	if c.Kind != OAuthState && c.Provider != "" {
+		return &ClaimsError{"provider", "only an oauth-state token carries one"}
+	}
+	if c.Kind != RequestState && (c.Tool != "" || c.ArgsHash != [sha256.Size]byte{} || len(c.State) > 0) {
+		return &ClaimsError{"tool", "only a request-state token carries tool, arguments or state"}
+	}
+	return c.checkFields()
+}
+
+// checkFields is check for claims whose kind is valid and whose claims of
+// other kinds are empty: the rest of Issue's checks, and all that a
+// decoder must check again when its format carries only the kind's claims
+// (the compact format).
+func (c *Claims) checkFields() error {
 	if err := checkID("session ID", c.SessionID, true); err != nil {
 		return err
 	}
@@ -356,29 +376,24 @@ func (c *Claims) check() error {
 	if err := checkID("elicitation ID", c.ElicitationID, true); err != nil {
 		return err
 	}
-	if err := checkID("tool", c.Tool, c.Kind == RequestState); err != nil {
-		return err
-	}
-	if err := checkID("provider", c.Provider, false); err != nil {
-		return err
-	}
-	if c.Kind != OAuthState && c.CodeVerifier != "" {
-		return &ClaimsError{"code verifier", "only an oauth-state token carries one"}
-	}
-	if c.Kind != OAuthState && c.Provider != "" {
-		return &ClaimsError{"provider", "only an oauth-state token carries one"}
-	}
-	if c.CodeVerifier != "" && !validVerifier(c.CodeVerifier) {
-		return &ClaimsError{"code verifier", "is not an RFC 7636 code verifier"}
-	}
-	if c.Kind != RequestState && (c.Tool != "" || c.ArgsHash != [sha256.Size]byte{} || len(c.State) > 0) {
-		return &ClaimsError{"tool", "only a request-state token carries tool, arguments or state"}
-	}
-	if c.Kind == RequestState && c.ArgsHash == [sha256.Size]byte{} {
-		return &ClaimsError{"arguments hash", "is required for a request-state token"}
-	}
-	if len(c.State) > MaxStateSize {
-		return &ClaimsError{"state", "is too long"}
+	switch c.Kind {
+	case OAuthState:
+		if err := checkID("provider", c.Provider, false); err != nil {
+			return err
+		}
+		if c.CodeVerifier != "" && !validVerifier(c.CodeVerifier) {
+			return &ClaimsError{"code verifier", "is not an RFC 7636 code verifier"}
+		}
+	case RequestState:
+		if err := checkID("tool", c.Tool, true); err != nil {
+			return err
+		}
+		if c.ArgsHash == [sha256.Size]byte{} {
+			return &ClaimsError{"arguments hash", "is required for a request-state token"}
+		}
+		if len(c.State) > MaxStateSize {
+			return &ClaimsError{"state", "is too long"}
+		}
 	}
 	return nil
 }

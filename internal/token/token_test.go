@@ -787,3 +787,41 @@ func TestCompactAllocations(t *testing.T) {
 		t.Errorf("compact: Issue %.1f allocations (want 1), Verify %.1f (want 2)", issueAllocs, verifyAllocs)
 	}
 }
+
+// TestIssueTimes pins the times Issue sets to what time.Time's own
+// arithmetic gives, field for field (==, not Equal: no monotonic reading,
+// the clock's location), and Verify's to the same instants.
+func TestIssueTimes(t *testing.T) {
+	zone := time.FixedZone("UTC+5:30", 5*3600+1800)
+	for _, now := range []time.Time{
+		time.Now(), // with a monotonic reading
+		time.Now().UTC(),
+		time.Date(2026, 11, 27, 12, 0, 0, 999_999_999, time.UTC),
+		time.Date(2026, 11, 27, 12, 0, 0, 0, zone),
+		time.Date(2026, 11, 27, 12, 0, 59, 1, time.Local),
+	} {
+		clk := &clock{t: now}
+		s := service(t, keyring(t, clk, secretA), nil)
+		for _, ttl := range []time.Duration{0, time.Second, 90*time.Second + 500*time.Millisecond, token.MaxTTL} {
+			c := typical(token.URL)
+			tok, err := s.Issue(&c, ttl, token.Compact)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ttl == 0 {
+				ttl = token.URL.DefaultTTL()
+			}
+			issued := now.Truncate(time.Second)
+			if expiry := issued.Add(ttl.Truncate(time.Second)); c.IssuedAt != issued || c.Expiry != expiry {
+				t.Errorf("now %v, ttl %v: issued %#v, expiry %#v; want %#v, %#v", now, ttl, c.IssuedAt, c.Expiry, issued, expiry)
+			}
+			got, err := s.Verify(tok, token.Expect{Kind: token.URL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.IssuedAt.Equal(c.IssuedAt) || !got.Expiry.Equal(c.Expiry) {
+				t.Errorf("now %v, ttl %v: verified %v, %v; issued %v, %v", now, ttl, got.IssuedAt, got.Expiry, c.IssuedAt, c.Expiry)
+			}
+		}
+	}
+}

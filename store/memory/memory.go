@@ -17,6 +17,7 @@ package memory
 import (
 	"container/heap"
 	"context"
+	"errors"
 	"hash/maphash"
 	"slices"
 	"strings"
@@ -94,7 +95,7 @@ func newDriver(opts *Options) *driver {
 		now:  c.Clock,
 		seed: maphash.MakeSeed(),
 		stop: make(chan struct{}),
-		ps:   pubsub{subs: make(map[string]map[*func(store.Message)]struct{})},
+		ps:   pubsub{subs: make(map[string]*func(store.Message))},
 	}
 	for i := range s.shards {
 		s.shards[i].m = make(map[string]entry)
@@ -174,18 +175,11 @@ func (s *driver) PutIfAbsent(ctx context.Context, key string, value []byte, expi
 	return true, nil
 }
 
-// PutIfAbsentGet implements store.Driver: the read takes other's lock
-// after the write released key's.
-func (s *driver) PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error) {
-	ok, err := s.PutIfAbsent(ctx, key, value, expiry)
-	if err != nil {
-		return false, nil, err
-	}
-	v, err := s.Get(ctx, other)
-	if err == store.ErrNotFound {
-		return ok, nil, nil
-	}
-	return ok, v, err
+// PutIfAbsentGet implements store.Driver: it returns errors.ErrUnsupported,
+// so that the Store calls PutIfAbsent, then Get (whose read takes other's
+// lock after the write released key's).
+func (s *driver) PutIfAbsentGet(context.Context, string, []byte, time.Time, string) (bool, []byte, error) {
+	return false, nil, errors.ErrUnsupported
 }
 
 func (s *driver) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
@@ -351,11 +345,12 @@ func (s *driver) Close() error {
 	return nil
 }
 
-// pubsub routes published messages to the subscriptions' deliver
-// functions, which never block.
+// pubsub routes published messages to the deliver function of their
+// channel (the Store's, which never blocks and hands each message to the
+// channel's subscriptions).
 type pubsub struct {
 	mu   sync.Mutex
-	subs map[string]map[*func(store.Message)]struct{} // by channel; nil once closed
+	subs map[string]*func(store.Message) // by channel; nil once closed
 }
 
 // Publish never blocks: a subscriber whose buffer is full misses msg, and
@@ -367,7 +362,7 @@ func (s *driver) Publish(ctx context.Context, channel string, msg []byte) error 
 	if s.ps.subs == nil {
 		return store.ErrClosed
 	}
-	for deliver := range s.ps.subs[channel] {
+	if deliver := s.ps.subs[channel]; deliver != nil {
 		(*deliver)(store.Message{Data: msg})
 	}
 	return nil
@@ -380,18 +375,12 @@ func (s *driver) Subscribe(ctx context.Context, channel string, deliver func(sto
 	if s.ps.subs == nil {
 		return nil, store.ErrClosed
 	}
-	subs := s.ps.subs[channel]
-	if subs == nil {
-		subs = make(map[*func(store.Message)]struct{})
-		s.ps.subs[channel] = subs
-	}
 	key := &deliver
-	subs[key] = struct{}{}
+	s.ps.subs[channel] = key
 	return func() {
 		s.ps.mu.Lock()
 		defer s.ps.mu.Unlock()
-		delete(subs, key)
-		if len(subs) == 0 && s.ps.subs != nil {
+		if s.ps.subs[channel] == key {
 			delete(s.ps.subs, channel)
 		}
 	}, nil

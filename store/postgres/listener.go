@@ -77,15 +77,17 @@ func (s *driver) Publish(ctx context.Context, channel string, msg []byte) error 
 // Subscribe implements store.Driver. It returns once the listener connection
 // has run LISTEN for the channel, or when ctx ends.
 func (s *driver) Subscribe(ctx context.Context, channel string, deliver func(store.Message)) (func(), error) {
-	sub, ready, err := s.l.add(channelName(s.schema, channel), deliver)
+	name := channelName(s.schema, channel)
+	c, ready, err := s.l.add(name, deliver)
 	if err != nil {
 		return nil, err
 	}
+	unsubscribe := func() { s.l.remove(name, c) }
 	select {
 	case <-ready:
-		return sub.unsubscribe, nil
+		return unsubscribe, nil
 	case <-ctx.Done():
-		sub.unsubscribe()
+		unsubscribe()
 		return nil, errors.Join(ctx.Err(), s.l.lastError())
 	case <-s.ctx.Done():
 		return nil, store.ErrClosed
@@ -101,9 +103,8 @@ func (s *driver) Subscribe(ctx context.Context, channel string, deliver func(sto
 // Subscription.Close change the set of channels and interrupt the wait, so
 // that run applies the change.
 //
-// mu guards the routing table and every send on and close of a
-// subscription's channel, so that a channel is never sent on after it is
-// closed, and never closed twice.
+// mu guards the routing table and every call of a channel's deliver, so
+// that none comes after the channel's unsubscribe returned.
 type listener struct {
 	s      *driver
 	config *pgx.ConnConfig
@@ -121,11 +122,13 @@ type listener struct {
 
 // pchannel is the state of one PostgreSQL channel.
 type pchannel struct {
-	subs map[*subscription]struct{}
+	deliver func(store.Message) // the Store's
 	// listening reports that the current connection runs LISTEN for the
 	// channel. ready is closed when listening becomes true, and replaced
-	// when the connection is lost.
+	// when the connection is lost. active reports that a connection has
+	// listened to the channel: a later LISTEN is a resubscription.
 	listening bool
+	active    bool
 	ready     chan struct{}
 }
 
@@ -137,10 +140,10 @@ func (l *listener) init(s *driver, config *pgx.ConnConfig) {
 	l.listened = make(map[string]bool)
 }
 
-// add adds a subscription to the channel name, and returns it with a
-// channel closed once the connection listens to name. The first call
-// starts run.
-func (l *listener) add(name string, deliver func(store.Message)) (*subscription, <-chan struct{}, error) {
+// add subscribes the channel name, whose notifications go to deliver, and
+// returns it with a channel closed once the connection listens to name.
+// The first call starts run.
+func (l *listener) add(name string, deliver func(store.Message)) (*pchannel, <-chan struct{}, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -150,25 +153,21 @@ func (l *listener) add(name string, deliver func(store.Message)) (*subscription,
 		l.started = true
 		go l.run()
 	}
-	c := l.channels[name]
-	if c == nil {
-		c = &pchannel{
-			subs:  make(map[*subscription]struct{}),
-			ready: make(chan struct{}),
-		}
-		l.channels[name] = c
-		l.changedLocked()
+	c := &pchannel{deliver: deliver, ready: make(chan struct{})}
+	l.channels[name] = c
+	l.changedLocked()
+	return c, c.ready, nil
+}
+
+// remove removes c, the channel name: the listener runs UNLISTEN for it.
+func (l *listener) remove(name string, c *pchannel) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.channels[name] != c {
+		return // the listener is closed
 	}
-	sub := &subscription{
-		l:    l,
-		name: name,
-		send: deliver,
-		// A subscription that joins a channel already listened to is
-		// active at once; any other becomes active with the LISTEN.
-		active: c.listening,
-	}
-	c.subs[sub] = struct{}{}
-	return sub, c.ready, nil
+	delete(l.channels, name)
+	l.changedLocked()
 }
 
 // changedLocked records that the set of channels changed, and interrupts
@@ -270,9 +269,9 @@ func sleep(ctx context.Context, d time.Duration) {
 
 // apply runs LISTEN for every channel with subscriptions that conn does not
 // listen to yet, and UNLISTEN for every channel conn listens to that has
-// none left. A channel's subscriptions that were active before receive a
-// Resubscribed notice: the channel was listened to on a connection that
-// failed since.
+// none left. A channel that was listened to before receives a
+// Resubscribed notice: it was listened to on a connection that failed
+// since.
 func (l *listener) apply(ctx context.Context, conn *pgx.Conn) error {
 	l.mu.Lock()
 	l.changed = false
@@ -318,12 +317,10 @@ func (l *listener) apply(ctx context.Context, conn *pgx.Conn) error {
 		}
 		c.listening = true
 		close(c.ready)
-		for sub := range c.subs {
-			if sub.active {
-				sub.deliver(store.Message{Resubscribed: true})
-			}
-			sub.active = true
+		if c.active {
+			c.deliver(store.Message{Resubscribed: true})
 		}
+		c.active = true
 	}
 	return nil
 }
@@ -396,44 +393,7 @@ func (l *listener) deliver(n *pgconn.Notification) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := l.channels[n.Channel]
-	if c == nil {
-		return
-	}
-	for sub := range c.subs {
-		sub.deliver(store.Message{Data: data})
-	}
-}
-
-// subscription is one subscriber of a channel.
-type subscription struct {
-	l      *listener
-	name   string              // the PostgreSQL channel
-	send   func(store.Message) // the Store's (store.New), which never blocks
-	active bool                // Subscribe returned, or will; guarded by l.mu
-	closed bool                // guarded by l.mu
-}
-
-// deliver sends m to the subscriber. The listener must be locked.
-func (sub *subscription) deliver(m store.Message) { sub.send(m) }
-
-// unsubscribe removes sub from the listener. When it removes the last
-// subscription of a channel, the listener runs UNLISTEN for it.
-func (sub *subscription) unsubscribe() {
-	l := sub.l
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if sub.closed {
-		return
-	}
-	sub.closed = true
-	c := l.channels[sub.name]
-	if c == nil {
-		return // the listener is closed
-	}
-	delete(c.subs, sub)
-	if len(c.subs) == 0 {
-		delete(l.channels, sub.name)
-		l.changedLocked()
+	if c := l.channels[n.Channel]; c != nil {
+		c.deliver(store.Message{Data: data})
 	}
 }

@@ -34,24 +34,21 @@ func openPrivate(t testing.TB, rawURL string, prefix string) store.Store {
 // TestClusterConformance runs the conformance suite on a Redis Cluster of
 // six redis-server processes, with and without WAIT after each write.
 func TestClusterConformance(t *testing.T) {
-	c := redistest.StartCluster(t)
-	for _, query := range []string{"", "wait_replicas=1"} {
-		t.Run("query="+query, func(t *testing.T) {
-			url := c.URL(query)
-			storetest.Run(t, func(t *testing.T) store.Store {
-				return openPrivate(t, url, randomName("prefix")+":")
-			})
-		})
-	}
+	runWithQueries(t, redistest.StartCluster(t).URL, "wait_replicas=1")
 }
 
 // TestSentinelConformance runs the conformance suite on a primary with two
 // replicas found through a Sentinel.
 func TestSentinelConformance(t *testing.T) {
-	ss := startSentinel(t)
-	for _, query := range []string{"", "wait_replicas=2"} {
+	runWithQueries(t, startSentinel(t).url, "wait_replicas=2")
+}
+
+// runWithQueries runs the conformance suite on the URL that urlFor makes
+// of no query, and of waitQuery.
+func runWithQueries(t *testing.T, urlFor func(query string) string, waitQuery string) {
+	for _, query := range []string{"", waitQuery} {
 		t.Run("query="+query, func(t *testing.T) {
-			url := ss.url(query)
+			url := urlFor(query)
 			storetest.Run(t, func(t *testing.T) store.Store {
 				return openPrivate(t, url, randomName("prefix")+":")
 			})

@@ -28,22 +28,19 @@ func (s *driver) Publish(ctx context.Context, channel string, msg []byte) error 
 
 // Subscribe implements store.Driver. It returns once Redis has confirmed the
 // subscription, or when ctx ends.
-//
-// A channel that already has a subscription is confirmed already, so
-// Subscribe returns at once, even during an outage that go-redis has not
-// detected yet; the new subscription then receives Resubscribed when the
-// connection is back, like the others.
 func (s *driver) Subscribe(ctx context.Context, channel string, deliver func(store.Message)) (func(), error) {
 	h := s.hubFor(channel)
-	sub, ready, writeErr, err := h.add(ctx, h.name(channel), deliver)
+	name := h.name(channel)
+	c, writeErr, err := h.add(ctx, name, deliver)
 	if err != nil {
 		return nil, err
 	}
+	unsubscribe := func() { h.remove(name, c) }
 	select {
-	case <-ready:
-		return sub.unsubscribe, nil
+	case <-c.ready:
+		return unsubscribe, nil
 	case <-ctx.Done():
-		sub.unsubscribe()
+		unsubscribe()
 		// A failed SUBSCRIBE write is retried by go-redis's reconnection,
 		// so it matters only once waiting has failed too.
 		return nil, errors.Join(ctx.Err(), writeErr)
@@ -56,15 +53,14 @@ func (s *driver) Subscribe(ctx context.Context, channel string, deliver func(sto
 //
 // go-redis reconnects the PubSub after a failure and sends SUBSCRIBE again
 // for every channel, and Redis confirms each channel once per SUBSCRIBE.
-// The first confirmation of a channel makes its subscriptions active; any
-// later one means the channel was subscribed again, and each of its
-// subscriptions receives a Resubscribed notice.
+// The first confirmation of a channel makes its subscription active; any
+// later one means the channel was subscribed again, and its subscription
+// receives a Resubscribed notice.
 //
-// mu guards the routing table and every send on and close of a
-// subscription's channel, so that a channel is never sent on after it is
-// closed, and never closed twice. It is held while calling the PubSub's
-// Subscribe and Unsubscribe, so that Redis sees them in the order of the
-// routing table's changes.
+// mu guards the routing table and every call of a channel's deliver, so
+// that none comes after the channel's unsubscribe returned. It is held
+// while calling the PubSub's Subscribe and Unsubscribe, so that Redis sees
+// them in the order of the routing table's changes.
 //
 // A sharded hub also subscribes its anchor, a channel of its slot that
 // nothing publishes on, for as long as the hub is open. The anchor keeps
@@ -88,9 +84,9 @@ type hub struct {
 
 // rchannel is the state of one Redis channel.
 type rchannel struct {
-	subs   map[*subscription]struct{}
-	active bool          // Redis has confirmed the subscription
-	ready  chan struct{} // closed when active becomes true
+	deliver func(store.Message) // the Store's
+	active  bool                // Redis has confirmed the subscription
+	ready   chan struct{}       // closed when active becomes true
 }
 
 func (h *hub) init(s *driver, sharded bool, group string) {
@@ -104,36 +100,45 @@ func (h *hub) init(s *driver, sharded bool, group string) {
 	h.channels = make(map[string]*rchannel)
 }
 
-// add adds a subscription to name. It returns the subscription, a channel
-// closed once the subscription is active, and the error of writing
-// SUBSCRIBE, if any.
-func (h *hub) add(ctx context.Context, name string, deliver func(store.Message)) (sub *subscription, ready <-chan struct{}, writeErr, err error) {
+// add subscribes name, whose messages go to deliver. It returns the
+// channel, whose ready is closed once the subscription is active, and the
+// error of writing SUBSCRIBE, if any.
+func (h *hub) add(ctx context.Context, name string, deliver func(store.Message)) (c *rchannel, writeErr, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return nil, nil, nil, store.ErrClosed
+		return nil, nil, store.ErrClosed
 	}
-	c := h.channels[name]
-	if c == nil {
-		c = &rchannel{
-			subs:  make(map[*subscription]struct{}),
-			ready: make(chan struct{}),
-		}
-		h.channels[name] = c
-		// go-redis records the channel even when the write fails, and
-		// subscribes it again when it reconnects.
-		switch {
-		case h.ps == nil:
-			writeErr = h.connect()
-		case h.sharded:
-			writeErr = h.ps.SSubscribe(ctx, name)
-		default:
-			writeErr = h.ps.Subscribe(ctx, name)
-		}
+	c = &rchannel{deliver: deliver, ready: make(chan struct{})}
+	h.channels[name] = c
+	// go-redis records the channel even when the write fails, and
+	// subscribes it again when it reconnects.
+	switch {
+	case h.ps == nil:
+		writeErr = h.connect()
+	case h.sharded:
+		writeErr = h.ps.SSubscribe(ctx, name)
+	default:
+		writeErr = h.ps.Subscribe(ctx, name)
 	}
-	sub = &subscription{h: h, name: name, send: deliver}
-	c.subs[sub] = struct{}{}
-	return sub, c.ready, writeErr, nil
+	return c, writeErr, nil
+}
+
+// remove unsubscribes c, the channel name. That takes effect even if
+// writing UNSUBSCRIBE fails: go-redis forgets the channel at once and does
+// not subscribe it again.
+func (h *hub) remove(name string, c *rchannel) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.channels[name] != c {
+		return // the hub is closed
+	}
+	delete(h.channels, name)
+	if h.sharded {
+		_ = h.ps.SUnsubscribe(context.Background(), name)
+	} else {
+		_ = h.ps.Unsubscribe(context.Background(), name)
+	}
 }
 
 // connect makes the hub's PubSub, subscribed to the channels the hub
@@ -202,16 +207,14 @@ func (h *hub) confirmed(name string) {
 	defer h.mu.Unlock()
 	c := h.channels[name]
 	if c == nil {
-		return // every subscription of the channel has closed since
+		return // unsubscribed since
 	}
 	if !c.active {
 		c.active = true
 		close(c.ready)
 		return
 	}
-	for sub := range c.subs {
-		sub.deliver(store.Message{Resubscribed: true})
-	}
+	c.deliver(store.Message{Resubscribed: true})
 }
 
 // unsubscribed handles a SUNSUBSCRIBE confirmation for name on ps. Redis
@@ -237,7 +240,7 @@ func (h *hub) unsubscribed(ps *redis.PubSub, name string) {
 	h.connect()
 }
 
-// deliver sends m to every subscription of name.
+// deliver sends m to the subscription of name.
 func (h *hub) deliver(name string, m store.Message) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -245,9 +248,7 @@ func (h *hub) deliver(name string, m store.Message) {
 	if c == nil || !c.active {
 		return
 	}
-	for sub := range c.subs {
-		sub.deliver(m)
-	}
+	c.deliver(m)
 }
 
 // close ends every subscription, closes the PubSub and waits for dispatch
@@ -276,44 +277,6 @@ func (h *hub) close() error {
 		err = nil
 	}
 	return err
-}
-
-// subscription is one subscriber of a channel.
-type subscription struct {
-	h      *hub
-	name   string              // the Redis channel
-	send   func(store.Message) // the Store's (store.New), which never blocks
-	closed bool                // guarded by h.mu
-}
-
-// deliver sends m to the subscriber. The hub must be locked.
-func (sub *subscription) deliver(m store.Message) { sub.send(m) }
-
-// unsubscribe removes sub from its hub. When it removes the last
-// subscription of a channel, it unsubscribes the channel. That takes effect
-// even if writing UNSUBSCRIBE fails: go-redis forgets the channel at once
-// and does not subscribe it again.
-func (sub *subscription) unsubscribe() {
-	h := sub.h
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if sub.closed {
-		return
-	}
-	sub.closed = true
-	c := h.channels[sub.name]
-	if c == nil {
-		return // the hub is closed
-	}
-	delete(c.subs, sub)
-	if len(c.subs) == 0 {
-		delete(h.channels, sub.name)
-		if h.sharded {
-			_ = h.ps.SUnsubscribe(context.Background(), sub.name)
-		} else {
-			_ = h.ps.Unsubscribe(context.Background(), sub.name)
-		}
-	}
 }
 
 // channelGroups is the number of groups that a cluster store spreads its

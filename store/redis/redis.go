@@ -416,19 +416,12 @@ return {0, v}
 // which Redis runs atomically: one round trip. On Redis Cluster (or any
 // client but a *redis.Client, which a failover client also is) the two
 // keys may be on different nodes (each key is its own hash tag, so they
-// are in different slots, which no script may touch together), so it is
-// PutIfAbsent, then Get: two.
+// are in different slots, which no script may touch together), so it
+// returns errors.ErrUnsupported, and the Store calls PutIfAbsent, then
+// Get: two.
 func (s *driver) PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error) {
 	if _, one := s.client.(*redis.Client); !one {
-		ok, err := s.PutIfAbsent(ctx, key, value, expiry)
-		if err != nil {
-			return false, nil, err
-		}
-		v, err := s.Get(ctx, other)
-		if err == store.ErrNotFound {
-			return ok, nil, nil
-		}
-		return ok, v, err
+		return false, nil, errors.ErrUnsupported
 	}
 	rk := s.redisKey(key)
 	keys := []string{rk, s.redisKey(other)}

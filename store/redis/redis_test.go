@@ -123,38 +123,30 @@ func TestPrefixIsolation(t *testing.T) {
 	if err != nil || len(entries) != 0 || next != "" {
 		t.Errorf("Scan = %d entries, %q, %v; want none", len(entries), next, err)
 	}
-	sub, err := a.Subscribe(ctx, "chan")
-	if err != nil {
-		t.Fatalf("Subscribe: %v", err)
+	// only checks that a, subscribed to achan, receives a's message on
+	// achan and not other's on ochan before it.
+	only := func(other store.Store, ochan, achan string) {
+		t.Helper()
+		sub, err := a.Subscribe(ctx, achan)
+		if err != nil {
+			t.Fatalf("Subscribe: %v", err)
+		}
+		defer sub.Close()
+		if err := other.Publish(ctx, ochan, []byte("other's")); err != nil {
+			t.Fatalf("Publish: %v", err)
+		}
+		if err := a.Publish(ctx, achan, []byte("a's")); err != nil {
+			t.Fatalf("Publish: %v", err)
+		}
+		if got := storetest.RecvData(t, sub, 5*time.Second); string(got) != "a's" {
+			t.Errorf("received %q, want only a's message", got)
+		}
 	}
-	defer sub.Close()
-	if err := b.Publish(ctx, "chan", []byte("b's")); err != nil {
-		t.Fatalf("Publish: %v", err)
-	}
-	if err := a.Publish(ctx, "chan", []byte("a's")); err != nil {
-		t.Fatalf("Publish: %v", err)
-	}
-	if got := storetest.RecvData(t, sub, 5*time.Second); string(got) != "a's" {
-		t.Errorf("received %q, want only a's message", got)
-	}
-
+	only(b, "chan", "chan")
 	// A prefix that starts with another does not share its channels:
 	// ("…*:", "x-chan") and ("…*:x-", "chan") are different channels.
 	longer, _ := openStore(t, url, base+"*:x-")
-	sub2, err := a.Subscribe(ctx, "x-chan")
-	if err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
-	defer sub2.Close()
-	if err := longer.Publish(ctx, "chan", []byte("longer's")); err != nil {
-		t.Fatalf("Publish: %v", err)
-	}
-	if err := a.Publish(ctx, "x-chan", []byte("a's")); err != nil {
-		t.Fatalf("Publish: %v", err)
-	}
-	if got := storetest.RecvData(t, sub2, 5*time.Second); string(got) != "a's" {
-		t.Errorf("received %q, want only a's message", got)
-	}
+	only(longer, "chan", "x-chan")
 }
 
 func TestScanCursor(t *testing.T) {

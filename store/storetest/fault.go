@@ -174,3 +174,16 @@ func burstOp(ctx context.Context, s store.Store, key string, i int) error {
 	}
 	return err
 }
+
+// awaitRecovery fails t unless, by deadline, w's subscription was
+// resubscribed since its count was before and every worker of b has
+// recovered since at.
+func awaitRecovery(t *testing.T, round int, w *waiter, b *burst, before int32, at, deadline time.Time) {
+	t.Helper()
+	if !w.awaitResubscribed(before, deadline) {
+		t.Fatalf("round %d: the waiter's subscription was not resubscribed", round)
+	}
+	if i := b.awaitRecovered(at, deadline); i >= 0 {
+		t.Fatalf("round %d: burst worker %d did not recover", round, i)
+	}
+}

@@ -63,13 +63,7 @@ func RunRestart(t *testing.T, srv Server) {
 		up := time.Now()
 		t.Logf("round %d: down for %v", round, up.Sub(down).Round(time.Millisecond))
 
-		deadline := up.Add(30 * time.Second)
-		if !waiter.awaitResubscribed(before, deadline) {
-			t.Fatalf("round %d: the waiter's subscription was not resubscribed", round)
-		}
-		if w := burst.awaitRecovered(up, deadline); w >= 0 {
-			t.Fatalf("round %d: burst worker %d did not recover", round, w)
-		}
+		awaitRecovery(t, round, waiter, burst, before, up, up.Add(30*time.Second))
 	}
 	failures := burst.Stop()
 	if failures == 0 {
@@ -174,13 +168,7 @@ func testTerminated(t *testing.T, b Backend) {
 		}
 		cuts += n
 		at := time.Now()
-		deadline := at.Add(15 * time.Second)
-		if !waiter.awaitResubscribed(before, deadline) {
-			t.Fatalf("round %d: the waiter's subscription was not resubscribed", round)
-		}
-		if w := burst.awaitRecovered(at, deadline); w >= 0 {
-			t.Fatalf("round %d: burst worker %d did not recover", round, w)
-		}
+		awaitRecovery(t, round, waiter, burst, before, at, at.Add(15*time.Second))
 	}
 	failures := burst.Stop()
 	t.Logf("%d operations failed on %d cut connections", failures, cuts)

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"sync"
 
 	schema "github.com/elicitvault/elicitvault/internal/form"
 
@@ -22,7 +23,11 @@ if(j.state!=="pending"){document.body.textContent="This request has ended. You c
 // to itself (page.SameOrigin) and polls its status with pageScript.
 var formPages = page.New(page.SameOrigin, pageScript)
 
-var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
+// pageTemplate is parsed when a page is first written, not when the
+// program starts: a server that never shows one keeps no parse tree,
+// which the GC would mark on every cycle.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>{{.Title}}</title><style>{{.Style}}</style></head><body>
 {{if .Form}}
@@ -62,6 +67,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <h1 id="ended">{{.Title}}</h1><p>{{.Body}}</p>
 {{end}}
 </body></html>`))
+})
 
 type pageData struct {
 	Title, Body       string
@@ -205,5 +211,5 @@ func endedPage(st formState) pageData {
 }
 
 func writePage(w http.ResponseWriter, code int, d pageData) {
-	formPages.Write(w, code, pageTemplate, d)
+	formPages.Write(w, code, pageTemplate(), d)
 }

@@ -49,9 +49,9 @@ var ErrMalformed = errors.New("wire: malformed")
 // index tables: 0xFF marks a byte outside the alphabet.
 var b32Index, b64Index, hexIndex [256]byte
 
-// The alphabets as arrays of 64, which an index masked with 63 reads
-// without a bounds check (base32's second half is unused).
-var b32Table, b64Table [64]byte
+// The base64 alphabet as an array of 64, which an index masked with 63
+// reads without a bounds check.
+var b64Table [64]byte
 
 // class holds, per byte, which alphabets it belongs to.
 var class [256]uint8
@@ -65,7 +65,6 @@ func init() {
 	for i := range 256 {
 		b32Index[i], b64Index[i], hexIndex[i] = 0xFF, 0xFF, 0xFF
 	}
-	copy(b32Table[:], base32Alphabet)
 	copy(b64Table[:], base64Alphabet)
 	for i := range len(base32Alphabet) {
 		b32Index[base32Alphabet[i]] = byte(i)
@@ -91,6 +90,9 @@ func AppendUvarint(dst []byte, v uint64) []byte { return binary.AppendUvarint(ds
 
 // ReadUvarint reads a minimally encoded uvarint.
 func ReadUvarint(src []byte) (uint64, []byte, error) {
+	if len(src) > 0 && src[0] < 0x80 { // one byte, the common case
+		return uint64(src[0]), src[1:], nil
+	}
 	v, n := binary.Uvarint(src)
 	if n <= 0 || (n > 1 && src[n-1] == 0) { // overflow, short, or not minimal
 		return 0, src, ErrMalformed
@@ -200,7 +202,7 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	if packedLen(n, 5) < n {
 		dst = binary.AppendUvarint(dst, uint64(n)<<2|modeBase32)
-		if out, ok := pack(dst, s, 5, &b32Index); ok {
+		if out, ok := packBase32(dst, s); ok {
 			return out
 		}
 		dst = dst[:start]
@@ -216,8 +218,58 @@ func AppendString(dst []byte, s string) []byte {
 	return append(dst, s...)
 }
 
-// uuidDigits holds the offsets of the 16 pairs of hex digits of a UUID.
-var uuidDigits = [16]uint8{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
+// The SWAR (SIMD within a register) helpers below work on eight bytes at
+// once in a uint64, the first byte lowest, each byte a lane of its own:
+// ones has 1 in every lane, highs the lane's top bit.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// ge returns highs in each lane of w that is at least lo (0 < lo < 0x80)
+// and 0 in the others, for w whose lanes are all below 0x80: adding
+// 0x80-lo carries into the top bit of exactly those lanes, and into no
+// other lane.
+func ge(w uint64, lo byte) uint64 { return (w + ones*uint64(0x80-lo)) & highs }
+
+// le64 and le32 read eight and four bytes of s, the first lowest.
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func le32(s string) uint64 {
+	_ = s[3]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24
+}
+
+// hexBytes decodes eight lowercase hex digits, w's lanes, into four
+// bytes, the first lowest; ok is false if a lane is not one.
+func hexBytes(w uint64) (b uint32, ok bool) {
+	digit := ge(w, '0') &^ ge(w, '9'+1)
+	letter := ge(w, 'a') &^ ge(w, 'f'+1)
+	if w&highs != 0 || digit|letter != highs {
+		return 0, false
+	}
+	n := w&(ones*0x0F) + letter>>7*9 // each digit's value
+	// Join the digits in pairs (the first is the high nibble), then the
+	// pairs' bytes.
+	n = (n&0x00FF00FF00FF00FF)<<4 | (n>>8)&0x00FF00FF00FF00FF
+	n = (n | n>>8) & 0x0000FFFF0000FFFF
+	return uint32(n | n>>16), true
+}
+
+// hexDigitsOf returns the eight lowercase hex digits of b's four bytes
+// (the first lowest) as lanes, each byte's high nibble first.
+func hexDigitsOf(b uint32) uint64 {
+	x := uint64(b)
+	x = (x | x<<16) & 0x0000FFFF0000FFFF
+	x = (x | x<<8) & 0x00FF00FF00FF00FF // byte i in lane 2i
+	n := (x>>4)&(ones*0x0F&0x00FF00FF00FF00FF) | (x&(ones*0x0F&0x00FF00FF00FF00FF))<<8
+	// '0' + n, and 'a' - 10 + n for n ≥ 10.
+	return n + ones*'0' + (n+ones*(0x80-10))>>7&ones*('a'-'0'-10)
+}
 
 // appendUUID appends the UUID mode's encoding of s, or reports that s is
 // not a canonical lowercase UUID.
@@ -225,17 +277,121 @@ func appendUUID(dst []byte, s string) ([]byte, bool) {
 	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return dst, false
 	}
-	var body [16]byte
-	var bad byte
-	for i, at := range uuidDigits {
-		hi, lo := hexIndex[s[at]], hexIndex[s[at+1]]
-		bad |= hi | lo
-		body[i] = hi<<4 | lo&0x0F
-	}
-	if bad == 0xFF {
+	// The 32 digits, 8-4-4-4-12, as four words of eight.
+	b0, ok0 := hexBytes(le64(s[0:8]))
+	b1, ok1 := hexBytes(le32(s[9:13]) | le32(s[14:18])<<32)
+	b2, ok2 := hexBytes(le32(s[19:23]) | le32(s[24:28])<<32)
+	b3, ok3 := hexBytes(le64(s[28:36]))
+	if !(ok0 && ok1 && ok2 && ok3) {
 		return dst, false
 	}
-	return append(append(dst, modeUUID), body[:]...), true
+	dst = append(dst, modeUUID)
+	dst = binary.LittleEndian.AppendUint32(dst, b0)
+	dst = binary.LittleEndian.AppendUint32(dst, b1)
+	dst = binary.LittleEndian.AppendUint32(dst, b2)
+	return binary.LittleEndian.AppendUint32(dst, b3), true
+}
+
+// appendUUIDText appends the canonical text of the UUID whose 16 bytes
+// body holds.
+func appendUUIDText(dst []byte, body *[16]byte) []byte {
+	start := len(dst)
+	dst = slices.Grow(dst, 36)[:start+36]
+	u := (*[36]byte)(dst[start:])
+	w1 := hexDigitsOf(binary.LittleEndian.Uint32(body[4:]))
+	w2 := hexDigitsOf(binary.LittleEndian.Uint32(body[8:]))
+	binary.LittleEndian.PutUint64(u[0:], hexDigitsOf(binary.LittleEndian.Uint32(body[0:])))
+	binary.LittleEndian.PutUint32(u[9:], uint32(w1))
+	binary.LittleEndian.PutUint32(u[14:], uint32(w1>>32))
+	binary.LittleEndian.PutUint32(u[19:], uint32(w2))
+	binary.LittleEndian.PutUint32(u[24:], uint32(w2>>32))
+	binary.LittleEndian.PutUint64(u[28:], hexDigitsOf(binary.LittleEndian.Uint32(body[12:])))
+	u[8], u[13], u[18], u[23] = '-', '-', '-', '-'
+	return dst
+}
+
+// packBase32 is pack for base32, eight characters (five bytes) at a time.
+// It may write up to three bytes past its result, in dst's capacity.
+func packBase32(dst []byte, s string) ([]byte, bool) {
+	start := len(dst)
+	for i := 0; i < len(s); i += 8 {
+		// Eight characters; the last ones, fewer, in the low lanes, the
+		// lanes above padded with 'A', whose bits are zero.
+		var w uint64
+		switch rem := len(s) - i; {
+		case rem >= 8:
+			w = le64(s[i:])
+		case i > 0: // read with the characters before them
+			w = le64(s[len(s)-8:])>>(8*(8-rem)&63) | ones*'A'<<(8*rem&63)
+		default:
+			w = ones * 'A' << (8 * rem & 63)
+			for j := range rem {
+				w |= uint64(s[j]) << (8 * j & 63)
+			}
+		}
+		letter := ge(w, 'A') &^ ge(w, 'Z'+1)
+		digit := ge(w, '2') &^ ge(w, '7'+1)
+		if w&highs != 0 || letter|digit != highs {
+			return dst[:start], false
+		}
+		// Each lane's index in the alphabet: c - 'A' for a letter, c -
+		// '2' + 26 for a digit, moved up first so that no lane borrows;
+		// then the indexes joined, the first highest: in pairs (10 bits),
+		// fours (20) and all eight (40).
+		x := w + digit>>7*('A'-'2'+26) - ones*'A'
+		x = (x&0x00FF00FF00FF00FF)<<5 | (x>>8)&0x00FF00FF00FF00FF
+		x = (x&0x0000FFFF0000FFFF)<<10 | (x>>16)&0x0000FFFF0000FFFF
+		x = (x&0xFFFFFFFF)<<20 | x>>32
+		dst = binary.BigEndian.AppendUint64(dst, x<<24)[:len(dst)+5]
+	}
+	return dst[:start+packedLen(len(s), 5)], true
+}
+
+// unpackBase32 is unpack for base32, eight characters (five bytes) at a
+// time.
+func unpackBase32(dst, src []byte, n int) ([]byte, []byte, error) {
+	size := packedLen(n, 5)
+	if size > len(src) {
+		return dst, src, ErrMalformed
+	}
+	start, in, rest := len(dst), src[:size], src[size:]
+	k := 0
+	for ; n >= 8; n -= 8 {
+		v := uint64(in[k])<<32 | uint64(binary.BigEndian.Uint32(in[k+1:k+5]))
+		dst = binary.LittleEndian.AppendUint64(dst, base32Chars(v))
+		k += 5
+	}
+	if n > 0 {
+		// The last characters: their bytes, and the padding bits after
+		// them, which must be zero.
+		var v uint64
+		if k > 0 { // read with the bytes before them
+			v = uint64(in[size-5])<<32 | uint64(binary.BigEndian.Uint32(in[size-4:]))
+			v = v << (8 * (5 - (size - k)) & 63) & (1<<40 - 1)
+		} else {
+			for i, b := range in {
+				v |= uint64(b) << ((32 - 8*i) & 63)
+			}
+		}
+		if v&(uint64(1)<<((40-5*n)&63)-1) != 0 {
+			return dst[:start], src, ErrMalformed
+		}
+		chars := base32Chars(v)
+		for i := range n {
+			dst = append(dst, byte(chars>>(8*i&63)))
+		}
+	}
+	return dst, rest, nil
+}
+
+// base32Chars returns the eight base32 characters of the 40 bits v, the
+// first character's five bits highest, as lanes.
+func base32Chars(v uint64) uint64 {
+	x := v>>20 | (v&0xFFFFF)<<32
+	x = (x>>10)&0x000003FF000003FF | (x&0x000003FF000003FF)<<16
+	x = (x>>5)&0x001F001F001F001F | (x&0x001F001F001F001F)<<8
+	// 'A' + x, and '2' + x - 26 for x ≥ 26.
+	return x + ones*'A' - (x+ones*(0x80-26))>>7&ones*('A'-'2'+26)
 }
 
 // pack appends the characters of s, bits bits each (their index in the
@@ -297,8 +453,12 @@ func ReadString(src []byte) (string, []byte, error) {
 // AppendReadString is ReadString that appends the string's bytes to dst,
 // so that a caller reading several strings can convert them at once.
 func AppendReadString(dst, src []byte) ([]byte, []byte, error) {
-	h, rest, err := ReadUvarint(src)
-	if err != nil {
+	var h uint64
+	var rest []byte
+	var err error
+	if len(src) > 0 && src[0] < 0x80 { // a one-byte header: up to 31 characters
+		h, rest = uint64(src[0]), src[1:]
+	} else if h, rest, err = ReadUvarint(src); err != nil {
 		return dst, src, err
 	}
 	m, n64 := int(h&3), h>>2
@@ -323,13 +483,7 @@ func AppendReadString(dst, src []byte) ([]byte, []byte, error) {
 		if n != 0 || len(rest) < 16 {
 			return dst, src, ErrMalformed
 		}
-		var u [36]byte
-		body := (*[16]byte)(rest)
-		for i, at := range uuidDigits {
-			u[at], u[at+1] = hexDigits[body[i]>>4], hexDigits[body[i]&15]
-		}
-		u[8], u[13], u[18], u[23] = '-', '-', '-', '-'
-		dst, rest = append(dst, u[:]...), rest[16:]
+		dst, rest = appendUUIDText(dst, (*[16]byte)(rest)), rest[16:]
 	case modeBase32:
 		// Every character is in the base32 alphabet, so this mode is the
 		// encoder's choice exactly when packing is shorter (and a UUID,
@@ -337,7 +491,7 @@ func AppendReadString(dst, src []byte) ([]byte, []byte, error) {
 		if packedLen(n, 5) >= n {
 			return dst, src, ErrMalformed
 		}
-		if dst, rest, err = unpack(dst, rest, n, 5, &b32Table); err != nil {
+		if dst, rest, err = unpackBase32(dst, rest, n); err != nil {
 			return dst[:start], src, err
 		}
 	case modeBase64:

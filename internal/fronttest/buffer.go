@@ -1,0 +1,25 @@
+package fronttest
+
+import (
+	"bytes"
+	"sync"
+)
+
+// LockedBuffer is a bytes.Buffer that a running server (its log, a
+// command's stderr) and the test may use at once.
+type LockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *LockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *LockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
