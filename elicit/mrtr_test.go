@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/testclock"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -105,15 +106,8 @@ func (m *manual) respond(first *mcp.CallToolResult, res *mcp.ElicitResult) mcp.I
 	return out
 }
 
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+// text is the text of a tool result.
+var text = fronttest.Text
 
 // A requestState that does not verify is the JSON-RPC error -32602
 // (invalid params), before the handler runs, and leaves nothing behind:

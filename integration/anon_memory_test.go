@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -42,10 +41,7 @@ func TestAnonymousPendingMemory(t *testing.T) {
 	if os.Getenv("ELICITVAULT_ANON_MEMORY") == "" {
 		t.Skip("1,000 calls of 244 KiB, a minute: set ELICITVAULT_ANON_MEMORY=1 (scripts/faults does)")
 	}
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := keysA(t)
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
 	ev, err := elicit.New(keys, st, &elicit.Config{

@@ -17,12 +17,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/postgres"
-	"github.com/elicitvault/elicitvault/store/redis"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -245,41 +240,12 @@ func sharedBackends(kind string) []sharedBackend {
 		{name: "redis", namespace: func(t *testing.T) func() store.Store {
 			raw := serverURL(t, redisEnv)
 			prefix, _ := redisPrefix(t, raw, kind)
-			return func() store.Store {
-				s, err := redis.New(t.Context(), raw, &redis.Options{Prefix: prefix})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { s.Close() })
-				return s
-			}
+			return func() store.Store { return mustOpen(t, "redis", raw, prefix) }
 		}},
 		{name: "postgres", namespace: func(t *testing.T) func() store.Store {
 			raw := serverURL(t, postgresEnv)
-			ctx := context.Background()
-			schema := kind + "_" + randomName()
-			pool, err := pgxpool.New(ctx, raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := postgres.Migrate(ctx, pool, &postgres.Options{Schema: schema}); err != nil {
-				pool.Close()
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				if _, err := pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-					t.Errorf("dropping the test schema: %v", err)
-				}
-				pool.Close()
-			})
-			return func() store.Store {
-				s, err := postgres.New(ctx, raw, &postgres.Options{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { s.Close() })
-				return s
-			}
+			schema, _ := migratedSchema(t, raw, kind+"_")
+			return func() store.Store { return mustOpen(t, "postgres", raw, schema) }
 		}},
 	}
 }
@@ -307,10 +273,7 @@ const faultLease = 400 * time.Millisecond
 // newFaultCluster starts nodes A (on a, wrapped) and B (on b), store
 // clients of one namespace; stop stops them.
 func newFaultCluster(t *testing.T, a, b store.Store) (c *faultCluster, stop func()) {
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := keysA(t)
 	c = &faultCluster{a: &faultStore{Store: a, at: -1, label: "A", gone: make(chan struct{})}, lb: httptest.NewUnstartedServer(nil)}
 	var closers []func()
 	var nodes [2]http.Handler

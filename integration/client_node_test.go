@@ -10,6 +10,7 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/client"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -73,13 +74,7 @@ func callTS(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]an
 	if err != nil {
 		t.Fatalf("%s: %v", tool, err)
 	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String(), res.IsError
+	return fronttest.Text(res), res.IsError
 }
 
 // TestClientAgainstTypeScriptServer answers the elicitations of a server

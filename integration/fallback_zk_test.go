@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/ring"
 )
 
@@ -96,12 +97,12 @@ func TestZeroKnowledgeFallbacks(t *testing.T) {
 			}
 			return text(strings.Join([]string{in.Note, card.Content.Detail, city.Content.Detail, state}, " ")), nil, nil
 		})
-		mcp.AddTool(server, &mcp.Tool{Name: "locker"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		addTextTool(server, "locker", func(ctx context.Context) (string, error) {
 			res, err := elicit.Form[zkfForm](ctx, zkfMessageBrowser, elicit.WithFallbacks(elicit.BrowserForm))
 			if err != nil {
-				return nil, nil, err
+				return "", err
 			}
-			return text(string(res.Action) + " " + res.Content.Detail), nil, nil
+			return string(res.Action) + " " + res.Content.Detail, nil
 		})
 
 		// The LLM-mediated elicitation: asked, answered once, asked again.
@@ -170,7 +171,7 @@ func TestZeroKnowledgeFallbacks(t *testing.T) {
 			t.Fatal("the browser form's tool did not return")
 		}
 		res := call("sendElicitationResult", map[string]any{"elicitId": second, "action": "accept", "content": map[string]any{zkfField: zkfAnswer2}})
-		if got := resultText(res); res.IsError || got != fmt.Sprint(zkfArgument, " ", zkfAnswer1, " ", zkfAnswer2, " ", zkfState) {
+		if got := fronttest.Text(res); res.IsError || got != fmt.Sprint(zkfArgument, " ", zkfAnswer1, " ", zkfAnswer2, " ", zkfState) {
 			t.Fatalf("order: %q", got)
 		}
 		b.CheckNoLeaks(t, "answered", snapshot())
@@ -186,17 +187,7 @@ func pendingID(t *testing.T, res *mcp.CallToolResult) string {
 		ID string `json:"elicitationId"`
 	}
 	if json.Unmarshal(raw, &p) != nil || p.ID == "" || res.IsError {
-		t.Fatalf("no pending elicitation in the result: %s", resultText(res))
+		t.Fatalf("no pending elicitation in the result: %s", fronttest.Text(res))
 	}
 	return p.ID
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }

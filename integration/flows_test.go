@@ -163,6 +163,16 @@ func formFlows(t *testing.T, c flowClient) {
 	})
 }
 
+// noRPCError returns the text of a call of the tool name and whether it
+// is a tool error; a JSON-RPC error, err, fails t.
+func noRPCError(t *testing.T, name, out string, isErr bool, err error) (string, bool) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return out, isErr
+}
+
 // goFlow is a go-sdk client session as a flowClient.
 type goFlow struct {
 	ctx context.Context
@@ -177,10 +187,7 @@ func (f goFlow) reply(action string, content map[string]any) {
 func (f goFlow) call(t *testing.T, name string, args any) (string, bool) {
 	t.Helper()
 	out, isErr, err := callText(f.ctx, f.cs, name, args)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return out, isErr
+	return noRPCError(t, name, out, isErr, err)
 }
 
 func (f goFlow) last() asked {
@@ -227,10 +234,7 @@ func (f mcpgoFlow) reply(action string, content map[string]any) {
 func (f mcpgoFlow) call(t *testing.T, name string, args any) (string, bool) {
 	t.Helper()
 	out, isErr, err := f.s.call(f.ctx, name, args)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return out, isErr
+	return noRPCError(t, name, out, isErr, err)
 }
 
 func (f mcpgoFlow) last() asked {

@@ -17,12 +17,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/postgres"
-	"github.com/elicitvault/elicitvault/store/redis"
 )
 
 // This file holds what a zero-knowledge test needs, for any flow: a
@@ -187,11 +185,7 @@ func newRedisZK(t *testing.T) *zkBackend {
 	raw := serverURL(t, redisEnv)
 	prefix, admin := redisPrefix(t, raw, "evzk")
 	proxied, wire := viaProxy(t, raw)
-	s, err := redis.New(t.Context(), proxied, &redis.Options{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() }) // before redisPrefix's clean-up
+	s := mustOpen(t, "redis", proxied, prefix) // before redisPrefix's clean-up
 	pattern := globEscape(prefix) + "*"
 	channels := func(t *testing.T) []string {
 		names, err := admin.PubSubChannels(context.Background(), pattern).Result()
@@ -231,41 +225,16 @@ func newRedisZK(t *testing.T) *zkBackend {
 			return dump
 		},
 		Channels: func(t *testing.T) int { return len(channels(t)) },
-		Another: func(t *testing.T) store.Store {
-			s, err := redis.New(t.Context(), proxied, &redis.Options{Prefix: prefix})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		},
+		Another:  func(t *testing.T) store.Store { return mustOpen(t, "redis", proxied, prefix) },
 	}
 }
 
 func newPostgresZK(t *testing.T) *zkBackend {
 	raw := serverURL(t, postgresEnv)
 	ctx := context.Background()
-	schema := "evzk_" + randomName()
-	pool, err := pgxpool.New(ctx, raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := postgres.Migrate(ctx, pool, &postgres.Options{Schema: schema}); err != nil {
-		pool.Close()
-		t.Fatal(err)
-	}
+	schema, pool := migratedSchema(t, raw, "evzk_")
 	proxied, wire := viaProxy(t, raw)
-	s, err := postgres.New(ctx, proxied, &postgres.Options{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		s.Close()
-		if _, err := pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("dropping the test schema: %v", err)
-		}
-		pool.Close()
-	})
+	s := mustOpen(t, "postgres", proxied, schema)
 	table := pgx.Identifier{schema, "elicitvault_entries"}.Sanitize()
 	return &zkBackend{
 		Name:  "postgres",
@@ -332,12 +301,18 @@ func redisStoreURL(t *testing.T, kind string) string {
 	t.Helper()
 	raw := serverURL(t, redisEnv)
 	prefix, _ := redisPrefix(t, raw, kind)
+	return withQuery(t, raw, "prefix", prefix)
+}
+
+// withQuery is raw with its query parameter key set to value.
+func withQuery(t *testing.T, raw, key, value string) string {
+	t.Helper()
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := u.Query()
-	q.Set("prefix", prefix)
+	q.Set(key, value)
 	u.RawQuery = q.Encode()
 	return u.String()
 }
@@ -385,15 +360,17 @@ type recorder struct {
 	closed bool
 }
 
+// stream is what one connection carried in one direction; the
+// recorder's mu guards it.
 type stream struct {
+	r    *recorder
 	name string
-	mu   sync.Mutex
 	buf  bytes.Buffer
 }
 
 func (s *stream) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
 	return s.buf.Write(p)
 }
 
@@ -422,8 +399,8 @@ func (r *recorder) accept() {
 			client.Close()
 			continue
 		}
-		up := &stream{name: fmt.Sprintf("connection %d, client to server", n)}
-		down := &stream{name: fmt.Sprintf("connection %d, server to client", n)}
+		up := &stream{r: r, name: fmt.Sprintf("connection %d, client to server", n)}
+		down := &stream{r: r, name: fmt.Sprintf("connection %d, server to client", n)}
 		r.mu.Lock()
 		if r.closed {
 			r.mu.Unlock()
@@ -452,9 +429,7 @@ func (r *recorder) streams() []blob {
 	defer r.mu.Unlock()
 	var out []blob
 	for _, s := range r.logs {
-		s.mu.Lock()
 		out = append(out, blob{"wire: " + s.name, bytes.Clone(s.buf.Bytes())})
-		s.mu.Unlock()
 	}
 	return out
 }

@@ -14,12 +14,22 @@ import (
 // answered through the other's consent page, and the call that waits on
 // the first gets the answer through the store.
 func TestMixedSDKNodes(t *testing.T) {
+	eachMixedPair(t, "evmixed", func(t *testing.T, ask, ans *serveProc) {
+		urlAcrossNodes(t, ask, ans, "2025-11-25")
+	})
+}
+
+// eachMixedPair runs f on a go-sdk node and an mcp-go node with one secret
+// over one store (a Redis namespace, then a PostgreSQL schema, named
+// after prefix), both ways: ask is the node the client calls, ans the
+// other.
+func eachMixedPair(t *testing.T, prefix string, f func(t *testing.T, ask, ans *serveProc)) {
 	for _, backend := range []struct {
 		name  string
 		store func(t *testing.T) string
 	}{
-		{"redis", func(t *testing.T) string { return redisStoreURL(t, "evmixed") }},
-		{"postgres", func(t *testing.T) string { return postgresSchemaURL(t, "evmixed_") }},
+		{"redis", func(t *testing.T) string { return redisStoreURL(t, prefix) }},
+		{"postgres", func(t *testing.T) string { return postgresSchemaURL(t, prefix+"_") }},
 	} {
 		t.Run(backend.name, func(t *testing.T) {
 			storeURL := backend.store(t)
@@ -32,9 +42,7 @@ func TestMixedSDKNodes(t *testing.T) {
 				{"asked on mcp-go, answered on go-sdk", mcpgo, gosdk},
 				{"asked on go-sdk, answered on mcp-go", gosdk, mcpgo},
 			} {
-				t.Run(tc.name, func(t *testing.T) {
-					urlAcrossNodes(t, tc.ask, tc.ans, "2025-11-25")
-				})
+				t.Run(tc.name, func(t *testing.T) { f(t, tc.ask, tc.ans) })
 			}
 		})
 	}

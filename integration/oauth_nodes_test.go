@@ -14,8 +14,6 @@ import (
 	"github.com/elicitvault/elicitvault/elicit/oauth"
 	"github.com/elicitvault/elicitvault/internal/testclock"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
-	"github.com/elicitvault/elicitvault/keyring"
-	"github.com/elicitvault/elicitvault/store/redis"
 )
 
 // TestOAuthAcrossNodesRedis: two nodes, each with its own Redis client,
@@ -31,19 +29,12 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 	// The nodes' clock, which the test moves past the refresh point (the
 	// provider and Redis keep the wall clock).
 	clock := new(testclock.Clock)
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := keysA(t)
 	// Access tokens of 13 s, refreshed 10 s before expiry: good for 3 s.
 	start, callback, redirect, prov := oauthSites(t, 13*time.Second, "nodes-client", "nodes client secret")
 	var servers []*mcp.Server
 	for _, web := range []*httptest.Server{start, callback} {
-		st, err := redis.New(t.Context(), raw, &redis.Options{Prefix: prefix})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		st := mustOpen(t, "redis", raw, prefix)
 		ev, err := elicit.New(keys, st, &elicit.Config{TTL: time.Minute, Clock: clock.Now})
 		if err != nil {
 			t.Fatal(err)
@@ -59,20 +50,7 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 			t.Fatal(err)
 		}
 		web.Config.Handler = conn.Handler()
-		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
-		ev.Install(s)
-		mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			c, err := conn.Connect(ctx, "op")
-			if err != nil {
-				return nil, nil, err
-			}
-			sub, err := fetchSub(ctx, oauth2.NewClient(ctx, c.TokenSource), prov.Metadata.UserinfoEndpoint)
-			if err != nil {
-				return nil, nil, err
-			}
-			return text("sub:" + sub), nil, nil
-		})
-		servers = append(servers, s)
+		servers = append(servers, whoamiServer(ev, conn, "op", prov))
 	}
 
 	links := make(chan string, 1)
@@ -87,13 +65,13 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 	done := callLater(a, "whoami")
 	link := nextLink(t, links)
 	wd.Navigate(link)
-	waitFor(t, wd, `input[name=login]`)
+	wd.WaitFor(`input[name=login]`)
 	wd.TypeInto(`input[name=login]`, "nodes-account")
 	wd.TypeInto(`input[name=password]`, "any password")
 	wd.Click(`button[type=submit]`)
-	waitFor(t, wd, `input[name=prompt][value=consent]`)
+	wd.WaitFor(`input[name=prompt][value=consent]`)
 	wd.Click(`button[type=submit]`)
-	waitFor(t, wd, `#title`)
+	wd.WaitFor(`#title`)
 	if got := wd.Text("#title"); got != "Account connected" {
 		t.Fatalf("callback page: %q", got)
 	}
@@ -127,16 +105,5 @@ func TestOAuthAcrossNodesRedis(t *testing.T) {
 	}
 	if n := prov.Count("grant.error", ""); n != 0 {
 		t.Errorf("grant errors: %v", prov.Events())
-	}
-}
-
-func waitFor(t *testing.T, wd *webdriver.Driver, css string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for wd.Exec(`return document.querySelector(arguments[0]) !== null`, css) != true {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s at %v", css, wd.Exec(`return location.href`))
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,7 +19,6 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/oauth"
 	"github.com/elicitvault/elicitvault/internal/oidctest"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 )
 
@@ -42,30 +40,35 @@ type providerRecorder struct {
 }
 
 func (r *providerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		b, _ := io.ReadAll(req.Body)
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		if q, err := url.ParseQuery(string(b)); err == nil {
-			for _, k := range []string{"code", "code_verifier", "refresh_token", "token"} {
-				r.add(q.Get(k))
-			}
+	if q, err := url.ParseQuery(string(peek(&req.Body))); err == nil {
+		for _, k := range []string{"code", "code_verifier", "refresh_token", "token"} {
+			r.add(q.Get(k))
 		}
 	}
 	resp, err := http.DefaultTransport.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(b))
 	var v map[string]any
-	if json.Unmarshal(b, &v) == nil {
+	if json.Unmarshal(peek(&resp.Body), &v) == nil {
 		for _, k := range []string{"access_token", "refresh_token", "id_token"} {
 			s, _ := v[k].(string)
 			r.add(s)
 		}
 	}
 	return resp, nil
+}
+
+// peek reads and returns all of body, a request's or a response's, and
+// puts the same bytes back for its reader.
+func peek(body *io.ReadCloser) []byte {
+	if *body == nil {
+		return nil
+	}
+	b, _ := io.ReadAll(*body)
+	(*body).Close()
+	*body = io.NopCloser(bytes.NewReader(b))
+	return b
 }
 
 func (r *providerRecorder) add(s string) {
@@ -107,10 +110,7 @@ func oauthSites(t *testing.T, accessTTL time.Duration, id, secret string) (start
 // provider's account ID.
 func TestZeroKnowledgeOAuth(t *testing.T) {
 	zkBackends(t, func(t *testing.T, b *zkBackend) {
-		keys, err := keyring.New([]byte(secretA))
-		if err != nil {
-			t.Fatal(err)
-		}
+		keys := keysA(t)
 		// Access tokens of 10 s are refreshed 10 s before expiry: at once.
 		start, callback, redirect, prov := oauthSites(t, 10*time.Second, "zk-client", "zk client secret 0c5e")
 		rec := &providerRecorder{}
@@ -134,24 +134,12 @@ func TestZeroKnowledgeOAuth(t *testing.T) {
 				t.Fatal(err)
 			}
 			[]*httptest.Server{start, callback}[i].Config.Handler = conn.Handler()
-			s := mcp.NewServer(&mcp.Implementation{Name: "zk", Version: "1"}, nil)
-			ev.Install(s)
-			mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-				c, err := conn.Connect(ctx, zkOAuthProvider)
-				if err != nil {
-					return nil, nil, err
-				}
-				sub, err := fetchSub(ctx, oauth2.NewClient(ctx, c.TokenSource), prov.Metadata.UserinfoEndpoint)
-				if err != nil {
-					return nil, nil, err
-				}
-				return text("sub:" + sub), nil, nil
-			})
-			mcp.AddTool(s, &mcp.Tool{Name: "disconnect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+			s := whoamiServer(ev, conn, zkOAuthProvider, prov)
+			addTextTool(s, "disconnect", func(ctx context.Context) (string, error) {
 				if err := conn.Disconnect(ctx, zkOAuthProvider); err != nil {
-					return nil, nil, err
+					return "", err
 				}
-				return text("disconnected"), nil, nil
+				return "disconnected", nil
 			})
 			servers = append(servers, s)
 		}
@@ -214,19 +202,19 @@ func TestZeroKnowledgeOAuth(t *testing.T) {
 	})
 }
 
-func fetchSub(ctx context.Context, c *http.Client, endpoint string) (string, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
-	resp, err := c.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("userinfo: HTTP %d", resp.StatusCode)
-	}
-	var v struct {
-		Sub string `json:"sub"`
-	}
-	err = json.NewDecoder(resp.Body).Decode(&v)
-	return v.Sub, err
+// whoamiServer is a node's MCP server with ev installed and the tool
+// whoami: it connects the user to provider through conn and says
+// "sub:" and the subject that prov's userinfo endpoint gives the token.
+func whoamiServer(ev *elicit.Elicitor, conn *oauth.Connector, provider string, prov *oidctest.Provider) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
+	ev.Install(s)
+	addTextTool(s, "whoami", func(ctx context.Context) (string, error) {
+		c, err := conn.Connect(ctx, provider)
+		if err != nil {
+			return "", err
+		}
+		sub, err := prov.Subject(ctx, oauth2.NewClient(ctx, c.TokenSource))
+		return "sub:" + sub, err
+	})
+	return s
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,9 +20,7 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/elicit/oauth"
 	"github.com/elicitvault/elicitvault/internal/oidctest"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/redis"
 )
 
 // providerNet is one node's network to the provider: it records the
@@ -47,9 +44,7 @@ func (n *providerNet) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !strings.HasPrefix(u, n.tokenURL) {
 		return http.DefaultTransport.RoundTrip(r)
 	}
-	body, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	refresh := bytes.Contains(body, []byte("grant_type=refresh_token"))
+	refresh := bytes.Contains(peek(&r.Body), []byte("grant_type=refresh_token"))
 	if refresh {
 		n.refreshes.Add(1)
 	}
@@ -57,9 +52,7 @@ func (n *providerNet) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	rb, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(rb))
+	rb := peek(&resp.Body)
 	var t struct {
 		AccessToken  string `json:"access_token"`
 		RefreshToken string `json:"refresh_token"`
@@ -106,10 +99,7 @@ func newVaultEnv(t *testing.T, lease time.Duration) *vaultEnv {
 	t.Helper()
 	raw := serverURL(t, redisEnv)
 	prefix, _ := redisPrefix(t, raw, "evvault")
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := keysA(t)
 	web := httptest.NewServer(nil)
 	t.Cleanup(web.Close)
 	redirect := web.URL + "/oauth/callback"
@@ -118,11 +108,7 @@ func newVaultEnv(t *testing.T, lease time.Duration) *vaultEnv {
 	e.cfg = &oauth2.Config{ClientID: "vault-client", ClientSecret: "vault client secret", Endpoint: e.prov.Endpoint(),
 		RedirectURL: redirect, Scopes: []string{"openid", "offline_access"}}
 	for i := range 2 {
-		st, err := redis.New(t.Context(), raw, &redis.Options{Prefix: prefix})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		st := mustOpen(t, "redis", raw, prefix)
 		if i == 0 {
 			e.st = st
 		}
@@ -145,17 +131,17 @@ func newVaultEnv(t *testing.T, lease time.Duration) *vaultEnv {
 		}
 		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
 		ev.Install(s)
-		mcp.AddTool(s, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		addTextTool(s, "connect", func(ctx context.Context) (string, error) {
 			if _, err := conn.Connect(ctx, "op"); err != nil {
-				return nil, nil, err
+				return "", err
 			}
-			return text("connected"), nil, nil
+			return "connected", nil
 		})
-		mcp.AddTool(s, &mcp.Tool{Name: "disconnect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		addTextTool(s, "disconnect", func(ctx context.Context) (string, error) {
 			if err := conn.Disconnect(ctx, "op"); err != nil {
-				return nil, nil, err
+				return "", err
 			}
-			return text("disconnected"), nil, nil
+			return "disconnected", nil
 		})
 		links := make(chan string, 1)
 		cs := connectAs(t, s, fmt.Sprintf("vault-session-%d", i), vaultUser, &mcp.ClientOptions{
@@ -215,7 +201,7 @@ func (e *vaultEnv) dead(t *testing.T, what string, tok oauth2.Token) {
 	if tok.RefreshToken == "" {
 		t.Fatalf("%s: no token recorded", what)
 	}
-	if _, err := fetchSub(t.Context(), e.cfg.Client(t.Context(), &oauth2.Token{AccessToken: tok.AccessToken, Expiry: time.Now().Add(time.Hour)}), e.prov.Metadata.UserinfoEndpoint); err == nil {
+	if _, err := e.prov.Subject(t.Context(), e.cfg.Client(t.Context(), &oauth2.Token{AccessToken: tok.AccessToken, Expiry: time.Now().Add(time.Hour)})); err == nil {
 		t.Errorf("%s: its access token still works at the provider", what)
 	}
 	if _, err := e.cfg.TokenSource(t.Context(), &oauth2.Token{RefreshToken: tok.RefreshToken}).Token(); err == nil {
@@ -310,7 +296,7 @@ func TestOAuthSlowRefresh(t *testing.T) {
 	if n := e.prov.Count("grant.error", ""); n != 0 {
 		t.Errorf("grant errors: %v", e.prov.Events())
 	}
-	if _, err := fetchSub(t.Context(), e.cfg.Client(t.Context(), ra.t), e.prov.Metadata.UserinfoEndpoint); err != nil {
+	if _, err := e.prov.Subject(t.Context(), e.cfg.Client(t.Context(), ra.t)); err != nil {
 		t.Errorf("the refreshed access token: %v", err)
 	}
 }

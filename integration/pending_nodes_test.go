@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -60,22 +59,15 @@ func pendingLoopMode(t *testing.T, open func() store.Store, mode elicit.Mode) {
 		}
 		loop = d
 	}
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := keysA(t)
 	var nodes [2]http.Handler
 	lb := httptest.NewUnstartedServer(nil)
 	for i := range nodes {
 		// A store client of its own per node, as two processes have.
-		ev, err := elicit.New(keys, open(), &elicit.Config{
+		ev := newElicitor(t, keys, open(), &elicit.Config{
 			Fallbacks: []elicit.Fallback{elicit.LLMMediated}, MaxPending: limit, MaxPendingPerSubject: limit,
 			BaseURL: "http://" + lb.Listener.Addr().String(),
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ev.Close() })
 		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
 		ev.Install(s)
 		mcp.AddTool(s, &mcp.Tool{Name: "profile"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {

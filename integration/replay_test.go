@@ -17,9 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
@@ -82,6 +79,23 @@ func openStore(ctx context.Context, backend, url, ns string) (store.Store, error
 	return nil, fmt.Errorf("unknown backend %q", backend)
 }
 
+// consumed is what consumeAll counted.
+type consumed struct {
+	wins, replays int
+	err           error
+}
+
+// consumeLater runs consumeAll in the background; its counts come on the
+// channel it returns.
+func consumeLater(svc *token.Service, tok string, n int, start <-chan struct{}) <-chan consumed {
+	done := make(chan consumed, 1)
+	go func() {
+		w, r, err := consumeAll(svc, tok, n, start)
+		done <- consumed{w, r, err}
+	}()
+	return done
+}
+
 // consumeAll runs n goroutines that consume tok at once, after start is
 // closed, and counts the outcomes.
 func consumeAll(svc *token.Service, tok string, n int, start <-chan struct{}) (wins, replays int, err error) {
@@ -136,15 +150,7 @@ func TestConsumeChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := make(chan struct{})
-	type result struct {
-		wins, replays int
-		err           error
-	}
-	done := make(chan result)
-	go func() {
-		w, r, err := consumeAll(svc, os.Getenv(tokenEnv), perProcess, start)
-		done <- result{w, r, err}
-	}()
+	done := consumeLater(svc, os.Getenv(tokenEnv), perProcess, start)
 	fmt.Println("READY")
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
 		t.Fatal(err)
@@ -175,20 +181,7 @@ func TestConsumeAcrossProcesses(t *testing.T) {
 			ctx := context.Background()
 			ns := "evinteg-" + randomName() + ":"
 			if backend == "postgres" {
-				ns = "evinteg_" + randomName()
-				pool, err := pgxpool.New(ctx, url)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer pool.Close()
-				if err := postgres.Migrate(ctx, pool, &postgres.Options{Schema: ns}); err != nil {
-					t.Fatal(err)
-				}
-				defer func() {
-					if _, err := pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{ns}.Sanitize()+" CASCADE"); err != nil {
-						t.Errorf("dropping the test schema: %v", err)
-					}
-				}()
+				ns, _ = migratedSchema(t, url, "evinteg_")
 			}
 			st, err := openStore(ctx, backend, url, ns)
 			if err != nil {
@@ -245,15 +238,7 @@ func runBoth(t *testing.T, svc *token.Service, tok, backend, url, ns string) (wi
 	}
 
 	start := make(chan struct{})
-	type result struct {
-		wins, replays int
-		err           error
-	}
-	done := make(chan result)
-	go func() {
-		w, r, err := consumeAll(svc, tok, perProcess, start)
-		done <- result{w, r, err}
-	}()
+	done := consumeLater(svc, tok, perProcess, start)
 	waitFor("READY")
 	io.WriteString(stdin, "go\n")
 	close(start)

@@ -4,61 +4,29 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/elicitvault/elicitvault/internal/envelope"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
-	"github.com/elicitvault/elicitvault/store/postgres"
-	"github.com/elicitvault/elicitvault/store/redis"
 )
 
 // newTestStore opens a store of backend ("redis" or "postgres") in a
 // namespace of its own (a key prefix, a schema), removed when t ends.
 func newTestStore(t *testing.T, backend string) store.Store {
 	t.Helper()
-	ctx := context.Background()
 	switch backend {
 	case "redis":
-		url := serverURL(t, redisEnv)
-		s, err := redis.New(ctx, url, &redis.Options{Prefix: "evinteg-" + randomName() + ":"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			emptyStore(t, s)
-			s.Close()
-		})
+		s := mustOpen(t, "redis", serverURL(t, redisEnv), "evinteg-"+randomName()+":")
+		t.Cleanup(func() { emptyStore(t, s) })
 		return s
 	case "postgres":
 		url := serverURL(t, postgresEnv)
-		schema := "evinteg_" + randomName()
-		pool, err := pgxpool.New(ctx, url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
-		if err := postgres.Migrate(ctx, pool, &postgres.Options{Schema: schema}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if _, err := pool.Exec(ctx, "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-				t.Errorf("dropping the test schema: %v", err)
-			}
-		})
-		s, err := postgres.New(ctx, url, &postgres.Options{Schema: schema, Logger: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
+		schema, _ := migratedSchema(t, url, "evinteg_")
+		return mustOpen(t, "postgres", url, schema)
 	}
 	t.Fatalf("unknown backend %q", backend)
 	return nil

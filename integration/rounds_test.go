@@ -12,10 +12,8 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
-	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/mcpgo"
 	"github.com/elicitvault/elicitvault/store/memory"
-	mgmcp "github.com/mark3labs/mcp-go/mcp"
 	mgserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -54,27 +52,19 @@ func TestURLRoundsOutliveClientTimeouts(t *testing.T) {
 func newRoundsServer(t *testing.T, sdk string, roundWait time.Duration) string {
 	t.Helper()
 	ev, srv := newRoundsElicitor(t, roundWait)
+	connect := func(ctx context.Context) (string, error) {
+		action, err := elicit.URL(ctx, "Connect your Example account")
+		return string(action), err
+	}
 	if sdk == "mcp-go" {
 		m := mgserver.NewMCPServer("rounds", "1")
 		front := mcpgo.New(ev, m, nil)
-		m.AddTool(mgmcp.NewTool("connect_account"), func(ctx context.Context, _ mgmcp.CallToolRequest) (*mgmcp.CallToolResult, error) {
-			action, err := elicit.URL(ctx, "Connect your Example account")
-			if err != nil {
-				return nil, err
-			}
-			return mgmcp.NewToolResultText(string(action)), nil
-		})
+		addMGTextTool(m, "connect_account", connect)
 		srv.Config.Handler = front.Handler(nil)
 	} else {
 		s := mcp.NewServer(&mcp.Implementation{Name: "rounds", Version: "1"}, nil)
 		ev.Install(s)
-		mcp.AddTool(s, &mcp.Tool{Name: "connect_account"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			action, err := elicit.URL(ctx, "Connect your Example account")
-			if err != nil {
-				return nil, nil, err
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(action)}}}, nil, nil
-		})
+		addTextTool(s, "connect_account", connect)
 		srv.Config.Handler = ev.Handler(s, nil)
 	}
 	srv.Start()
@@ -189,17 +179,10 @@ func urlRoundsOutlive(t *testing.T, base string, accept time.Duration, tsTimeout
 // its pages are at: the caller sets its handler and starts it.
 func newRoundsElicitor(t *testing.T, roundWait time.Duration) (*elicit.Elicitor, *httptest.Server) {
 	t.Helper()
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := keysA(t)
 	st := memory.New(nil)
 	t.Cleanup(func() { st.Close() })
 	srv := httptest.NewUnstartedServer(nil)
-	ev, err := elicit.New(keys, st, &elicit.Config{URLRoundWait: roundWait, BaseURL: "http://" + srv.Listener.Addr().String()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ev.Close() })
+	ev := newElicitor(t, keys, st, &elicit.Config{URLRoundWait: roundWait, BaseURL: "http://" + srv.Listener.Addr().String()})
 	return ev, srv
 }

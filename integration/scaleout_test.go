@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/store/redis/redistest"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -189,13 +188,6 @@ func postgresSchemaURL(t *testing.T, prefix string) string {
 	t.Helper()
 	raw := serverURL(t, postgresEnv)
 	schema := prefix + randomName()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("schema", schema)
-	u.RawQuery = q.Encode()
 	t.Cleanup(func() {
 		ctx := context.Background()
 		pool, err := pgxpool.New(ctx, raw)
@@ -204,11 +196,9 @@ func postgresSchemaURL(t *testing.T, prefix string) string {
 			return
 		}
 		defer pool.Close()
-		if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("dropping the test schema: %v", err)
-		}
+		dropSchema(t, pool, schema)
 	})
-	return u.String()
+	return withQuery(t, raw, "schema", schema)
 }
 
 func runScaleOut(t *testing.T, storeURL string) {

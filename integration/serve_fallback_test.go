@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
 )
 
@@ -92,42 +93,44 @@ func TestServeLLMFallback(t *testing.T) {
 					t.Errorf("%s listed to a client that elicits", "sendElicitationResult")
 				}
 				res := answer(t, able, "anything", "accept", map[string]any{})
-				if !res.IsError || !strings.Contains(resultText(res), "only for clients that cannot elicit") {
-					t.Errorf("called from a client that elicits: %q", resultText(res))
+				if !res.IsError || !strings.Contains(fronttest.Text(res), "only for clients that cannot elicit") {
+					t.Errorf("called from a client that elicits: %q", fronttest.Text(res))
 				}
 			})
 			t.Run("accept", func(t *testing.T) {
 				res := call(t, cs, "register_attendee", nil)
 				id := pendingID(t, res)
-				if !strings.Contains(resultText(res), "sendElicitationResult") || !strings.Contains(resultText(res), "Register for MCP Dev Days") {
-					t.Errorf("instructions: %q", resultText(res))
+				if !strings.Contains(fronttest.Text(res), "sendElicitationResult") || !strings.Contains(fronttest.Text(res), "Register for MCP Dev Days") {
+					t.Errorf("instructions: %q", fronttest.Text(res))
 				}
-				out := resultText(answer(t, cs, id, "accept", ada))
+				out := fronttest.Text(answer(t, cs, id, "accept", ada))
 				if !strings.HasPrefix(out, "Registered: ") || !strings.Contains(out, `"name":"Ada"`) || !strings.Contains(out, `"room":"single"`) {
 					t.Errorf("got %q", out)
 				}
 			})
-			t.Run("confirm", func(t *testing.T) {
-				id := pendingID(t, call(t, cs, "subscribe_newsletter", nil))
-				if out := resultText(answer(t, cs, id, "accept", map[string]any{"confirm": true})); out != "Subscribed." {
-					t.Errorf("got %q", out)
-				}
-				id = pendingID(t, call(t, cs, "subscribe_newsletter", nil))
-				if out := resultText(answer(t, cs, id, "accept", map[string]any{"confirm": false})); out != "Not subscribed." {
-					t.Errorf("unconfirmed: got %q", out)
-				}
-			})
-			t.Run("decline", func(t *testing.T) {
-				id := pendingID(t, call(t, cs, "subscribe_newsletter", nil))
-				if out := resultText(answer(t, cs, id, "decline", nil)); out != "Not subscribed." {
-					t.Errorf("got %q", out)
-				}
-			})
+			// One answer to one question: the tool's text.
+			for _, tc := range []struct {
+				name, tool, action string
+				content            map[string]any
+				want               string
+			}{
+				{"confirm", "subscribe_newsletter", "accept", map[string]any{"confirm": true}, "Subscribed."},
+				{"unconfirmed", "subscribe_newsletter", "accept", map[string]any{"confirm": false}, "Not subscribed."},
+				{"decline", "subscribe_newsletter", "decline", nil, "Not subscribed."},
+				{"cancel", "register_attendee", "cancel", nil, "Registration cancelled."},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					id := pendingID(t, call(t, cs, tc.tool, nil))
+					if out := fronttest.Text(answer(t, cs, id, tc.action, tc.content)); out != tc.want {
+						t.Errorf("got %q, want %q", out, tc.want)
+					}
+				})
+			}
 			t.Run("destructive-confirmation-refuses-the-model", func(t *testing.T) {
 				// delete_contacts allows only the browser form: the model
 				// is never asked to confirm it, and nothing is pending.
 				res := call(t, cs, "delete_contacts", map[string]any{"count": 3})
-				out := resultText(res)
+				out := fronttest.Text(res)
 				if !strings.HasPrefix(out, "Nothing was deleted: deleting contacts needs a confirmation from the user") {
 					t.Errorf("got %q", out)
 				}
@@ -135,20 +138,14 @@ func TestServeLLMFallback(t *testing.T) {
 					t.Errorf("delete_contacts asked the model: %q", out)
 				}
 			})
-			t.Run("cancel", func(t *testing.T) {
-				id := pendingID(t, call(t, cs, "register_attendee", nil))
-				if out := resultText(answer(t, cs, id, "cancel", nil)); out != "Registration cancelled." {
-					t.Errorf("got %q", out)
-				}
-			})
 			t.Run("invalid-then-corrected", func(t *testing.T) {
 				id := pendingID(t, call(t, cs, "register_attendee", nil))
 				bad := map[string]any{"name": "Ada", "email": "not an address", "arrival": "2026-05-04"}
 				res := answer(t, cs, id, "accept", bad)
-				if out := resultText(res); !res.IsError || !strings.Contains(out, "/email") || strings.Contains(out, "not an address") {
+				if out := fronttest.Text(res); !res.IsError || !strings.Contains(out, "/email") || strings.Contains(out, "not an address") {
 					t.Errorf("got %q (error %v), want an error naming /email without the value", out, res.IsError)
 				}
-				if out := resultText(answer(t, cs, id, "accept", ada)); !strings.HasPrefix(out, "Registered: ") {
+				if out := fronttest.Text(answer(t, cs, id, "accept", ada)); !strings.HasPrefix(out, "Registered: ") {
 					t.Errorf("corrected: got %q", out)
 				}
 			})
@@ -167,7 +164,7 @@ func TestServeLLMFallback(t *testing.T) {
 				// as a replay: each other result is one run.
 				ran := 0
 				for res := range results {
-					switch out := resultText(res); {
+					switch out := fronttest.Text(res); {
 					case out == "Subscribed." && res.Meta["elicitationReplayed"] != nil:
 						// the same answer again: the first run's result
 					case out == "Subscribed.":
@@ -191,10 +188,10 @@ func TestServeLLMFallback(t *testing.T) {
 				other := muteClient(t, srv.mcpURL(), v.version, nil)
 				id := pendingID(t, call(t, cs, "subscribe_newsletter", nil))
 				res := answer(t, other, id, "accept", map[string]any{"confirm": true})
-				if !res.IsError || !strings.Contains(resultText(res), elicit.ErrUnknownElicitation.Error()) {
-					t.Errorf("another session's answer: %q (error %v)", resultText(res), res.IsError)
+				if !res.IsError || !strings.Contains(fronttest.Text(res), elicit.ErrUnknownElicitation.Error()) {
+					t.Errorf("another session's answer: %q (error %v)", fronttest.Text(res), res.IsError)
 				}
-				if out := resultText(answer(t, cs, id, "decline", nil)); out != "Not subscribed." {
+				if out := fronttest.Text(answer(t, cs, id, "decline", nil)); out != "Not subscribed." {
 					t.Errorf("the owner's answer: %q", out)
 				}
 			})
@@ -272,10 +269,10 @@ func serveBrowserFallback(t *testing.T, args ...string) {
 			case <-time.After(30 * time.Second):
 				t.Fatalf("the tool did not return; page: %v", wd.Exec(`return document.body.innerText`))
 			}
-			out, ok := strings.CutPrefix(resultText(res), "Registered: ")
+			out, ok := strings.CutPrefix(fronttest.Text(res), "Registered: ")
 			var got map[string]any
 			if !ok || res.IsError || json.Unmarshal([]byte(out), &got) != nil {
-				t.Fatalf("tool result %q", resultText(res))
+				t.Fatalf("tool result %q", fronttest.Text(res))
 			}
 			want := map[string]any{
 				"name": "Ada Lovelace", "email": "ada@example.com", "website": "https://example.com/ada",

@@ -50,51 +50,51 @@ func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad export request", http.StatusBadRequest)
 		return
 	}
-	var resp proto.Message
+	var req, resp proto.Message
 	switch r.URL.Path {
 	case "/v1/traces":
-		var req coltracepb.ExportTraceServiceRequest
-		if err := proto.Unmarshal(b, &req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		c.mu.Lock()
-		for _, rs := range req.ResourceSpans {
-			service := ""
-			for _, kv := range rs.GetResource().GetAttributes() {
-				if kv.Key == "service.name" {
-					service = kv.GetValue().GetStringValue()
-				}
-			}
-			for _, ss := range rs.ScopeSpans {
-				for _, s := range ss.Spans {
-					c.spans = append(c.spans, collected{
-						service: service, name: s.Name,
-						trace: hex.EncodeToString(s.TraceId), id: hex.EncodeToString(s.SpanId), par: hex.EncodeToString(s.ParentSpanId),
-						attrs: s.Attributes,
-					})
-				}
-			}
-		}
-		c.mu.Unlock()
-		resp = &coltracepb.ExportTraceServiceResponse{}
+		req, resp = &coltracepb.ExportTraceServiceRequest{}, &coltracepb.ExportTraceServiceResponse{}
 	case "/v1/metrics":
-		var req colmetricpb.ExportMetricsServiceRequest
-		if err := proto.Unmarshal(b, &req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		c.mu.Lock()
-		c.metrics++
-		c.mu.Unlock()
-		resp = &colmetricpb.ExportMetricsServiceResponse{}
+		req, resp = &colmetricpb.ExportMetricsServiceRequest{}, &colmetricpb.ExportMetricsServiceResponse{}
 	default:
 		http.NotFound(w, r)
 		return
 	}
+	if err := proto.Unmarshal(b, req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	c.mu.Lock()
+	if traces, ok := req.(*coltracepb.ExportTraceServiceRequest); ok {
+		c.addSpans(traces)
+	} else {
+		c.metrics++
+	}
+	c.mu.Unlock()
 	out, _ := proto.Marshal(resp)
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	w.Write(out)
+}
+
+// addSpans keeps the spans of req; c.mu is held.
+func (c *collector) addSpans(req *coltracepb.ExportTraceServiceRequest) {
+	for _, rs := range req.ResourceSpans {
+		service := ""
+		for _, kv := range rs.GetResource().GetAttributes() {
+			if kv.Key == "service.name" {
+				service = kv.GetValue().GetStringValue()
+			}
+		}
+		for _, ss := range rs.ScopeSpans {
+			for _, s := range ss.Spans {
+				c.spans = append(c.spans, collected{
+					service: service, name: s.Name,
+					trace: hex.EncodeToString(s.TraceId), id: hex.EncodeToString(s.SpanId), par: hex.EncodeToString(s.ParentSpanId),
+					attrs: s.Attributes,
+				})
+			}
+		}
+	}
 }
 
 func (c *collector) collected() ([]collected, int) {

@@ -1,16 +1,13 @@
 package integration
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
 	"testing"
 
 	"github.com/elicitvault/elicitvault/integration/internal/servebin"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 )
 
 // The requestState of 2026-07-28 as a client that does not play along
@@ -21,87 +18,58 @@ import (
 
 // rawReply is a JSON-RPC response to a tools/call of 2026-07-28.
 type rawReply struct {
-	Result *struct {
-		ResultType    string `json:"resultType"`
-		RequestState  string `json:"requestState"`
-		InputRequests map[string]struct {
-			Params struct {
-				Message string `json:"message"`
-			} `json:"params"`
-		} `json:"inputRequests"`
-		Content []struct {
-			Text string `json:"text"`
-		} `json:"content"`
-	} `json:"result"`
-	Error *struct {
-		Code int `json:"code"`
-	} `json:"error"`
+	result map[string]any
+	err    *fronttest.Error
 }
 
 func (r *rawReply) code() int {
-	if r.Error != nil {
-		return r.Error.Code
+	if r.err != nil {
+		return r.err.Code
 	}
 	return 0
+}
+
+// state is the requestState of r.
+func (r *rawReply) state() string {
+	s, _ := r.result["requestState"].(string)
+	return s
 }
 
 // key is the key of the one input request of r.
 func (r *rawReply) key(t *testing.T) string {
 	t.Helper()
-	if r.Result == nil || r.Result.ResultType != "input_required" || len(r.Result.InputRequests) != 1 {
+	reqs, _ := r.result["inputRequests"].(map[string]any)
+	if r.result["resultType"] != "input_required" || len(reqs) != 1 {
 		t.Fatalf("not an input-required result: %+v", r)
 	}
-	for k := range r.Result.InputRequests {
+	for k := range reqs {
 		return k
 	}
 	return ""
 }
 
 func (r *rawReply) text() string {
-	if r.Result == nil || len(r.Result.Content) == 0 {
+	content, _ := r.result["content"].([]any)
+	if len(content) == 0 {
 		return ""
 	}
-	return r.Result.Content[0].Text
+	first, _ := content[0].(map[string]any)
+	s, _ := first["text"].(string)
+	return s
 }
 
 // callModern sends a tools/call of 2026-07-28 to the MCP endpoint of p,
 // from a client that can elicit forms.
 func callModern(t *testing.T, p *serveProc, tool string, args map[string]any, state string, responses map[string]any) *rawReply {
 	t.Helper()
-	params := map[string]any{
-		"name":      tool,
-		"arguments": args,
-		"_meta": map[string]any{
-			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-			"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{"form": map[string]any{}}},
-			"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
-		},
-	}
+	params := map[string]any{"name": tool, "arguments": args}
 	if state != "" {
 		params["requestState"] = state
 		params["inputResponses"] = responses
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
-	req, _ := http.NewRequest(http.MethodPost, p.mcpURL(), bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", "tools/call")
-	req.Header.Set("Mcp-Name", tool)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	out, _ := io.ReadAll(res.Body)
-	if i := bytes.LastIndex(out, []byte("data: ")); i >= 0 {
-		out = out[i+len("data: "):]
-	}
-	var r rawReply
-	if err := json.Unmarshal(bytes.TrimSpace(out), &r); err != nil {
-		t.Fatalf("%s: response %q: %v", tool, out, err)
-	}
-	return &r
+	caps := map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}
+	res, rerr := fronttest.Call(t, p.mcpURL(), "raw", "tools/call", params, caps)
+	return &rawReply{res, rerr}
 }
 
 var yes = map[string]any{"action": "accept", "content": map[string]any{"confirm": true}}
@@ -111,7 +79,7 @@ func TestServeSDKMCPGoRequestState(t *testing.T) {
 	args := map[string]any{"count": 3}
 	ask := func() (string, string) {
 		r := callModern(t, srv, "delete_contacts", args, "", nil)
-		return r.Result.RequestState, r.key(t)
+		return r.state(), r.key(t)
 	}
 	state, key := ask()
 	if r := callModern(t, srv, "delete_contacts", args, state, map[string]any{key: yes}); r.text() != "Deleted 3 contacts." {
@@ -145,35 +113,20 @@ func TestServeSDKMCPGoRequestState(t *testing.T) {
 // continued on the other, both ways, over one Redis and one PostgreSQL
 // store.
 func TestMixedSDKNodesRound(t *testing.T) {
-	t.Run("redis", func(t *testing.T) { mixedRound(t, redisStoreURL(t, "evmixedround")) })
-	t.Run("postgres", func(t *testing.T) { mixedRound(t, postgresSchemaURL(t, "evmixedround_")) })
-}
-
-func mixedRound(t *testing.T, storeURL string) {
-	gosdk := startServe(t, nil, "--store", storeURL)
-	mcpgo := startServe(t, nil, "--store", storeURL, "--sdk", "mcp-go")
-	for _, tc := range []struct {
-		name     string
-		ask, ans *serveProc
-	}{
-		{"begun on mcp-go, continued on go-sdk", mcpgo, gosdk},
-		{"begun on go-sdk, continued on mcp-go", gosdk, mcpgo},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			args := map[string]any{"count": 5}
-			r := callModern(t, tc.ask, "delete_contacts", args, "", nil)
-			state, key := r.Result.RequestState, r.key(t)
-			if r := callModern(t, tc.ans, "delete_contacts", args, state, map[string]any{key: yes}); r.text() != "Deleted 5 contacts." {
-				t.Fatalf("continued on the other node: %+v", r)
+	eachMixedPair(t, "evmixedround", func(t *testing.T, ask, ans *serveProc) {
+		args := map[string]any{"count": 5}
+		r := callModern(t, ask, "delete_contacts", args, "", nil)
+		state, key := r.state(), r.key(t)
+		if r := callModern(t, ans, "delete_contacts", args, state, map[string]any{key: yes}); r.text() != "Deleted 5 contacts." {
+			t.Fatalf("continued on the other node: %+v", r)
+		}
+		// Used: neither node takes it again.
+		for _, p := range []*serveProc{ask, ans} {
+			if r := callModern(t, p, "delete_contacts", args, state, map[string]any{key: yes}); r.code() != -32602 {
+				t.Errorf("replayed: %+v, want -32602", r)
 			}
-			// Used: neither node takes it again.
-			for _, p := range []*serveProc{tc.ask, tc.ans} {
-				if r := callModern(t, p, "delete_contacts", args, state, map[string]any{key: yes}); r.code() != -32602 {
-					t.Errorf("replayed: %+v, want -32602", r)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestMixedSDKNodesRotate: `elicitvault rotate` rewraps the records a

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store/memory"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -203,7 +204,7 @@ func TestSubjectBinding(t *testing.T) {
 		}
 		// Bob's attempt did not use it up: alice's own retry goes through.
 		res, err = alice.CallTool(ctx, retry)
-		if err != nil || res.IsError || toolText(res) != "true" {
+		if err != nil || res.IsError || fronttest.Text(res) != "true" {
 			t.Fatalf("alice's retry: %+v, %v", res, err)
 		}
 		// And once only.
@@ -280,29 +281,9 @@ func TestSubjectBinding(t *testing.T) {
 	})
 }
 
-// toolText is the text of a tool result.
-func toolText(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
-
 // callbackLink builds the link of a URL-mode elicitation for elicit.WithLink:
-// base with the token in its query parameter "token", as the tests'
-// callback pages read it.
+// base (a URL without a query) with the token in its query parameter
+// "token", as the tests' callback pages read it.
 func callbackLink(base string) func(string) string {
-	return func(tok string) string {
-		u, err := url.Parse(base)
-		if err != nil {
-			return base
-		}
-		q := u.Query()
-		q.Set("token", tok)
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
+	return func(tok string) string { return base + "?token=" + url.QueryEscape(tok) }
 }

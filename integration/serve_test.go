@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/elicitvault/elicitvault/integration/internal/servebin"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 )
 
 // The tests in the serve_*_test.go files run `elicitvault serve`, the
@@ -149,7 +150,7 @@ func callText(ctx context.Context, cs *mcp.ClientSession, name string, args any)
 	if err != nil {
 		return "", false, err
 	}
-	return toolText(res), res.IsError, nil
+	return fronttest.Text(res), res.IsError, nil
 }
 
 // browse opens the consent page at u and submits its form to the

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/webdriver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -206,6 +207,21 @@ func linkOf(t *testing.T, r v2Reply, what string) (id, link string) {
 	return r.Pending.ElicitID, r.Pending.URL
 }
 
+// acceptConnects accepts on the consent page at link; the call's text
+// must then come on done within 30 seconds, and be connected.
+func acceptConnects(t *testing.T, wd *webdriver.Driver, link string, done <-chan string) {
+	t.Helper()
+	choose(t, wd, link, "accept")
+	select {
+	case out := <-done:
+		if out != connected {
+			t.Fatalf("got %q, want %q", out, connected)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not return after Accept")
+	}
+}
+
 // choose opens link in Chromium and clicks Accept or Decline on the
 // consent page; it waits for the page that confirms the choice: "Done"
 // (the call waiting for it took the answer) or "Declined".
@@ -373,7 +389,7 @@ func serveBrowserFallbackURLMode(t *testing.T, args ...string) {
 				case err != nil:
 					done <- err.Error()
 				default:
-					done <- resultText(res)
+					done <- fronttest.Text(res)
 				}
 			}()
 			var msg string
@@ -388,15 +404,7 @@ func serveBrowserFallbackURLMode(t *testing.T, args ...string) {
 			if link == "" {
 				t.Fatalf("log message without the consent page's link: %q", msg)
 			}
-			choose(t, wd, link, "accept")
-			select {
-			case out := <-done:
-				if out != connected {
-					t.Fatalf("got %q, want %q", out, connected)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("the call did not return after Accept")
-			}
+			acceptConnects(t, wd, link, done)
 		})
 	}
 }
@@ -483,13 +491,5 @@ func TestServeConsentPageSandboxedFrame(t *testing.T) {
 		t.Fatalf("the frame's POST completed the call: %q", out)
 	default:
 	}
-	choose(t, wd, link, "accept") // the link is still the user's
-	select {
-	case out := <-done:
-		if out != connected {
-			t.Fatalf("got %q, want %q", out, connected)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the call did not return after the user's Accept")
-	}
+	acceptConnects(t, wd, link, done) // the link is still the user's
 }

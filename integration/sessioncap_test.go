@@ -15,8 +15,6 @@ import (
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/procusage"
-	"github.com/elicitvault/elicitvault/keyring"
-	"github.com/elicitvault/elicitvault/store/redis"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,31 +34,24 @@ func TestAbandonedSessionsTwoNodesRedis(t *testing.T) {
 		}
 	}
 	prefix, _ := redisPrefix(t, raw, "evsessions")
-	keys, err := keyring.New([]byte(secretA))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := keysA(t)
 	var urls []string
 	for range 2 {
-		st, err := redis.New(t.Context(), raw, &redis.Options{Prefix: prefix})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
+		st := mustOpen(t, "redis", raw, prefix)
 		ev, err := elicit.New(keys, st, &elicit.Config{TTL: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := mcp.NewServer(&mcp.Implementation{Name: "node", Version: "1"}, nil)
 		ev.Install(s)
-		mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		addTextTool(s, "ask", func(ctx context.Context) (string, error) {
 			r, err := elicit.Form[struct {
 				Name string `json:"name"`
 			}](ctx, "Your name?")
 			if err != nil {
-				return nil, nil, err
+				return "", err
 			}
-			return text("hello " + r.Content.Name), nil, nil
+			return "hello " + r.Content.Name, nil
 		})
 		srv := httptest.NewServer(ev.Handler(s, nil))
 		t.Cleanup(srv.Close)

@@ -3,11 +3,9 @@ package integration
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/elicitvault/elicitvault/keyring"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -23,6 +21,7 @@ import (
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/internal/engine"
 	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
 )
@@ -100,19 +99,19 @@ func TestZeroKnowledge(t *testing.T) {
 		defer callback.Close()
 		server := mcp.NewServer(&mcp.Implementation{Name: "zk", Version: "1"}, nil)
 		ev.Install(server)
-		mcp.AddTool(server, &mcp.Tool{Name: "profile"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		addTextTool(server, "profile", func(ctx context.Context) (string, error) {
 			res, err := elicit.Form[zkForm](ctx, zkMessageForm)
 			if err != nil {
-				return nil, nil, err
+				return "", err
 			}
-			return text(fmt.Sprintf("%s %s", res.Action, res.Content.Colour)), nil, nil
+			return fmt.Sprintf("%s %s", res.Action, res.Content.Colour), nil
 		})
-		mcp.AddTool(server, &mcp.Tool{Name: "connect"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		addTextTool(server, "connect", func(ctx context.Context) (string, error) {
 			a, err := elicit.URL(ctx, zkMessageURL, elicit.WithLink(callbackLink(callback.URL+"/cb")))
 			if err != nil {
-				return nil, nil, err
+				return "", err
 			}
-			return text(string(a)), nil, nil
+			return string(a), nil
 		})
 
 		// Records sealed for a known binding, and tokens of every kind
@@ -257,62 +256,20 @@ func TestZeroKnowledge(t *testing.T) {
 		b.CheckNoLeaks(t, "resolved", snapshot())
 		// A task whose handler asks: its input request, while pending,
 		// and its answer and result, once answered, are in the backend.
-		mcp.AddTool(server, &mcp.Tool{Name: "task_profile"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			res, err := elicit.Form[zkForm](ctx, zkMessageTask)
-			if err != nil {
-				return nil, nil, err
-			}
-			return text(fmt.Sprintf("%s %s", res.Action, res.Content.Colour)), nil, nil
-		})
-		if err := ev.RunAsTask(server, "task_profile", elicit.TaskRequired); err != nil {
-			t.Fatal(err)
-		}
+		addTask(t, ev, server, "task_profile", askColour(zkMessageTask, ""))
 		// The same task on the mcp-go front-end (module mcpgo), over the
 		// same Elicitor.
-		mcpgoURL := mcpgoTaskNode(t, ev, func(ctx context.Context) (string, error) {
-			res, err := elicit.Form[zkForm](ctx, zkMessageTask)
-			if err != nil {
-				return "", err
-			}
-			return fmt.Sprintf("%s %s", res.Action, res.Content.Colour), nil
-		})
+		mcpgoURL := mcpgoTaskNode(t, ev, askColour(zkMessageTask, ""))
 		for _, node := range []struct{ sdk, url, tool string }{
 			{"go-sdk", zkTaskServer(t, ev, server), "task_profile"},
 			{"mcp-go", mcpgoURL, "profile"},
 		} {
-			mcpURL := node.url
-			created := zkRPC(t, mcpURL, "tools/call", map[string]any{"name": node.tool, "arguments": map[string]any{}})
-			taskID, _ := created["taskId"].(string)
-			if taskID == "" {
-				t.Fatalf("%s: tools/call: %v, want a task", node.sdk, created)
-			}
-			forbid(taskID)
-			var key string
-			for deadline := time.Now().Add(10 * time.Second); key == ""; time.Sleep(20 * time.Millisecond) {
-				got := zkRPC(t, mcpURL, "tasks/get", map[string]any{"taskId": taskID})
-				inputs, _ := got["inputRequests"].(map[string]any)
-				for k := range inputs {
-					key = k
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%s: the task did not ask: %v", node.sdk, got)
-				}
-			}
-			b.CheckNoLeaks(t, node.sdk+" task pending", snapshot())
-			zkRPC(t, mcpURL, "tasks/update", map[string]any{"taskId": taskID, "inputResponses": map[string]any{
-				key: map[string]any{"action": "accept", "content": map[string]any{zkField: zkAnswerTask}},
-			}})
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-				got := zkRPC(t, mcpURL, "tasks/get", map[string]any{"taskId": taskID})
-				if got["status"] == "completed" {
-					if !strings.Contains(fmt.Sprint(got["result"]), "accept "+zkAnswerTask) {
-						t.Fatalf("%s: task result %v", node.sdk, got["result"])
-					}
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%s: the task did not complete: %v", node.sdk, got)
-				}
+			result := zkTaskRound(t, node.url, node.url, node.tool, zkAnswerTask, func(id string) {
+				forbid(id)
+				b.CheckNoLeaks(t, node.sdk+" task pending", snapshot())
+			})
+			if !strings.Contains(result, "accept "+zkAnswerTask) {
+				t.Fatalf("%s: task result %v", node.sdk, result)
 			}
 			b.CheckNoLeaks(t, node.sdk+" task completed", snapshot())
 		}
@@ -341,46 +298,11 @@ func zkTaskServer(t *testing.T, ev *elicit.Elicitor, server *mcp.Server) string 
 // and returns its result.
 func zkRPC(t *testing.T, mcpURL, method string, params map[string]any) map[string]any {
 	t.Helper()
-	params["_meta"] = map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "zk", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{}, "extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}},
+	res, rerr := fronttest.Call(t, mcpURL, "zk", method, params, zkTaskCaps)
+	if rerr != nil {
+		t.Fatalf("%s: %+v", method, rerr)
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, _ := http.NewRequest(http.MethodPost, mcpURL, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-	req.Header.Set("Mcp-Method", method)
-	req.Header.Set("Authorization", "Bearer zk")
-	for _, k := range []string{"name", "taskId"} {
-		if v, ok := params[k].(string); ok {
-			req.Header.Set("Mcp-Name", v)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(raw), "\n") {
-		var msg struct {
-			Result map[string]any  `json:"result"`
-			Error  json.RawMessage `json:"error"`
-		}
-		if json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &msg) != nil {
-			continue
-		}
-		if msg.Error != nil {
-			t.Fatalf("%s: %s", method, msg.Error)
-		}
-		if msg.Result != nil {
-			return msg.Result
-		}
-	}
-	t.Fatalf("%s: no JSON-RPC response (HTTP %d)", method, resp.StatusCode)
-	return nil
+	return res
 }
 
 func text(s string) *mcp.CallToolResult {
@@ -402,16 +324,10 @@ func callLater(cs *mcp.ClientSession, name string) <-chan string {
 	return done
 }
 
-// nextLink returns the next link sent on links, or fails t after 15s.
+// nextLink returns the next link sent on links, or fails t after 30s.
 func nextLink(t *testing.T, links <-chan string) string {
 	t.Helper()
-	select {
-	case link := <-links:
-		return link
-	case <-time.After(15 * time.Second):
-		t.Fatal("no URL-mode elicitation")
-	}
-	return ""
+	return fronttest.Recv(t, links, "a URL-mode elicitation")
 }
 
 func callTool(cs *mcp.ClientSession, name string) (string, error) {

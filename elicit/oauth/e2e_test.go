@@ -2,7 +2,6 @@ package oauth_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -155,7 +154,7 @@ func newEnvClient(t *testing.T, n int, accessTTL time.Duration, user func(*http.
 				if err != nil {
 					return nil, nil, err
 				}
-				sub, err := userinfo(ctx, oauth2.NewClient(ctx, c.TokenSource), e.prov.Metadata.UserinfoEndpoint)
+				sub, err := e.prov.Subject(ctx, oauth2.NewClient(ctx, c.TokenSource))
 				if err != nil {
 					return nil, nil, err
 				}
@@ -173,25 +172,6 @@ func newEnvClient(t *testing.T, n int, accessTTL time.Duration, user func(*http.
 		e.nodes = append(e.nodes, nd)
 	}
 	return e
-}
-
-func userinfo(ctx context.Context, c *http.Client, endpoint string) (string, error) {
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, endpoint, nil)
-	resp, err := c.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("userinfo: HTTP %d", resp.StatusCode)
-	}
-	var v struct {
-		Sub string `json:"sub"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		return "", err
-	}
-	return v.Sub, nil
 }
 
 // client is an MCP client of one node, authenticated as user, that sends
@@ -267,22 +247,10 @@ func wait[T any](t *testing.T, ch <-chan T, what string) T {
 	return fronttest.Recv(t, ch, what)
 }
 
-// waitCSS waits until css selects an element in the browser's page.
-func waitCSS(t *testing.T, wd *webdriver.Driver, css string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for wd.Exec(`return document.querySelector(arguments[0]) !== null`, css) != true {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s in %v", css, wd.Exec(`return location.href`))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // title is the page's title once the page has one of ours (#title).
 func title(t *testing.T, wd *webdriver.Driver) string {
 	t.Helper()
-	waitCSS(t, wd, "#title")
+	wd.WaitFor("#title")
 	return wd.Text("#title")
 }
 
@@ -291,7 +259,7 @@ func title(t *testing.T, wd *webdriver.Driver) string {
 func signIn(t *testing.T, wd *webdriver.Driver, link, login string, deny bool) {
 	t.Helper()
 	wd.Navigate(link)
-	waitCSS(t, wd, `input[name=login]`)
+	wd.WaitFor(`input[name=login]`)
 	if deny {
 		wd.Click(`a[href$="/abort"]`)
 		return
@@ -299,7 +267,7 @@ func signIn(t *testing.T, wd *webdriver.Driver, link, login string, deny bool) {
 	wd.TypeInto(`input[name=login]`, login)
 	wd.TypeInto(`input[name=password]`, "any password")
 	wd.Click(`button[type=submit]`)
-	waitCSS(t, wd, `input[name=prompt][value=consent]`)
+	wd.WaitFor(`input[name=prompt][value=consent]`)
 	wd.Click(`button[type=submit]`)
 }
 
@@ -349,7 +317,7 @@ func TestConnect(t *testing.T) {
 		// The start link again: the provider answers at once (signed in,
 		// consented), the state is spent.
 		wd.Navigate(link)
-		waitCSS(t, wd, `input[name=prompt][value=consent]`)
+		wd.WaitFor(`input[name=prompt][value=consent]`)
 		wd.Click(`button[type=submit]`)
 		if got := title(t, wd); got != "Link already used" {
 			t.Errorf("replayed start link: %q", got)
@@ -367,7 +335,7 @@ func TestConnect(t *testing.T) {
 		}
 		res = c.call("whoami")
 		wd.Navigate(wait(t, c.links, "a new link"))
-		waitCSS(t, wd, `input[name=prompt][value=consent]`) // still signed in at the provider
+		wd.WaitFor(`input[name=prompt][value=consent]`) // still signed in at the provider
 		wd.Click(`button[type=submit]`)
 		if got := title(t, wd); got != "Account connected" {
 			t.Fatalf("callback page %q", got)

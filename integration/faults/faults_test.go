@@ -48,6 +48,7 @@ import (
 	"github.com/elicitvault/elicitvault/integration/internal/servebin"
 
 	"github.com/elicitvault/elicitvault/integration/internal/pages"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 )
 
 const (
@@ -352,11 +353,11 @@ func attemptOp(ctx context.Context, rec *recorder, path string, s int, run strin
 	}
 	if path == "llm" {
 		if res.IsError {
-			return errors.New(text(res))
+			return errors.New(fronttest.Text(res))
 		}
 		id, ok := pendingID(res)
 		if !ok {
-			return fmt.Errorf("no pending elicitation: %s", text(res))
+			return fmt.Errorf("no pending elicitation: %s", fronttest.Text(res))
 		}
 		// The same answer, resent while it fails (a reply lost to a
 		// fault), for about 12s: it must complete once.
@@ -368,8 +369,8 @@ func attemptOp(ctx context.Context, rec *recorder, path string, s int, run strin
 			case err != nil:
 				last = err
 			case res.IsError:
-				last = errors.New(text(res))
-				if !strings.Contains(text(res), "being processed") && !strings.Contains(text(res), "store") {
+				last = errors.New(fronttest.Text(res))
+				if !strings.Contains(fronttest.Text(res), "being processed") && !strings.Contains(fronttest.Text(res), "store") {
 					return last
 				}
 			default:
@@ -386,11 +387,11 @@ func attemptOp(ctx context.Context, rec *recorder, path string, s int, run strin
 	}
 	if res.IsError {
 		if err, _ := visitErr.Load().(error); err != nil {
-			return fmt.Errorf("%s (browser: %v)", text(res), err)
+			return fmt.Errorf("%s (browser: %v)", fronttest.Text(res), err)
 		}
-		return errors.New(text(res))
+		return errors.New(fronttest.Text(res))
 	}
-	if got := text(res); got != "ran "+run {
+	if got := fronttest.Text(res); got != "ran "+run {
 		return fmt.Errorf("unexpected result %q", got)
 	}
 	return nil
@@ -405,16 +406,6 @@ func visit(rec *recorder, link, base string) error {
 		rec.callback(answered)
 	}
 	return err
-}
-
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 func pendingID(res *mcp.CallToolResult) (string, bool) {

@@ -23,12 +23,12 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"runtime/trace"
 	"time"
 
+	"github.com/elicitvault/elicitvault/integration/internal/bareserve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -148,11 +148,5 @@ func main() {
 		}
 		time.AfterFunc(10*time.Second, func() { trace.Stop(); f.Close() })
 	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Fprintf(os.Stderr, "bare: MCP at http://%s/mcp\n", ln.Addr())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	log.Fatal(srv.Serve(ln))
+	bareserve.Serve(*addr, mux)
 }
