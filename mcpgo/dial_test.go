@@ -12,7 +12,7 @@ import (
 // url, sending the HTTP headers hdr (if any), and initializes it on
 // version. The client is closed when the test ends. It returns the client
 // and its transport (whose session ID some tests need).
-func StartClient(t *testing.T, url string, hdr map[string]string, version string, opts ...mcpclient.ClientOption) (*mcpclient.Client, *transport.StreamableHTTP) {
+func StartClient(t testing.TB, url string, hdr map[string]string, version string, opts ...mcpclient.ClientOption) (*mcpclient.Client, *transport.StreamableHTTP) {
 	t.Helper()
 	var topts []transport.StreamableHTTPCOption
 	if hdr != nil {

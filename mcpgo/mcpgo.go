@@ -120,7 +120,10 @@ func (f *Server) middleware(next server.ToolHandlerFunc) server.ToolHandlerFunc 
 			return nil, err
 		}
 		if info.Who.HasSession() {
-			f.whos.Store(info.Who.Session, info.Who)
+			// Stored once per session and identity, not on every call.
+			if v, ok := f.whos.Load(info.Who.Session); !ok || v.(engine.Identity) != info.Who {
+				f.whos.Store(info.Who.Session, info.Who)
+			}
 		}
 		if req.Params.Name == engine.FallbackTool && f.eng.ListsFallbackTool(false, false) {
 			return f.answer(ctx, &peer{m: f.m, session: session, info: info}, req)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -132,23 +133,43 @@ type call struct {
 // case, Unicode's included), any escape or any non-ASCII byte (either may
 // spell it). A body that cannot is let through without decoding.
 func mayNameState(msg []byte) bool {
-	for _, b := range msg {
-		if b == '\\' || b >= utf8.RuneSelf {
-			return true
-		}
+	if bytes.IndexByte(msg, '\\') >= 0 || !isASCII(msg) {
+		return true
 	}
+	// In ASCII, every spelling of the name has its q or Q at index 2: the
+	// body is searched for those (a rare letter in JSON-RPC) rather than
+	// compared at every r.
 	const name = "requeststate"
-	for i := bytes.IndexAny(msg, "rR"); i >= 0 && len(msg)-i >= len(name); {
-		if bytes.EqualFold(msg[i:i+len(name)], []byte(name)) {
-			return true
+	for _, q := range []byte{'q', 'Q'} {
+		for from := 0; ; {
+			i := bytes.IndexByte(msg[from:], q)
+			if i < 0 {
+				break
+			}
+			at := from + i - 2
+			if at >= 0 && len(msg)-at >= len(name) && bytes.EqualFold(msg[at:at+len(name)], []byte(name)) {
+				return true
+			}
+			from += i + 1
 		}
-		j := bytes.IndexAny(msg[i+1:], "rR")
-		if j < 0 {
-			break
-		}
-		i += 1 + j
 	}
 	return false
+}
+
+// isASCII reports whether every byte of b is ASCII, eight at a time.
+func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&0x8080808080808080 != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // stateToCheck decodes msg and reports whether it is a tools/call of

@@ -68,3 +68,23 @@ func TestPeekTwice(t *testing.T) {
 		t.Errorf("Peek after 3 bytes read = %q, %v; want the rest", got, ok)
 	}
 }
+
+// TestPeekContentLength: the buffer is sized by Content-Length, but what
+// the body holds is what counts, whether the header says less or more.
+func TestPeekContentLength(t *testing.T) {
+	const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call"}`
+	for _, cl := range []int64{-1, 0, 3, int64(len(body)), 1000, 1 << 40} {
+		for _, max := range []int64{4, int64(len(body)) - 1, int64(len(body)), 1 << 20} {
+			r := httptest.NewRequest("POST", "/", strings.NewReader(body))
+			r.ContentLength = cl
+			got, ok := Peek(r, max)
+			want := int64(len(body)) <= max
+			if ok != want || (ok && string(got) != body) || (!ok && string(got) != body[:max+1]) {
+				t.Errorf("Content-Length %d, max %d: Peek = %q, %v", cl, max, got, ok)
+			}
+			if rest, err := io.ReadAll(r.Body); err != nil || string(rest) != body {
+				t.Errorf("Content-Length %d, max %d: the body reads %q, %v", cl, max, rest, err)
+			}
+		}
+	}
+}
