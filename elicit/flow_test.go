@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/keyring"
 
 	"github.com/elicitvault/elicitvault/elicit"
@@ -132,13 +133,7 @@ func call(t *testing.T, cs *mcp.ClientSession, name string) (string, bool) {
 	if err != nil {
 		return "protocol error: " + err.Error(), true
 	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String(), res.IsError
+	return fronttest.Text(res), res.IsError
 }
 
 // assertEmpty checks that nothing of the flow is left in the store.
@@ -519,13 +514,7 @@ func forgeRounds(t *testing.T, e *env, name string, res *mcp.ElicitResult) (stri
 	if err != nil {
 		return "protocol error: " + err.Error(), true
 	}
-	var b strings.Builder
-	for _, c := range second.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String(), second.IsError
+	return fronttest.Text(second), second.IsError
 }
 
 func TestHooksOrder(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 	"github.com/elicitvault/elicitvault/store/redis/redistest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/elicitvault/elicitvault/integration/internal/servebin"
+	"github.com/elicitvault/elicitvault/store/storetest"
 )
 
 // The environment of TestLoadBench, a measurement that runs only when
@@ -333,7 +333,7 @@ func TestLoadBench(t *testing.T) {
 		one = run(t, "cluster, 1 node", n.base+"/mcp", []int{n.Cmd.Process.Pid}, 0, saturated)
 	})
 	t.Run("cluster-3nodes-haproxy", func(t *testing.T) {
-		front := servebin.FreePort(t)
+		front := storetest.FreePort(t)
 		frontURL := fmt.Sprintf("http://127.0.0.1:%d", front)
 		var nodes []*killableServe
 		var pids []int

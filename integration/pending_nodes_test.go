@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -192,11 +193,5 @@ func pendingText(res *mcp.CallToolResult, err error) string {
 	if err != nil {
 		return err.Error()
 	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
+	return fronttest.Text(res)
 }

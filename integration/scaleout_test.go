@@ -27,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/elicitvault/elicitvault/integration/internal/servebin"
+	"github.com/elicitvault/elicitvault/store/storetest"
 )
 
 // scaleoutSessionsEnv sets the number of concurrent client sessions of
@@ -87,7 +88,7 @@ func startKillableServeBin(t *testing.T, bin string, args ...string) *killableSe
 	t.Helper()
 	// The listening line names --base-url, the balancer: the node's own
 	// address is chosen here.
-	addr := fmt.Sprintf("127.0.0.1:%d", servebin.FreePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", storetest.FreePort(t))
 	// Every client of these tests comes from 127.0.0.1 (through
 	// HAProxy): one client to the session caps, whose default bound is
 	// for one real client.
@@ -207,7 +208,7 @@ func runScaleOut(t *testing.T, storeURL string) {
 		sessions = v
 	}
 	const rounds = 3
-	front := servebin.FreePort(t)
+	front := storetest.FreePort(t)
 	frontURL := fmt.Sprintf("http://127.0.0.1:%d", front)
 	// The nodes' fault_probe tool appends the attempt's identifier to this
 	// log each time it continues after an accepted answer: an identifier

@@ -335,16 +335,10 @@ func callTool(cs *mcp.ClientSession, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var s string
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			s += tc.Text
-		}
-	}
 	if res.IsError {
-		return "", errors.New(s)
+		return "", errors.New(fronttest.Text(res))
 	}
-	return s, nil
+	return fronttest.Text(res), nil
 }
 
 // wireHolds reports whether the store's traffic contains any of words,

@@ -157,16 +157,10 @@ func callAsk(t *testing.T, h *client.Handler, cs *mcp.ClientSession, a ask) (str
 	if err != nil {
 		return "", err
 	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
 	if res.IsError {
-		return "", errors.New(b.String())
+		return "", errors.New(fronttest.Text(res))
 	}
-	return b.String(), nil
+	return fronttest.Text(res), nil
 }
 
 // each runs f on both protocol versions, with the go-sdk's own

@@ -13,6 +13,7 @@ import (
 	"github.com/elicitvault/elicitvault/store/redis/redistest"
 
 	"github.com/elicitvault/elicitvault/integration/internal/servebin"
+	"github.com/elicitvault/elicitvault/store/storetest"
 )
 
 // backend is a store server of the test's own that it can restart.
@@ -74,7 +75,7 @@ type node struct {
 
 func startNode(t *testing.T, name, sdk, storeURL string, env []string) *node {
 	t.Helper()
-	n := &node{name: name, sdk: sdk, port: servebin.FreePort(t), storeURL: storeURL, env: env}
+	n := &node{name: name, sdk: sdk, port: storetest.FreePort(t), storeURL: storeURL, env: env}
 	n.start(t)
 	t.Cleanup(func() { n.stop(t) })
 	return n

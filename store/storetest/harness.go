@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -331,4 +332,17 @@ func ServerURL(t testing.TB, env, server string) string {
 	}
 	Skip(t, "no "+server+" server: set "+env+" to its URL")
 	return ""
+}
+
+// FreePort returns a loopback TCP port that nothing listened on a moment
+// ago, for a server of a test's own that must be told its address before
+// it starts.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }

@@ -9,7 +9,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,16 +170,4 @@ func (p *Proc) Leaks(secrets ...string) bool {
 		}
 	}
 	return false
-}
-
-// FreePort returns a loopback port that nothing listened on a moment ago,
-// for a serve (or its balancer) that must know its address beforehand.
-func FreePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }

@@ -10,7 +10,6 @@ package pgtest
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -76,12 +75,7 @@ func Start(t testing.TB) *Server {
 	if out, err := s.command("initdb", "-D", s.data, "-A", "trust", "-U", "postgres", "--no-sync").CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.port = ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	s.port = storetest.FreePort(t)
 	s.Restart(t)
 	t.Cleanup(func() {
 		if s.cmd != nil {

@@ -10,7 +10,6 @@ package redistest
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,7 +44,7 @@ func Start(t testing.TB, args ...string) *Server {
 	// binds it: a server that does not answer is killed and started again
 	// on another port.
 	for attempt := 1; ; attempt++ {
-		s := &Server{port: freePort(t), dir: t.TempDir()}
+		s := &Server{port: storetest.FreePort(t), dir: t.TempDir()}
 		s.args = append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--dir", s.dir, "--logfile", filepath.Join(s.dir, "log")}, args...)
 		if s.start(t, 5*time.Second) {
@@ -283,14 +282,4 @@ func need(t testing.TB, program string) {
 	if _, err := exec.LookPath(program); err != nil {
 		storetest.Skip(t, program+" is not installed; this test runs Redis servers of its own")
 	}
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }

@@ -2,14 +2,15 @@ package wire
 
 // The encoder and decoder as they were before the SWAR (eight bytes at a
 // time) rewrite: byte at a time, through tables. The tests hold the
-// package's functions to them, byte for byte and error for error.
+// package's functions to them, byte for byte and error for error. The
+// former base32 code was pack and unpack with the base32 tables, which the
+// base64 mode still uses: the reference calls them.
 
 import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -28,14 +29,14 @@ func refAppendString(dst []byte, s string) []byte {
 	}
 	if packedLen(n, 5) < n {
 		dst = binary.AppendUvarint(dst, uint64(n)<<2|modeBase32)
-		if out, ok := refPack(dst, s, 5, &b32Index); ok {
+		if out, ok := pack(dst, s, 5, &b32Index); ok {
 			return out
 		}
 		dst = dst[:start]
 	}
 	if packedLen(n, 6) < n {
 		dst = binary.AppendUvarint(dst, uint64(n)<<2|modeBase64)
-		if out, ok := refPack(dst, s, 6, &b64Index); ok {
+		if out, ok := pack(dst, s, 6, &b64Index); ok {
 			return out
 		}
 		dst = dst[:start]
@@ -66,77 +67,23 @@ func refAppendUUID(dst []byte, s string) ([]byte, bool) {
 	return append(append(dst, modeUUID), body[:]...), true
 }
 
-// refPack appends the characters of s, bits bits each (their index in the
-// alphabet whose table index is), most significant first, zero-padded to
-// a whole byte. It reports false, appending nothing, if s has a character
-// outside the alphabet. Eight characters make exactly bits bytes, so
-// whole groups are packed without carrying bits over. (Shift counts are
-// masked with 63 so that the compiler emits plain shifts.)
-func refPack(dst []byte, s string, bits uint, index *[256]byte) ([]byte, bool) {
-	start, size := len(dst), packedLen(len(s), int(bits))
-	// Each group is stored as 8 bytes of which bits count: room for the
-	// last group's 8 - bits surplus bytes, cut off at the end.
-	dst = slices.Grow(dst, size+8)
-	out := dst[start : start+size+8]
-	var bad byte // 0xFF, the mark of a byte outside the alphabet, sticks
-	i, j := 0, 0
-	for ; i+8 <= len(s); i, j = i+8, j+int(bits) {
-		g := s[i : i+8]
-		c0, c1, c2, c3 := index[g[0]], index[g[1]], index[g[2]], index[g[3]]
-		c4, c5, c6, c7 := index[g[4]], index[g[5]], index[g[6]], index[g[7]]
-		bad |= c0 | c1 | c2 | c3 | c4 | c5 | c6 | c7
-		v := uint64(c0)<<(7*bits&63) | uint64(c1)<<(6*bits&63) | uint64(c2)<<(5*bits&63) |
-			uint64(c3)<<(4*bits&63) | uint64(c4)<<(3*bits&63) | uint64(c5)<<(2*bits&63) |
-			uint64(c6)<<(bits&63) | uint64(c7)
-		binary.BigEndian.PutUint64(out[j:], v<<((64-8*bits)&63))
-	}
-	var acc uint64
-	var have uint
-	for ; i < len(s); i++ {
-		c := index[s[i]]
-		bad |= c
-		acc = acc<<(bits&63) | uint64(c)
-		have += bits
-	}
-	for ; have >= 8; j++ {
-		have -= 8
-		out[j] = byte(acc >> (have & 63))
-	}
-	if have > 0 {
-		out[j] = byte(acc << ((8 - have) & 63))
-	}
-	if bad == 0xFF {
-		return dst[:start], false
-	}
-	return dst[:start+size], true
-}
-
-// refAppendReadString is ReadString that appends the string's bytes to dst,
-// so that a caller reading several strings can convert them at once.
+// refAppendReadString is AppendReadString as it was for the modes the
+// rewrite changed (UUID and base32); the raw and base64 modes, which it did
+// not change, are AppendReadString's.
 func refAppendReadString(dst, src []byte) ([]byte, []byte, error) {
 	h, rest, err := ReadUvarint(src)
 	if err != nil {
 		return dst, src, err
 	}
 	m, n64 := int(h&3), h>>2
+	if m != modeUUID && m != modeBase32 {
+		return AppendReadString(dst, src)
+	}
 	if n64 > uint64(len(rest))*8/5 { // no mode packs tighter than 5 bits
 		return dst, src, ErrMalformed
 	}
 	n, start := int(n64), len(dst)
-	switch m {
-	case modeRaw:
-		if n > len(rest) {
-			return dst, src, ErrMalformed
-		}
-		dst, rest = append(dst, rest[:n]...), rest[n:]
-		c := uint8(inB32 | inB64)
-		for _, b := range dst[start:] {
-			c &= class[b]
-		}
-		if n > 0 && (modeFor(n, c) != modeRaw || isUUID(dst[start:])) {
-			return dst[:start], src, ErrMalformed
-		}
-	case modeUUID:
+	if m == modeUUID {
 		if n != 0 || len(rest) < 16 {
 			return dst, src, ErrMalformed
 		}
@@ -146,91 +93,22 @@ func refAppendReadString(dst, src []byte) ([]byte, []byte, error) {
 			u[at], u[at+1] = hexDigits[body[i]>>4], hexDigits[body[i]&15]
 		}
 		u[8], u[13], u[18], u[23] = '-', '-', '-', '-'
-		dst, rest = append(dst, u[:]...), rest[16:]
-	case modeBase32:
-		// Every character is in the base32 alphabet, so this mode is the
-		// encoder's choice exactly when packing is shorter (and a UUID,
-		// which has dashes, is impossible).
-		if packedLen(n, 5) >= n {
-			return dst, src, ErrMalformed
-		}
-		if dst, rest, err = refUnpack(dst, rest, n, 5, &refB32Table); err != nil {
-			return dst[:start], src, err
-		}
-	case modeBase64:
-		if packedLen(n, 6) >= n {
-			return dst, src, ErrMalformed
-		}
-		if dst, rest, err = refUnpack(dst, rest, n, 6, &b64Table); err != nil {
-			return dst[:start], src, err
-		}
-		c := uint8(inB32 | inB64)
-		for _, b := range dst[start:] {
-			c &= class[b]
-		}
-		if modeFor(n, c) != modeBase64 || isUUID(dst[start:]) {
-			return dst[:start], src, ErrMalformed
-		}
+		return append(dst, u[:]...), rest[16:], nil
+	}
+	// Every character is in the base32 alphabet, so this mode is the
+	// encoder's choice exactly when packing is shorter (and a UUID, which
+	// has dashes, is impossible).
+	if packedLen(n, 5) >= n {
+		return dst, src, ErrMalformed
+	}
+	if dst, rest, err = unpack(dst, rest, n, 5, &refB32Table); err != nil {
+		return dst[:start], src, err
 	}
 	return dst, rest, nil
 }
 
-// refUnpack appends n characters of alphabet read from src, bits bits each,
-// and checks that the padding bits are zero. Whole groups of eight
-// characters (bits bytes) are unpacked without carrying bits over, read
-// as one 8-byte word where src has room.
-func refUnpack(dst, src []byte, n int, bits uint, alphabet *[64]byte) ([]byte, []byte, error) {
-	size := packedLen(n, int(bits))
-	if size > len(src) {
-		return dst, src, ErrMalformed
-	}
-	in := src[:size]
-	start := len(dst)
-	dst = slices.Grow(dst, n)[:start+n]
-	out := dst[start:]
-	mask := uint64(1)<<(bits&63) - 1
-	j, k := 0, 0
-	for ; j+8 <= n; j, k = j+8, k+int(bits) {
-		var v uint64
-		if k+8 <= len(src) {
-			v = binary.BigEndian.Uint64(src[k:]) >> ((64 - 8*bits) & 63)
-		} else {
-			for _, c := range in[k : k+int(bits)] {
-				v = v<<8 | uint64(c)
-			}
-		}
-		g := (*[8]byte)(out[j : j+8])
-		g[0] = alphabet[v>>(7*bits&63)&mask&63]
-		g[1] = alphabet[v>>(6*bits&63)&mask&63]
-		g[2] = alphabet[v>>(5*bits&63)&mask&63]
-		g[3] = alphabet[v>>(4*bits&63)&mask&63]
-		g[4] = alphabet[v>>(3*bits&63)&mask&63]
-		g[5] = alphabet[v>>(2*bits&63)&mask&63]
-		g[6] = alphabet[v>>(bits&63)&mask&63]
-		g[7] = alphabet[v&mask&63]
-	}
-	var acc uint64
-	var have uint
-	for ; j < n; j++ {
-		if have < bits {
-			acc = acc<<8 | uint64(in[k])
-			k++
-			have += 8
-		}
-		have -= bits
-		out[j] = alphabet[(acc>>(have&63))&mask&63]
-	}
-	for ; k < size; k++ {
-		acc = acc<<8 | uint64(in[k])
-		have += 8
-	}
-	if have >= 8 || acc&(uint64(1)<<(have&63)-1) != 0 { // padding bits must be zero
-		return dst[:start], src, ErrMalformed
-	}
-	return dst, src[size:], nil
-}
-
-// refB32Table is the base32 alphabet as refUnpack reads it.
+// refB32Table is the base32 alphabet as unpack, the former base32 decoder
+// (still the base64 one), reads it.
 var refB32Table [64]byte
 
 func init() { copy(refB32Table[:], base32Alphabet) }
