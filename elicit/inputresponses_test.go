@@ -2,7 +2,6 @@ package elicit_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -103,26 +103,12 @@ func malformedHTTP(t *testing.T, via string) {
 	defer srv.Close()
 	post := func(body []byte) (int, wireResponse) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+elicit.MCPPath, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", elicit.ProtocolInputRequests)
-		req.Header.Set("Mcp-Method", "tools/call")
-		req.Header.Set("Mcp-Name", "ask")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		if i := bytes.Index(b, []byte("data: ")); i >= 0 { // an SSE response
-			b = b[i+6:]
-		}
+		status, b := fronttest.Post(t, srv.URL+elicit.MCPPath, "ask", body)
 		var w wireResponse
-		if err := json.Unmarshal(bytes.TrimSpace(b), &w); err != nil {
+		if err := json.Unmarshal(b, &w); err != nil {
 			t.Fatalf("%s: %v", b, err)
 		}
-		return res.StatusCode, w
+		return status, w
 	}
 	for _, tc := range malformedInputResponses {
 		status, w := post(rawCall(1, tc.responses))

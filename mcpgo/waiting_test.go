@@ -144,22 +144,8 @@ func TestStillWaitingOnTheWire(t *testing.T) {
 		srv := httptest.NewServer(newRounds(t, roundWait).Handler(nil))
 		defer srv.Close()
 		rounds(t, func(msg []byte) []byte {
-			req, _ := http.NewRequest(http.MethodPost, srv.URL+elicit.MCPPath, strings.NewReader(string(msg)))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set(mcp.HeaderProtocolVersion, mcp.ProtocolVersion20260728)
-			req.Header.Set("Mcp-Method", "tools/call")
-			req.Header.Set("Mcp-Name", "connect")
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			body, _ := io.ReadAll(res.Body)
-			// An SSE stream ends with the response, after notifications.
-			if i := strings.LastIndex(string(body), "data: "); i >= 0 {
-				body = body[i+len("data: "):]
-			}
+			// An event stream ends with the response, after notifications.
+			_, body := fronttest.Post(t, srv.URL+elicit.MCPPath, "connect", msg)
 			return body
 		})
 	})

@@ -110,6 +110,14 @@ func (p *portable) fail(op string, err error) error {
 	return p.wrap(op, err)
 }
 
+// beginKey is begin, then checkKey: the checks of an operation on one key.
+func (p *portable) beginKey(ctx context.Context, op, key string) error {
+	if err := p.begin(ctx, op); err != nil {
+		return err
+	}
+	return p.checkKey(op, key)
+}
+
 func (p *portable) checkKey(op, key string) error {
 	if key == "" {
 		return p.wrap(op, fmt.Errorf("empty key: %w", ErrInvalidArgument))
@@ -139,10 +147,7 @@ func (p *portable) Put(ctx context.Context, key string, value []byte, expiry tim
 // Get implements Store.
 func (p *portable) Get(ctx context.Context, key string) ([]byte, error) {
 	const op = "get"
-	if err := p.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := p.checkKey(op, key); err != nil {
+	if err := p.beginKey(ctx, op, key); err != nil {
 		return nil, err
 	}
 	v, err := p.d.Get(ctx, key)
@@ -152,10 +157,7 @@ func (p *portable) Get(ctx context.Context, key string) ([]byte, error) {
 // Take implements Store.
 func (p *portable) Take(ctx context.Context, key string) ([]byte, error) {
 	const op = "take"
-	if err := p.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := p.checkKey(op, key); err != nil {
+	if err := p.beginKey(ctx, op, key); err != nil {
 		return nil, err
 	}
 	v, err := p.d.Take(ctx, key)
@@ -231,10 +233,7 @@ func (p *portable) Swap(ctx context.Context, key string, value []byte, expiry ti
 // old.
 func (p *portable) CompareAndSwap(ctx context.Context, key string, old, value []byte, expiry time.Time) (bool, error) {
 	const op = "compare and swap"
-	if err := p.begin(ctx, op); err != nil {
-		return false, err
-	}
-	if err := p.checkKey(op, key); err != nil {
+	if err := p.beginKey(ctx, op, key); err != nil {
 		return false, err
 	}
 	if old == nil {
@@ -252,10 +251,7 @@ func (p *portable) CompareAndSwap(ctx context.Context, key string, old, value []
 // Delete implements Store.
 func (p *portable) Delete(ctx context.Context, key string) error {
 	const op = "delete"
-	if err := p.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := p.checkKey(op, key); err != nil {
+	if err := p.beginKey(ctx, op, key); err != nil {
 		return err
 	}
 	return p.fail(op, p.d.Delete(ctx, key))
