@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/keyring"
 
 	"github.com/elicitvault/elicitvault/elicit"
@@ -133,7 +132,7 @@ func call(t *testing.T, cs *mcp.ClientSession, name string) (string, bool) {
 	if err != nil {
 		return "protocol error: " + err.Error(), true
 	}
-	return fronttest.Text(res), res.IsError
+	return text(res), res.IsError
 }
 
 // assertEmpty checks that nothing of the flow is left in the store.
@@ -514,7 +513,7 @@ func forgeRounds(t *testing.T, e *env, name string, res *mcp.ElicitResult) (stri
 	if err != nil {
 		return "protocol error: " + err.Error(), true
 	}
-	return fronttest.Text(second), second.IsError
+	return text(second), second.IsError
 }
 
 func TestHooksOrder(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/internal/token"
 	"github.com/elicitvault/elicitvault/store"
@@ -189,7 +190,7 @@ func TestConsumeAcrossProcesses(t *testing.T) {
 			}
 			defer st.Close()
 			if backend == "redis" {
-				defer emptyStore(t, st)
+				defer fronttest.Empty(t, st)
 			}
 			k, err := ring.New([]byte(secretA), nil)
 			if err != nil {
@@ -257,23 +258,4 @@ func runBoth(t *testing.T, svc *token.Service, tok, backend, url, ns string) (wi
 	}
 	t.Logf("this process: %d successes, %d replays; child: %d successes, %d replays", res.wins, res.replays, cw, cr)
 	return res.wins + cw, res.replays + cr
-}
-
-// emptyStore deletes what the test wrote under its prefix.
-func emptyStore(t *testing.T, st store.Store) {
-	ctx := context.Background()
-	for cursor := ""; ; {
-		entries, next, err := st.Scan(ctx, cursor, 500)
-		if err != nil {
-			t.Errorf("emptying the test store: %v", err)
-			return
-		}
-		for _, e := range entries {
-			st.Delete(ctx, e.Key)
-		}
-		if next == "" {
-			return
-		}
-		cursor = next
-	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 )
@@ -21,7 +22,7 @@ func newTestStore(t *testing.T, backend string) store.Store {
 	switch backend {
 	case "redis":
 		s := mustOpen(t, "redis", serverURL(t, redisEnv), "evinteg-"+randomName()+":")
-		t.Cleanup(func() { emptyStore(t, s) })
+		t.Cleanup(func() { fronttest.Empty(t, s) })
 		return s
 	case "postgres":
 		url := serverURL(t, postgresEnv)

@@ -125,6 +125,15 @@ func (p *portable) checkKey(op, key string) error {
 	return nil
 }
 
+// beginWrite is begin, then checkWrite: the checks of a write.
+func (p *portable) beginWrite(ctx context.Context, op, key string, value []byte, expiry time.Time) error {
+	err := p.begin(ctx, op)
+	if err == nil {
+		err = p.checkWrite(op, key, value, expiry)
+	}
+	return err
+}
+
 func (p *portable) checkWrite(op, key string, value []byte, expiry time.Time) error {
 	if err := checkWriteArgs(key, value, expiry, p.now()); err != nil {
 		return p.wrap(op, err)
@@ -135,10 +144,7 @@ func (p *portable) checkWrite(op, key string, value []byte, expiry time.Time) er
 // Put implements Store.
 func (p *portable) Put(ctx context.Context, key string, value []byte, expiry time.Time) error {
 	const op = "put"
-	if err := p.begin(ctx, op); err != nil {
-		return err
-	}
-	if err := p.checkWrite(op, key, value, expiry); err != nil {
+	if err := p.beginWrite(ctx, op, key, value, expiry); err != nil {
 		return err
 	}
 	return p.fail(op, p.d.Put(ctx, key, value, expiry))
@@ -167,10 +173,7 @@ func (p *portable) Take(ctx context.Context, key string) ([]byte, error) {
 // PutIfAbsent implements Store.
 func (p *portable) PutIfAbsent(ctx context.Context, key string, value []byte, expiry time.Time) (bool, error) {
 	const op = "put if absent"
-	if err := p.begin(ctx, op); err != nil {
-		return false, err
-	}
-	if err := p.checkWrite(op, key, value, expiry); err != nil {
+	if err := p.beginWrite(ctx, op, key, value, expiry); err != nil {
 		return false, err
 	}
 	ok, err := p.d.PutIfAbsent(ctx, key, value, expiry)
@@ -192,10 +195,7 @@ func (p *portable) PutIfAbsent(ctx context.Context, key string, value []byte, ex
 // for it, and without it calls PutIfAbsent, then Get.
 func (p *portable) PutIfAbsentGet(ctx context.Context, key string, value []byte, expiry time.Time, other string) (bool, []byte, error) {
 	const op = "put if absent and get"
-	if err := p.begin(ctx, op); err != nil {
-		return false, nil, err
-	}
-	if err := p.checkWrite(op, key, value, expiry); err != nil {
+	if err := p.beginWrite(ctx, op, key, value, expiry); err != nil {
 		return false, nil, err
 	}
 	if err := p.checkKey(op, other); err != nil {
@@ -219,10 +219,7 @@ func (p *portable) PutIfAbsentGet(ctx context.Context, key string, value []byte,
 // Swap implements Store.
 func (p *portable) Swap(ctx context.Context, key string, value []byte, expiry time.Time) ([]byte, error) {
 	const op = "swap"
-	if err := p.begin(ctx, op); err != nil {
-		return nil, err
-	}
-	if err := p.checkWrite(op, key, value, expiry); err != nil {
+	if err := p.beginWrite(ctx, op, key, value, expiry); err != nil {
 		return nil, err
 	}
 	old, err := p.d.Swap(ctx, key, value, expiry)

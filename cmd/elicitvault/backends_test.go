@@ -17,6 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/elicitvault/elicitvault/internal/envelope"
+	"github.com/elicitvault/elicitvault/internal/fronttest"
 	"github.com/elicitvault/elicitvault/internal/ring"
 	"github.com/elicitvault/elicitvault/store"
 	"github.com/elicitvault/elicitvault/store/postgres"
@@ -113,27 +114,13 @@ func withParam(rawURL, name, value string) (string, error) {
 
 // emptyStore deletes every entry of the store at storeURL.
 func emptyStore(t *testing.T, storeURL string) {
-	ctx := context.Background()
-	s, err := openStore(ctx, storeURL)
+	s, err := openStore(context.Background(), storeURL)
 	if err != nil {
 		t.Errorf("emptying the test store: %v", err)
 		return
 	}
 	defer s.Close()
-	for cursor := ""; ; {
-		entries, next, err := s.Scan(ctx, cursor, 500)
-		if err != nil {
-			t.Errorf("emptying the test store: %v", err)
-			return
-		}
-		for _, e := range entries {
-			s.Delete(ctx, e.Key)
-		}
-		if next == "" {
-			return
-		}
-		cursor = next
-	}
+	fronttest.Empty(t, s)
 }
 
 // scriptKeyring loads the keyring from the script's environment.
