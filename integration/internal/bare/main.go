@@ -148,5 +148,5 @@ func main() {
 		}
 		time.AfterFunc(10*time.Second, func() { trace.Stop(); f.Close() })
 	}
-	bareserve.Serve(*addr, mux)
+	bareserve.Serve("bare", *addr, mux)
 }

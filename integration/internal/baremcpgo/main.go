@@ -90,5 +90,5 @@ func main() {
 		mcp.WithNumber("count")), deleteContacts(s))
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", server.NewStreamableHTTPServer(s, server.WithEndpointPath("/mcp")))
-	bareserve.Serve(*addr, mux)
+	bareserve.Serve("bare", *addr, mux)
 }

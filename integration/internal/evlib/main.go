@@ -16,14 +16,12 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net"
-	"net/http"
 	"os"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/elicitvault/elicitvault/elicit"
+	"github.com/elicitvault/elicitvault/integration/internal/bareserve"
 	"github.com/elicitvault/elicitvault/keyring"
 	"github.com/elicitvault/elicitvault/store/memory"
 )
@@ -67,14 +65,7 @@ func main() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "evlib", Version: "1"}, nil)
 	ev.Install(s)
 	mcp.AddTool(s, &mcp.Tool{Name: "delete_contacts", Description: "Deletes contacts after the user confirms."}, deleteContacts)
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Fprintf(os.Stderr, "evlib: MCP at http://%s/mcp\n", ln.Addr())
 	// Every client of the benchmark comes from 127.0.0.1, as with serve's
 	// --max-sessions-per-client.
-	h := ev.Handler(s, &elicit.HandlerOptions{MaxSessionsPerClient: 5000})
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	log.Fatal(srv.Serve(ln))
+	bareserve.Serve("evlib", *addr, ev.Handler(s, &elicit.HandlerOptions{MaxSessionsPerClient: 5000}))
 }
