@@ -145,44 +145,32 @@ func (pa blockingPath) blocking(ctx context.Context, q *Ask) (*Response, error) 
 
 // blockingForm is blocking for form mode, where only the client's reply
 // answers: the only other news is that a newer elicitation in the session
-// replaced this one, which comes in this process (Slot.Superseded: the
+// replaced this one, which comes in this process (Slot.OnSuperseded: the
 // session lives here). The request is sent from the caller's goroutine,
-// as a bare ServerSession.Elicit would be, and a watcher cancels it when
-// that news comes.
+// as a bare ServerSession.Elicit would be, and the replacing call cancels
+// it.
 func (pa blockingPath) blockingForm(ctx context.Context, q *Ask, s *Slot, params *ElicitParams) (*Response, error) {
 	wctx, cancel := context.WithTimeout(ctx, q.TTL)
 	defer cancel()
-	rctx, stop := context.WithCancel(wctx)
-	defer stop()
-
-	type result struct {
-		res *Response
-		err error
-	}
-	news := make(chan result, 1)
-	go func() {
-		select {
-		case <-s.Superseded():
-			news <- result{err: ErrCancelled}
-			stop()
-		case <-rctx.Done():
-		}
-	}()
+	rctx, stop := context.WithCancelCause(wctx)
+	defer stop(nil)
+	s.OnSuperseded(func() { stop(errSuperseded) })
 
 	res, err := q.peer.Elicit(rctx, params)
-	if err == nil {
+	switch {
+	case err == nil:
 		return fromReply(res)
-	}
-	select {
-	case n := <-news:
-		return n.res, n.err
-	default:
-	}
-	if wctx.Err() != nil {
+	case context.Cause(rctx) == errSuperseded:
+		return nil, ErrCancelled
+	case wctx.Err() != nil:
 		return nil, WaitErr(ctx)
 	}
 	return nil, clientError(err)
 }
+
+// errSuperseded is the cause a blocking form's request is cancelled with
+// when a newer elicitation of the session replaced it.
+var errSuperseded = errors.New("elicit: superseded by a newer elicitation")
 
 // urlDone notifies the client that a URL-mode elicitation completed on
 // the page: accepted or declined there, both end it. The answer is taken:

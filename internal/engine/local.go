@@ -37,7 +37,7 @@ func (l *localSessions) replaceForm(s *Slot, now time.Time) (stored bool) {
 		l.forms = make(map[string]*Slot)
 	}
 	if prev := l.forms[s.Who.Session]; prev != nil {
-		close(prev.superseded)
+		prev.replaced()
 	}
 	l.forms[s.Who.Session] = s
 	p, ok := l.stored[s.Who.Session]
@@ -51,7 +51,7 @@ func (l *localSessions) supersedeForm(s *Slot, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if prev := l.forms[s.Who.Session]; prev != nil {
-		close(prev.superseded)
+		prev.replaced()
 		delete(l.forms, s.Who.Session)
 	}
 	if l.stored == nil {
@@ -65,6 +65,28 @@ func (l *localSessions) supersedeForm(s *Slot, now time.Time) {
 		}
 	}
 	l.stored[s.Who.Session] = storedPointer{id: s.ID, expiry: s.Expiry}
+}
+
+// replaced tells s, a pending form, that a newer elicitation replaced it;
+// l.mu is held.
+func (s *Slot) replaced() {
+	close(s.superseded)
+	if s.onSuperseded != nil {
+		s.onSuperseded()
+		s.onSuperseded = nil
+	}
+}
+
+// watch has f called when s is replaced (Slot.OnSuperseded).
+func (l *localSessions) watch(s *Slot, f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-s.superseded: // nil (never replaced) blocks
+		f()
+	default:
+		s.onSuperseded = f
+	}
 }
 
 // end forgets s, which ended.

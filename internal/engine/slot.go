@@ -77,13 +77,20 @@ type Slot struct {
 	// register it, so no page says "Done" for it.
 	NoHandedAnswer bool
 
-	superseded chan struct{} // a Local slot's; closed when replaced
+	superseded   chan struct{} // a Local slot's; closed when replaced
+	onSuperseded func()        // called when replaced; under localSessions.mu
 }
 
 // Superseded is closed when a newer elicitation of the session replaced
 // this Local slot, once Begin or Claim made it the session's pending one;
 // nil otherwise.
 func (s *Slot) Superseded() <-chan struct{} { return s.superseded }
+
+// OnSuperseded has f called, once, when a newer elicitation of the
+// session replaces this Local slot (at once if one already did): the
+// replacing call runs it, so f must be quick and must not block (a
+// context's cancel). Unlike a receive on Superseded, it needs no goroutine.
+func (s *Slot) OnSuperseded(f func()) { s.e.local.watch(s, f) }
 
 // Slot returns the place of elicitation id of the call who.
 func (e *Engine) Slot(who Identity, id string, expiry time.Time) *Slot {
