@@ -102,7 +102,7 @@ func issueState(e *Engine, info *CallInfo, st *requestState, ttl time.Duration) 
 	if err != nil {
 		return "", fmt.Errorf("elicit: %w", err)
 	}
-	pt, err := json.Marshal(st)
+	pt, err := encodeState(st)
 	if err != nil {
 		return "", fmt.Errorf("elicit: %w", err)
 	}
@@ -160,8 +160,8 @@ func (pa inputPath) continueRound(ctx context.Context, info *CallInfo, requestSt
 // last answer, the URL-mode elicitation being waited for, is the fresh one
 // (the client's input responses, if any, are ignored).
 func (pa inputPath) roundAnswers(ctx context.Context, c *token.Claims, responses map[string]json.RawMessage, who Identity) (st *requestState, fresh bool, err error) {
-	st = &requestState{}
-	if err := json.Unmarshal(c.State, st); err != nil || st.Asked == nil || st.Asked.ID != c.ElicitationID {
+	st, err = decodeState(c.State, c.ElicitationID)
+	if err != nil {
 		return nil, false, errBadState
 	}
 	if st.Waits > 0 {
