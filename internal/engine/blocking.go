@@ -40,14 +40,18 @@ func (pa blockingPath) blocking(ctx context.Context, q *Ask) (*Response, error) 
 		rec = urlPending(e, q, expiry)
 	}
 
+	if s.Local {
+		if err := beginLocal(ctx, e, s, rec); err != nil {
+			return nil, err
+		}
+		defer s.End(ctx)
+		return pa.blockingForm(ctx, q, s, params)
+	}
 	first, err := beginPending(ctx, e, s, rec)
 	if err != nil {
 		return nil, err
 	}
 	defer s.End(ctx)
-	if q.Mode == ModeForm {
-		return pa.blockingForm(ctx, q, s, params)
-	}
 	sub := &Subscription{Subscription: first}
 	defer func() { sub.Close() }()
 

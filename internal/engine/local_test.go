@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 )
@@ -97,4 +99,33 @@ func TestLocalSlotOnePerSession(t *testing.T) {
 	if superseded(other) {
 		t.Fatal("a form of another session was superseded")
 	}
+}
+
+// A blocking form is counted at the size its pending record would take,
+// which it does not encode, and a form too large to park is refused as
+// one of any other path would be.
+func TestLocalRecordSize(t *testing.T) {
+	rec := &pendingRecord{Mode: ModeForm, Tool: "delete_contacts", Expiry: time.Now().Add(time.Hour).UnixMilli(),
+		Schema: []byte(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Confirm","default":false}},"required":["confirm"]}`)}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := localRecordOverhead + len(rec.Mode) + len(rec.Schema) + len(rec.Tool); got != len(b) {
+		t.Errorf("reckoned %d bytes, the record's JSON is %d: %s", got, len(b), b)
+	}
+
+	ctx := context.Background()
+	e := newTestEngine(t, Limits{})
+	e.cfg.MaxPendingSize = len(b) - 1
+	s := e.Slot(Identity{Session: LocalSession()}, "big", time.Now().Add(time.Minute))
+	s.Local = true
+	if err := beginLocal(ctx, e, s, rec); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("a form over MaxPendingSize: %v, want ErrTooLarge", err)
+	}
+	e.cfg.MaxPendingSize = len(b)
+	if err := beginLocal(ctx, e, s, rec); err != nil {
+		t.Fatalf("a form of MaxPendingSize: %v", err)
+	}
+	s.End(ctx)
 }

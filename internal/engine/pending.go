@@ -105,6 +105,38 @@ func beginPending(ctx context.Context, e *Engine, s *Slot, rec *pendingRecord) (
 	return s.Begin(ctx, b, ClientID(ctx))
 }
 
+// beginLocal counts rec, the pending record of the blocking form of s (a
+// Local slot), which is never written, and makes it the session's pending
+// elicitation. Its size is reckoned, not encoded: the
+// JSON of a form's record is its schema, its tool's name and some 50 bytes
+// of names and expiry. The caller must end s.
+func beginLocal(ctx context.Context, e *Engine, s *Slot, rec *pendingRecord) error {
+	size := localRecordOverhead + len(rec.Mode) + len(rec.Schema) + len(rec.Tool)
+	if size > e.cfg.MaxPendingSize {
+		return ErrTooLarge
+	}
+	return beginLocalSized(ctx, s, size, ClientID(ctx))
+}
+
+// beginLocalSized is Slot.Begin for a Local slot, whose pending record is
+// never written: it counts the elicitation as size bytes (what its record
+// would take) and makes it the session's pending one.
+func beginLocalSized(ctx context.Context, s *Slot, size int, clientID string) error {
+	if err := s.e.quota.acquire(ctx, s, s.Who.Client(clientID), size); err != nil {
+		return err
+	}
+	if err := s.Claim(ctx); err != nil {
+		s.End(ctx)
+		return err
+	}
+	return nil
+}
+
+// localRecordOverhead is the JSON of a form's pending record without its
+// mode, schema and tool: {"mode":"","schema":,"tool":"","exp":} and 13
+// digits of expiry.
+const localRecordOverhead = len(`{"mode":"","schema":,"tool":"","exp":}`) + 13
+
 // putPending writes rec, the pending record of the elicitation of s,
 // counted for the client of ctx (Slot.PutPending).
 func putPending(ctx context.Context, e *Engine, s *Slot, rec *pendingRecord) error {

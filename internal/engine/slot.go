@@ -149,14 +149,7 @@ func IsTaken(m store.Message) bool {
 // subscribes to nothing (its subscription is nil: see Superseded).
 func (s *Slot) Begin(ctx context.Context, pending []byte, clientID string) (store.Subscription, error) {
 	if s.Local {
-		if err := s.PutPending(ctx, pending, clientID); err != nil {
-			return nil, err
-		}
-		if err := s.Claim(ctx); err != nil {
-			s.End(ctx)
-			return nil, err
-		}
-		return nil, nil
+		return nil, beginLocalSized(ctx, s, len(pending), clientID)
 	}
 	sub, err := s.e.store.Subscribe(ctx, s.Channel())
 	if err != nil {

@@ -19,12 +19,12 @@ import (
 // process when the listener or the server fails.
 //
 // With ELICITVAULT_BARE_CPU_PROFILE set to a file path it writes the
-// process's CPU profile there, over its first
+// process's CPU profile there, with "." and name appended, over its first
 // ELICITVAULT_BARE_CPU_PROFILE_SECONDS (default 30), as serve does with
 // ELICITVAULT_CPU_PROFILE.
 func Serve(name, addr string, h http.Handler) {
 	if path := os.Getenv("ELICITVAULT_BARE_CPU_PROFILE"); path != "" {
-		profile(path)
+		profile(path + "." + name)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
