@@ -179,10 +179,17 @@ func (f *Server) callInfo(ctx context.Context, req *mcp.CallToolRequest) (engine
 // modes reads the elicitation modes from caps: an empty elicitation
 // capability is form mode alone, for clients from before modes existed.
 func modes(caps *mcp.ClientCapabilities) (form, url bool) {
-	if caps == nil || caps.Elicitation == nil {
+	if caps == nil {
 		return false, false
 	}
-	el := caps.Elicitation
+	return elicitationModes(caps.Elicitation)
+}
+
+// elicitationModes is modes of a client's elicitation capability.
+func elicitationModes(el *mcp.ElicitationCapability) (form, url bool) {
+	if el == nil {
+		return false, false
+	}
 	return el.Form != nil || el.URL == nil, el.URL != nil
 }
 

@@ -120,12 +120,20 @@ type call struct {
 		RequestState   string                     `json:"requestState"`
 		InputResponses map[string]json.RawMessage `json:"inputResponses"`
 		Meta           struct {
-			Protocol      string                  `json:"io.modelcontextprotocol/protocolVersion"`
-			Capabilities  *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
-			LogLevel      string                  `json:"io.modelcontextprotocol/logLevel"`
-			ProgressToken any                     `json:"progressToken"`
+			Protocol      string            `json:"io.modelcontextprotocol/protocolVersion"`
+			Capabilities  *callCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+			LogLevel      string            `json:"io.modelcontextprotocol/logLevel"`
+			ProgressToken any               `json:"progressToken"`
 		} `json:"_meta"`
 	} `json:"params"`
+}
+
+// callCapabilities is what the check reads of a call's client
+// capabilities: these fields of mcp.ClientCapabilities, as mcp-go decodes
+// them, and none of the others.
+type callCapabilities struct {
+	Extensions  map[string]json.RawMessage `json:"extensions"`
+	Elicitation *mcp.ElicitationCapability `json:"elicitation"`
 }
 
 // mayNameState reports whether msg may hold a requestState key as JSON
@@ -210,7 +218,9 @@ func (f *Server) begin(ctx context.Context, c *call, who engine.Identity, protoc
 		LogLevel:      c.Params.Meta.LogLevel,
 		ProgressToken: c.Params.Meta.ProgressToken,
 	}}
-	p.info.FormMode, p.info.URLMode = modes(c.Params.Meta.Capabilities)
+	if caps := c.Params.Meta.Capabilities; caps != nil {
+		p.info.FormMode, p.info.URLMode = elicitationModes(caps.Elicitation)
+	}
 	hctx, run, err := f.eng.Begin(ctx, p, c.Params.RequestState, c.Params.InputResponses)
 	var ip *engine.InvalidParamsError
 	switch {
