@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // ErrClosed is the cause of the end of a tool call that was in progress
@@ -23,6 +24,8 @@ type calls struct {
 type callCancel struct {
 	cancel context.CancelCauseFunc
 	who    Identity
+	cs     *calls
+	ended  atomic.Bool
 }
 
 // Track registers a tool call of who in progress, so that Close and
@@ -31,7 +34,7 @@ type callCancel struct {
 // ErrClosed.
 func (e *Engine) Track(ctx context.Context, who Identity) (_ context.Context, done func(), err error) {
 	cs := &e.calls
-	c := &callCancel{who: who}
+	c := &callCancel{who: who, cs: cs}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.closed {
@@ -40,20 +43,23 @@ func (e *Engine) Track(ctx context.Context, who Identity) (_ context.Context, do
 	if cs.m == nil {
 		cs.m = map[*callCancel]struct{}{}
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	c.cancel = cancel
+	ctx, c.cancel = context.WithCancelCause(ctx)
 	cs.m[c] = struct{}{}
 	cs.active.Add(1)
-	var once sync.Once
-	return ctx, func() {
-		once.Do(func() {
-			cs.mu.Lock()
-			delete(cs.m, c)
-			cs.mu.Unlock()
-			cancel(nil)
-			cs.active.Done()
-		})
-	}, nil
+	return ctx, c.end, nil
+}
+
+// end is Track's done: the first call forgets the call and cancels its
+// context; later calls do nothing.
+func (c *callCancel) end() {
+	if c.ended.Swap(true) {
+		return
+	}
+	c.cs.mu.Lock()
+	delete(c.cs.m, c)
+	c.cs.mu.Unlock()
+	c.cancel(nil)
+	c.cs.active.Done()
 }
 
 // Close ends every tool call in progress with ErrClosed and waits until

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/elicitvault/elicitvault/internal/oneshot"
 	"github.com/elicitvault/elicitvault/internal/token"
@@ -219,11 +220,27 @@ func elicitResult(raw json.RawMessage) (*Response, bool) {
 	if json.Unmarshal(raw, &res) != nil || res.Action == nil || res.Roots != nil {
 		return nil, false
 	}
-	var action string
-	if json.Unmarshal(res.Action, &action) != nil {
+	action, ok := plainString(res.Action)
+	if !ok && json.Unmarshal(res.Action, &action) != nil {
 		return nil, false
 	}
 	return &Response{Action: action, Content: res.Content}, true
+}
+
+// plainString reads a JSON string without escapes or control characters
+// ("accept") without a decoder; ok is false for anything else, which the
+// caller decodes.
+func plainString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return "", false
+		}
+	}
+	return string(body), true
 }
 
 // errStillWaiting is awaitURL's wait that ended before the

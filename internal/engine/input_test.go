@@ -91,3 +91,21 @@ func TestFingerprintStable(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPlainString holds plainString to encoding/json: what it reads, the
+// decoder reads the same.
+func FuzzPlainString(f *testing.F) {
+	for _, s := range []string{`"accept"`, `"dec\u006cine"`, `"a"b"`, `""`, `"`, `"é"`, "\"\x01\"", `5`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, ok := plainString(raw)
+		if !ok {
+			return
+		}
+		var want string
+		if err := json.Unmarshal(raw, &want); err != nil || got != want {
+			t.Fatalf("%q: plainString %q, encoding/json %q %v", raw, got, want, err)
+		}
+	})
+}
