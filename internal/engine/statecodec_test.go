@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 )
 
 const testStateID = "JQ6N5XKXZ2VLPS4ZMZ4YVQW2EA" // a RandomID
@@ -129,4 +130,22 @@ func FuzzDecodeState(f *testing.F) {
 			t.Fatalf("%q: %+v, then %q: %+v %v", b, st, again, st2, err)
 		}
 	})
+}
+
+// The requestState of a one-question round (delete_contacts asking to
+// confirm, on a stateless call) stays short: every JSON layer between the
+// server and the client reads it twice per round trip.
+func TestStateSize(t *testing.T) {
+	e := newTestEngine(t, Limits{})
+	id := RandomID()
+	info := &CallInfo{Who: Identity{Session: Sessionless}, Tool: "delete_contacts", Arguments: json.RawMessage(`{"count":3}`)}
+	st := &requestState{Asked: &asked{Key: defaultInputKey(id), FP: "q83vEjRWeJCrze8SNFZ4kA", Mode: ModeForm, ID: id}}
+	tok, err := issueState(e, info, st, 5*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d characters", len(tok))
+	if len(tok) > 220 {
+		t.Errorf("a one-question requestState is %d characters, want at most 220", len(tok))
+	}
 }
