@@ -2,13 +2,13 @@ package jcs
 
 // The implementation before the single-pass parser of jcs.go, on
 // encoding/json's Decoder: the reference FuzzReference compares the
-// parser with, result for result and error for error.
+// parser with, result for result and error for error (the numbers and
+// strings it writes with the package's appendNumber and appendString).
 
 import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"testing"
@@ -48,9 +48,9 @@ func refAppendToken(dst []byte, d *json.Decoder, t json.Token, depth int) ([]byt
 	case bool:
 		return strconv.AppendBool(dst, v), nil
 	case json.Number:
-		return refAppendNumber(dst, string(v))
+		return appendNumber(dst, string(v))
 	case string:
-		return refAppendString(dst, v), nil
+		return appendString(dst, []byte(v)), nil
 	case json.Delim:
 		if depth >= MaxDepth {
 			return dst, ErrInvalid
@@ -119,62 +119,11 @@ func refObject(dst []byte, d *json.Decoder, depth int) ([]byte, error) {
 			}
 			dst = append(dst, ',')
 		}
-		dst = refAppendString(dst, m.key)
+		dst = appendString(dst, []byte(m.key))
 		dst = append(dst, ':')
 		dst = append(dst, m.refValue...)
 	}
 	return append(dst, '}'), nil
-}
-
-// refAppendNumber writes the double nearest to the literal as ECMAScript's
-// Number.prototype.toString does (RFC 8785 section 3.2.2.3).
-func refAppendNumber(dst []byte, lit string) ([]byte, error) {
-	f, err := strconv.ParseFloat(lit, 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return dst, ErrInvalid
-	}
-	if f == 0 { // also -0
-		return append(dst, '0'), nil
-	}
-	abs := math.Abs(f)
-	if abs >= 1e-6 && abs < 1e21 {
-		return strconv.AppendFloat(dst, f, 'f', -1, 64), nil
-	}
-	// Exponent form: shortest digits d1.d2…e±x, with no leading zero in x.
-	b := strconv.AppendFloat(nil, f, 'e', -1, 64)
-	e := bytes.IndexByte(b, 'e')
-	mant, exp := b[:e], b[e+1:]
-	dst = append(dst, mant...)
-	dst = append(dst, 'e', exp[0])
-	exp = bytes.TrimLeft(exp[1:], "0")
-	return append(dst, exp...), nil
-}
-
-func refAppendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c >= 0x20:
-			dst = append(dst, c)
-		case c == '\b':
-			dst = append(dst, '\\', 'b')
-		case c == '\f':
-			dst = append(dst, '\\', 'f')
-		case c == '\n':
-			dst = append(dst, '\\', 'n')
-		case c == '\r':
-			dst = append(dst, '\\', 'r')
-		case c == '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&15])
-		}
-	}
-	return append(dst, '"')
 }
 
 // refValidEscapes reports whether every \u escape of a surrogate in src is
