@@ -16,14 +16,12 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/integration/internal/bareserve"
-	"github.com/elicitvault/elicitvault/keyring"
-	"github.com/elicitvault/elicitvault/store/memory"
+	"github.com/elicitvault/elicitvault/integration/internal/evmemory"
 )
 
 type deleteArgs struct {
@@ -54,14 +52,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	flag.Parse()
 	log.SetFlags(0)
-	keys, err := keyring.New([]byte(os.Getenv("MCP_ELICITATION_SECRET")))
-	if err != nil {
-		log.Fatal("evlib: MCP_ELICITATION_SECRET: ", err)
-	}
-	ev, err := elicit.New(keys, memory.New(nil), nil)
-	if err != nil {
-		log.Fatal(err)
-	}
+	ev := evmemory.Elicitor("evlib")
 	s := mcp.NewServer(&mcp.Implementation{Name: "evlib", Version: "1"}, nil)
 	ev.Install(s)
 	mcp.AddTool(s, &mcp.Tool{Name: "delete_contacts", Description: "Deletes contacts after the user confirms."}, deleteContacts)

@@ -19,16 +19,14 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"os"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/elicitvault/elicitvault/elicit"
 	"github.com/elicitvault/elicitvault/integration/internal/bareserve"
-	"github.com/elicitvault/elicitvault/keyring"
+	"github.com/elicitvault/elicitvault/integration/internal/evmemory"
 	"github.com/elicitvault/elicitvault/mcpgo"
-	"github.com/elicitvault/elicitvault/store/memory"
 )
 
 // deleteContacts is baremcpgo's tool, asking with elicit.Confirm.
@@ -51,14 +49,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	flag.Parse()
 	log.SetFlags(0)
-	keys, err := keyring.New([]byte(os.Getenv("MCP_ELICITATION_SECRET")))
-	if err != nil {
-		log.Fatal("evlibmcpgo: MCP_ELICITATION_SECRET: ", err)
-	}
-	ev, err := elicit.New(keys, memory.New(nil), nil)
-	if err != nil {
-		log.Fatal(err)
-	}
+	ev := evmemory.Elicitor("evlibmcpgo")
 	s := server.NewMCPServer("evlib", "1", server.WithToolCapabilities(false), server.WithElicitation())
 	front := mcpgo.New(ev, s, nil)
 	s.AddTool(mcp.NewTool("delete_contacts",
