@@ -99,22 +99,34 @@ func (p *parser) array(dst []byte, depth int) ([]byte, bool) {
 		if dst, ok = p.value(dst, depth); !ok {
 			return dst, false
 		}
-		p.space()
-		if p.i >= len(p.src) {
+		more, ok := p.separator(']')
+		switch {
+		case !ok:
 			return dst, false
-		}
-		switch p.src[p.i] {
-		case ',':
-			p.i++
-			p.space()
-			dst = append(dst, ',')
-		case ']':
-			p.i++
+		case !more:
 			return append(dst, ']'), true
-		default:
-			return dst, false
 		}
+		dst = append(dst, ',')
 	}
+}
+
+// separator reads what follows an element or a member: a comma, when more
+// follow, or close, which ends the array or object.
+func (p *parser) separator(close byte) (more, ok bool) {
+	p.space()
+	if p.i >= len(p.src) {
+		return false, false
+	}
+	switch p.src[p.i] {
+	case ',':
+		p.i++
+		p.space()
+		return true, true
+	case close:
+		p.i++
+		return false, true
+	}
+	return false, false
 }
 
 // member is an object member written to the output: its name, decoded,
@@ -166,21 +178,13 @@ func (p *parser) object(dst []byte, depth int) ([]byte, bool) {
 		}
 		m.end = len(dst)
 		members = append(members, m)
-		p.space()
-		if p.i >= len(p.src) {
+		more, ok := p.separator('}')
+		if !ok {
 			return dst, false
 		}
-		switch p.src[p.i] {
-		case ',':
-			p.i++
-			p.space()
-			continue
-		case '}':
-			p.i++
-		default:
-			return dst, false
+		if !more {
+			break
 		}
-		break
 	}
 	if !sorted {
 		from := members[0].start // before sorting: the first written
