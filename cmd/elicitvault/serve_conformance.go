@@ -44,12 +44,12 @@ import (
 // check.
 
 var (
-	conformanceSchema = mustSchema(`{"type":"object","properties":{
+	conformanceSchema = lazySchema(`{"type":"object","properties":{
 		"username":{"type":"string","description":"User's response"},
 		"email":{"type":"string","description":"User's email address"}},
 		"required":["username","email"]}`)
 
-	sep1034Schema = mustSchema(`{"type":"object","properties":{
+	sep1034Schema = lazySchema(`{"type":"object","properties":{
 		"name":{"type":"string","description":"User name","default":"John Doe"},
 		"age":{"type":"integer","description":"User age","default":30},
 		"score":{"type":"number","description":"User score","default":95.5},
@@ -57,7 +57,7 @@ var (
 		"verified":{"type":"boolean","description":"Verification status","default":true}},
 		"required":[]}`)
 
-	sep1330Schema = mustSchema(`{"type":"object","properties":{
+	sep1330Schema = lazySchema(`{"type":"object","properties":{
 		"untitledSingle":{"type":"string","description":"Select one option","enum":["option1","option2","option3"]},
 		"titledSingle":{"type":"string","description":"Select one option with titles","oneOf":[
 			{"const":"value1","title":"First Option"},{"const":"value2","title":"Second Option"},{"const":"value3","title":"Third Option"}]},
@@ -69,9 +69,9 @@ var (
 			"items":{"anyOf":[{"const":"value1","title":"First Choice"},{"const":"value2","title":"Second Choice"},{"const":"value3","title":"Third Choice"}]}}},
 		"required":[]}`)
 
-	nameSchema  = mustSchema(nameSchemaJSON)
-	colorSchema = mustSchema(`{"type":"object","properties":{"color":{"type":"string"}},"required":["color"]}`)
-	okSchema    = mustSchema(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)
+	nameSchema  = lazySchema(nameSchemaJSON)
+	colorSchema = lazySchema(`{"type":"object","properties":{"color":{"type":"string"}},"required":["color"]}`)
+	okSchema    = lazySchema(`{"type":"object","properties":{"ok":{"type":"boolean"}},"required":["ok"]}`)
 )
 
 type conformanceArgs struct {
@@ -86,19 +86,19 @@ func (r *reference) addConformanceTools() {
 		Name:        "test_elicitation",
 		Description: "Tests server-initiated elicitation (user input request)",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, in conformanceArgs) (*mcp.CallToolResult, any, error) {
-		return conformanceForm(ctx, in.Message, conformanceSchema, "User response")
+		return conformanceForm(ctx, in.Message, conformanceSchema(), "User response")
 	})
 	addTool(r, &mcp.Tool{
 		Name:        "test_elicitation_sep1034_defaults",
 		Description: "Tests elicitation with default values per SEP-1034",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		return conformanceForm(ctx, "Please review and update the form fields with defaults", sep1034Schema, "Elicitation completed")
+		return conformanceForm(ctx, "Please review and update the form fields with defaults", sep1034Schema(), "Elicitation completed")
 	})
 	addTool(r, &mcp.Tool{
 		Name:        "test_elicitation_sep1330_enums",
 		Description: "Tests elicitation with enum schema improvements per SEP-1330",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		return conformanceForm(ctx, "Please select options from the enum fields", sep1330Schema, "Elicitation completed")
+		return conformanceForm(ctx, "Please select options from the enum fields", sep1330Schema(), "Elicitation completed")
 	})
 
 	// SEP-2322 (input-required-result-*), elicitation with elicit.
@@ -129,7 +129,7 @@ func (r *reference) addConformanceTools() {
 				return nil, nil, err
 			}
 		}
-		res, err := elicit.Form[map[string]any](ctx, "Please confirm", elicit.WithSchema(okSchema), inputKey("confirm"))
+		res, err := elicit.Form[map[string]any](ctx, "Please confirm", elicit.WithSchema(okSchema()), inputKey("confirm"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -139,11 +139,11 @@ func (r *reference) addConformanceTools() {
 		Name:        "test_input_required_result_multi_round",
 		Description: "SEP-2322: two rounds of input requests (step1, step2), each with a new requestState",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		name, err := elicit.Form[map[string]any](ctx, "Step 1: What is your name?", elicit.WithSchema(nameSchema), inputKey("step1"))
+		name, err := elicit.Form[map[string]any](ctx, "Step 1: What is your name?", elicit.WithSchema(nameSchema()), inputKey("step1"))
 		if err != nil {
 			return nil, nil, err
 		}
-		color, err := elicit.Form[map[string]any](ctx, "Step 2: What is your favorite color?", elicit.WithSchema(colorSchema), inputKey("step2"))
+		color, err := elicit.Form[map[string]any](ctx, "Step 2: What is your favorite color?", elicit.WithSchema(colorSchema()), inputKey("step2"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -153,7 +153,7 @@ func (r *reference) addConformanceTools() {
 		Name:        "test_input_required_result_tampered_state",
 		Description: "SEP-2322: asks for a confirmation; a tampered requestState is the JSON-RPC error -32602",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		res, err := elicit.Form[map[string]any](ctx, "Please confirm", elicit.WithSchema(okSchema), inputKey("confirm"))
+		res, err := elicit.Form[map[string]any](ctx, "Please confirm", elicit.WithSchema(okSchema()), inputKey("confirm"))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -163,7 +163,7 @@ func (r *reference) addConformanceTools() {
 		Name:        "test_streaming_elicitation",
 		Description: "Stateless MCP: an elicitation, which on 2026-07-28 is an input-required result, never a request on the response stream",
 	}, func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-		return conformanceForm(ctx, "What is your name?", nameSchema, "User response")
+		return conformanceForm(ctx, "What is your name?", nameSchema(), "User response")
 	})
 
 	// SEP-2322, sampling and roots/list: the go-sdk's input requests.
@@ -400,7 +400,7 @@ func promptWithInput(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPr
 func greetByName(ctx context.Context) (string, error) {
 	res, err := elicit.Form[struct {
 		Name string `json:"name"`
-	}](ctx, "What is your name?", elicit.WithSchema(nameSchema), inputKey("user_name"))
+	}](ctx, "What is your name?", elicit.WithSchema(nameSchema()), inputKey("user_name"))
 	if err != nil {
 		return "", err
 	}

@@ -26,7 +26,7 @@ import (
 // tasks/update and sealed in the store until the handler takes them.
 
 var (
-	multiSchema = mustSchema(`{"type":"object","properties":{
+	multiSchema = lazySchema(`{"type":"object","properties":{
 		"name":{"type":"string","description":"A name"},
 		"confirm":{"type":"boolean","description":"Confirm"}},
 		"required":["name"]}`)
@@ -108,7 +108,7 @@ func (r *reference) addConformanceTaskTools() {
 			go func() {
 				defer wg.Done()
 				res, err := elicit.Form[map[string]any](ctx, "Your "+key+" name?",
-					elicit.WithSchema(multiSchema), inputKey(key))
+					elicit.WithSchema(multiSchema()), inputKey(key))
 				if err == nil && res.Action == elicit.Accept {
 					names[i], _ = res.Content["name"].(string)
 				}

@@ -224,6 +224,13 @@ func (r *reference) connectAccount(ctx context.Context, req *mcp.CallToolRequest
 	}
 }
 
+// lazySchema is mustSchema of raw, parsed on first use: a reference tool's
+// schema is not held (and marked by every GC cycle) by a server that never
+// calls the tool.
+func lazySchema(raw string) func() *elicit.Schema {
+	return sync.OnceValue(func() *elicit.Schema { return mustSchema(raw) })
+}
+
 func mustSchema(raw string) *elicit.Schema {
 	s, err := elicit.ParseSchema([]byte(strings.TrimSpace(raw)))
 	if err != nil {
